@@ -1,0 +1,39 @@
+# lustre-jobreport: top-level build. On a fresh Debian 12 machine, as root:
+#   make demo   - install what is missing, build the agent, run a simulated Enzo job, print its report
+#   make test   - install what is missing, run every test (C unit, dbpmda golden, pytest)
+# Both are idempotent: what is already installed or built is left alone.
+
+VENV      := .venv
+PY        := $(VENV)/bin/python
+SYSPYTHON := /usr/bin/python3
+STAMP     := $(VENV)/.installed
+
+.PHONY: all deps venv agent demo test test-agent test-py clean
+
+all: agent venv
+
+deps:
+	@scripts/install-deps.sh
+
+# Debian's Python, so PCP's bindings (python3-pcp) are importable beside the pinned packages.
+$(STAMP): requirements.txt reporter/pyproject.toml sim/pyproject.toml | deps
+	test -x $(PY) || $(SYSPYTHON) -m venv --system-site-packages $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e reporter -e sim
+	touch $@
+
+venv: deps $(STAMP)
+
+agent: deps
+	@$(MAKE) -s -C pmda-lustre
+
+demo: agent venv
+	$(PY) scripts/demo.py
+
+test: agent venv
+	$(MAKE) -C pmda-lustre test
+	$(PY) -m pytest -q tests
+
+clean:
+	$(MAKE) -C pmda-lustre clean
+	rm -rf $(VENV) demo-out

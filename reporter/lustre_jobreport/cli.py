@@ -1,0 +1,99 @@
+"""lustre-jobreport command line: snapshot and report (prolog/epilog, compare, records: later).
+
+Errors the user can act on (bad files, bad config) print one line and exit 2, never a traceback.
+The snapshot path imports neither pandas nor Jinja2: it runs in job prologs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import __version__
+from .errors import JobReportError
+
+PROG = "lustre-jobreport"
+
+
+def _cmd_snapshot(args: argparse.Namespace) -> int:
+    from . import config, snapfile, snapshot
+
+    cfg = config.load(args.config)
+    targets = [snapshot.HostTarget.parse(h) for h in args.host or []]
+    for f in args.hosts_file or []:
+        targets += snapshot.read_hosts_file(f)
+    if not targets:
+        targets = [snapshot.HostTarget.parse("local=localhost")]
+    s = cfg.snapshot
+    snap = snapshot.take(targets, connect_timeout_s=args.connect_timeout or s["connect_timeout_s"],
+                         fetch_timeout_s=args.fetch_timeout or s["fetch_timeout_s"],
+                         parallel=int(s["parallel"]), backend=args.backend)
+    try:
+        snapfile.write(snap, args.output)
+    except OSError as exc:
+        raise JobReportError(f"cannot write {args.output}: {exc.strerror}") from None
+    for h in snap.hosts.values():
+        if not h.ok:
+            print(f"{PROG}: warning: {h.host}: {h.error}", file=sys.stderr)
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from . import config, render, report, snapfile
+
+    cfg = config.load(args.config)
+    begin, end = snapfile.read(args.begin), snapfile.read(args.end)
+    doc = report.build(begin, end, cfg, job_id=args.job_id, user=args.user)
+    text = render.render(doc, args.format)
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        try:
+            Path(args.output).write_text(text)
+        except OSError as exc:
+            raise JobReportError(f"cannot write {args.output}: {exc.strerror}") from None
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description="Per-job Lustre client I/O report from PCP.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    p.add_argument("--config", help="site config (default /etc/lustre-jobreport/config.toml)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("snapshot", help="fetch all lustreclient metrics from every host of a job")
+    s.add_argument("--host", action="append", metavar="[NAME=]SPEC",
+                   help="PCP host spec (node17, node17:44321, unix:/path/pmcd.socket), repeatable")
+    s.add_argument("--hosts-file", action="append", metavar="FILE", help="one [NAME=]SPEC per line")
+    s.add_argument("-o", "--output", required=True, metavar="SNAP.json")
+    s.add_argument("--backend", choices=("auto", "pmapi", "cli"), default="auto",
+                   help="PCP Python bindings or pminfo (default: bindings when importable)")
+    s.add_argument("--connect-timeout", type=float, metavar="S")
+    s.add_argument("--fetch-timeout", type=float, metavar="S")
+    s.set_defaults(func=_cmd_snapshot)
+
+    r = sub.add_parser("report", help="report the difference between two snapshots")
+    r.add_argument("begin", metavar="BEGIN.json")
+    r.add_argument("end", metavar="END.json")
+    r.add_argument("--format", choices=("text", "json"), default="text")
+    r.add_argument("-o", "--output", metavar="OUT", help="default: standard output")
+    r.add_argument("--job-id")
+    r.add_argument("--user")
+    r.set_defaults(func=_cmd_report)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except JobReportError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""Site configuration: /etc/lustre-jobreport/config.toml over the documented defaults.
+
+Every flag threshold of DESIGN §4 lives here; a site file only needs the values it changes.
+The shipped, commented copy of these defaults is packaging/config.toml.
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+DEFAULT_PATH = Path("/etc/lustre-jobreport/config.toml")
+
+DEFAULTS: dict[str, Any] = {
+    "snapshot": {
+        "connect_timeout_s": 5.0,   # per host: pmcd connect
+        "fetch_timeout_s": 10.0,    # per host: the one fetch
+        "parallel": 64,             # hosts fetched at once
+    },
+    "flags": {
+        "SMALL_RPC": {"max_rpc_bytes": 16384, "min_share": 0.10, "min_rpcs": 1000},
+        "OPEN_CLOSE_STORM": {"min_opens": 1000, "opens_per_gib": 20.0, "opens_per_s": 100.0},
+        "STAT_STORM": {"min_getattr": 10000, "getattr_per_open": 2.0},
+        "STATFS_STORM": {"min_statfs": 1000},
+    },
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    values: dict[str, Any] = field(default_factory=lambda: copy.deepcopy(DEFAULTS))
+    source: str = "built-in defaults"
+
+    def flag(self, flag_id: str) -> dict[str, Any]:
+        return self.values["flags"][flag_id]
+
+    @property
+    def snapshot(self) -> dict[str, Any]:
+        return self.values["snapshot"]
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any], where: str) -> None:
+    for key, value in override.items():
+        if key not in base:
+            raise ConfigError(f"{where}: unknown setting '{key}'")
+        if isinstance(base[key], dict):
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}.{key}: expected a table")
+            _merge(base[key], value, f"{where}.{key}")
+        elif isinstance(base[key], (int, float)) and not isinstance(base[key], bool):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(f"{where}.{key}: expected a number, got {value!r}")
+            base[key] = value
+        else:
+            base[key] = value
+
+
+def load(path: str | Path | None = None) -> Config:
+    """Defaults, overlaid by the site file. An explicit path must exist; the default may not."""
+    explicit = path is not None
+    path = Path(path) if path is not None else DEFAULT_PATH
+    values = copy.deepcopy(DEFAULTS)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        if explicit:
+            raise ConfigError(f"config file {path} does not exist") from None
+        return Config(values)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    try:
+        override = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path}: {exc}") from None
+    _merge(values, override, path.name)
+    return Config(values, str(path))

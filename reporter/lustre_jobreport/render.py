@@ -1,0 +1,144 @@
+"""Renderings of a report document: JSON as is, text through templates/report.txt.j2.
+
+This module turns numbers into display strings (the view); the template only lays them out.
+The text report is for the end of a job's output: at most 40 lines of at most 80 columns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import jinja2
+
+from .aggregate import size_bytes
+
+MAX_LINES, WIDTH = 40, 80
+SEV_LABEL = {"high": "HIGH", "warn": "WARN", "info": "INFO"}
+
+
+def templates_dir() -> Path:
+    """LUSTRE_JOBREPORT_TEMPLATES, else the source tree's templates/, else the installed copy."""
+    env = os.environ.get("LUSTRE_JOBREPORT_TEMPLATES")
+    candidates = [Path(env)] if env else []
+    candidates += [Path(__file__).resolve().parents[2] / "templates",
+                   Path("/usr/share/lustre-jobreport/templates")]
+    for c in candidates:
+        if (c / "report.txt.j2").is_file():
+            return c
+    raise FileNotFoundError("lustre-jobreport templates not found (set LUSTRE_JOBREPORT_TEMPLATES)")
+
+
+def human_bytes(n: int) -> str:
+    value, unit = float(n), "B"
+    for next_unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        if value < 1024:
+            break
+        value, unit = value / 1024, next_unit
+    return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+
+
+def compact(n: int) -> str:
+    """A count in at most 5 characters: 12243, 123k, 1.2M."""
+    if n < 100_000:
+        return str(n)
+    for div, suffix in ((1e6, "M"), (1e9, "G"), (1e12, "T")):
+        if n < div * 1000:
+            v = n / div
+            if n < div:
+                return f"{n / 1000:.0f}k"
+            return f"{v:.1f}{suffix}" if v < 10 else f"{v:.0f}{suffix}"
+    return f"{n:.1e}"
+
+
+def duration(seconds: float) -> str:
+    s = int(round(seconds))
+    if s < 60:
+        return f"{seconds:.1f} s"
+    h, rest = divmod(s, 3600)
+    return f"{h}:{rest // 60:02d}:{rest % 60:02d}"
+
+
+def _wrap(label: str, text: str, indent: int) -> list[str]:
+    return textwrap.wrap(text, WIDTH, initial_indent=" " * indent + label,
+                         subsequent_indent=" " * (indent + len(label)))
+
+
+def _histogram(rpc: dict[str, dict[str, int]]) -> dict:
+    """Columns from 4K to the largest non-empty bucket (at least 1M), sized to fit 80 columns."""
+    labels = sorted(set(rpc["read"]) | set(rpc["write"]), key=size_bytes)
+    nonzero = [l for l in labels if rpc["read"].get(l, 0) or rpc["write"].get(l, 0)]
+    top = max([size_bytes(l) for l in nonzero] + [1 << 20])
+    shown = [l for l in labels if size_bytes(l) <= top]
+    width = max(5, min(7, (WIDTH - 6) // max(1, len(shown))))
+    row = lambda d: "".join(compact(rpc[d].get(l, 0)).rjust(width) for l in shown)  # noqa: E731
+    return {"header": "".join(l.rjust(width) for l in shown), "read": row("read"), "write": row("write")}
+
+
+def _fs_view(name: str, fs: dict) -> dict:
+    def volume(direction: str) -> str:
+        nbytes, calls = fs[f"{direction}_bytes"], fs[f"{direction}_calls"]
+        mean = f", {human_bytes(nbytes // calls)} avg" if calls else ""
+        return f"{direction} {human_bytes(nbytes)} in {calls:,} calls{mean}"
+    ops = "  ".join(f"{op} {fs['ops'].get(op, 0):,}" for op in ("open", "close", "getattr", "statfs",
+                                                                   "setattr", "fsync"))
+    osts = len(fs["osts"])
+    return {"name": name, "read": volume("read"), "write": volume("write"), "ops": ops,
+            "osts": f"{osts} of {fs['ost_count']} OSTs used" if fs["ost_count"] else "",
+            "hist": _histogram(fs["rpc"])}
+
+
+def text_view(doc: dict, detail: bool = True) -> dict:
+    job = doc["job"]
+    versions = sorted(set(doc["lustre_versions"].values()))
+    title = "Lustre I/O report"
+    if job.get("id"):
+        title += f" for job {job['id']}" + (f" ({job['user']})" if job.get("user") else "")
+    n = len(job["hosts"])
+    facts = [f"{n} host{'s' if n != 1 else ''}"]
+    if job["hosts_missing"]:
+        facts.append(f"{len(job['hosts_missing'])} unreachable")
+    facts.append(f"{duration(job['elapsed_s'])}")
+    if versions:
+        facts.append("Lustre " + ", ".join(versions))
+    findings = []
+    for f in doc["flags"]:
+        lines = _wrap("", f"{SEV_LABEL[f['severity']]} {f['id']} on {f['fs']}: {f['finding']}", 1)
+        if detail:
+            lines += _wrap("why: ", f["why"], 6) + _wrap("do:  ", f["advice"], 6)
+        findings.append(lines)
+    quality = [line for q in doc["data_quality"] for line in _wrap("! ", q["detail"], 1)]
+    return {"title": title, "facts": " | ".join(facts), "rule": "-" * WIDTH,
+            "findings": findings, "filesystems": [_fs_view(k, v) for k, v in doc["filesystems"].items()],
+            "quality": quality, "detail": detail}
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())),
+                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                              trim_blocks=True, lstrip_blocks=True, autoescape=False)
+
+
+def render_text(doc: dict) -> str:
+    template = _environment().get_template("report.txt.j2")
+    text = template.render(**text_view(doc, detail=True))
+    if len(text.splitlines()) > MAX_LINES:  # too many findings for the job log: drop why/advice
+        text = template.render(**text_view(doc, detail=False))
+    lines = text.splitlines()
+    if len(lines) > MAX_LINES:
+        lines = lines[:MAX_LINES - 1] + ["... (truncated: the JSON/HTML report has everything)"]
+    return "\n".join(lines) + "\n"
+
+
+def render_json(doc: dict) -> str:
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def render(doc: dict, fmt: str) -> str:
+    if fmt == "json":
+        return render_json(doc)
+    if fmt == "text":
+        return render_text(doc)
+    raise ValueError(f"unknown format {fmt}")

@@ -1,0 +1,37 @@
+"""Build the job report (the JSON document of DESIGN §3) from two snapshots.
+
+The JSON document is the single source of the report: the text and HTML renderings are made
+from it, so a number reaches every rendering by the same path.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from . import SCHEMA
+from .aggregate import aggregate
+from .config import Config
+from .diff import diff
+from .flags import JobContext, evaluate
+from .snapfile import Snapshot
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def build(begin: Snapshot, end: Snapshot, cfg: Config, *, job_id: str | None = None,
+          user: str | None = None) -> dict:
+    delta = diff(begin, end)
+    totals = aggregate(delta)
+    flags = evaluate(totals, JobContext(elapsed_s=delta.elapsed_s, n_hosts=len(delta.hosts)), cfg)
+    return {
+        "schema": SCHEMA,
+        "job": {"id": job_id, "user": user, "hosts": delta.hosts, "hosts_missing": delta.hosts_missing,
+                "begin": _iso(delta.begin), "end": _iso(delta.end),
+                "elapsed_s": round(delta.elapsed_s, 3)},
+        "lustre_versions": delta.versions,
+        "filesystems": {fs: t.to_json() for fs, t in totals.items()},
+        "flags": [f.to_json() for f in flags],
+        "data_quality": [i.to_json() for i in delta.issues],
+    }

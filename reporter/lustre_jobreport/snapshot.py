@@ -1,0 +1,76 @@
+"""Snapshot every host of a job: one fetch per host, in parallel, never fatal.
+
+Hosts are given as `NAME=SPEC` or just `SPEC`, where SPEC is a PCP host spec (`node17`,
+`node17:44321`, `localhost:4431`, `unix:/path/pmcd.socket`) and NAME is what the report calls
+the host (the scheduler's node name). This module must stay light: the prolog imports it, so
+no pandas and no Jinja2 here.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import pcpfetch
+from .errors import JobReportError
+from .snapfile import HostSnapshot, Snapshot
+
+
+@dataclass(frozen=True)
+class HostTarget:
+    name: str
+    spec: str
+
+    @classmethod
+    def parse(cls, text: str) -> "HostTarget":
+        text = text.strip()
+        name, sep, spec = text.partition("=")
+        if not sep:
+            name = spec = text
+        if not name or not spec:
+            raise JobReportError(f"bad host {text!r}: expected SPEC or NAME=SPEC")
+        return cls(name, spec)
+
+
+def read_hosts_file(path: str | Path) -> list[HostTarget]:
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as exc:
+        raise JobReportError(f"cannot read hosts file {path}: {exc.strerror}") from None
+    return [HostTarget.parse(line) for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def choose_backend(requested: str) -> str:
+    if requested == "auto":
+        return "pmapi" if pcpfetch.HAVE_PMAPI else "cli"
+    if requested == "pmapi" and not pcpfetch.HAVE_PMAPI:
+        raise JobReportError("the PMAPI backend needs PCP's Python bindings (Debian: python3-pcp)")
+    return requested
+
+
+def take(targets: list[HostTarget], *, connect_timeout_s: float, fetch_timeout_s: float,
+         parallel: int = 64, backend: str = "auto") -> Snapshot:
+    """Fetch all targets; a host that fails is recorded with its error, never raised."""
+    backend = choose_backend(backend)
+    pcpfetch.set_timeouts(connect_timeout_s, fetch_timeout_s)
+    # A duplicated name would silently overwrite a host: refuse it instead.
+    seen: set[str] = set()
+    for t in targets:
+        if t.name in seen:
+            raise JobReportError(f"host {t.name} is given twice")
+        seen.add(t.name)
+
+    def one(t: HostTarget) -> HostSnapshot:
+        try:
+            if backend == "pmapi":
+                return pcpfetch.fetch_pmapi(t.name, t.spec)
+            return pcpfetch.fetch_cli(t.name, t.spec, connect_timeout_s + fetch_timeout_s)
+        except Exception as exc:  # a bug or odd answer on one host must not cost the others
+            return HostSnapshot(t.name, t.spec, ok=False, error=f"{type(exc).__name__}: {exc}")
+
+    taken_at = time.time()
+    with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(targets) or 1))) as pool:
+        results = list(pool.map(one, targets))
+    return Snapshot(taken_at=taken_at, hosts={h.host: h for h in results})

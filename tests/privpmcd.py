@@ -1,0 +1,118 @@
+"""A private pmcd running the real pmdalustreclient on a (simulated) client tree.
+
+Each instance has its own port, pmcd.conf, PMNS, socket and logs in a work directory, so many
+can run at once (each stands for one compute node) and the system pmcd is never touched.
+Started in the foreground (-f) as our child and stopped by PID, as PCP's own QA does.
+Used by the tests, the demo and the benchmarks.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+AGENT_DIR = REPO / "pmda-lustre"
+AGENT = AGENT_DIR / "pmdalustreclient"
+PMCD = Path("/usr/lib/pcp/bin/pmcd")
+DOMAIN = 220
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pmns_for_private_pmcd() -> str:
+    """The agent's PMNS under a root of its own, with the domain number filled in."""
+    text = (AGENT_DIR / "pmns").read_text()
+    text = re.sub(r"\bLUSTRECLIENT:", f"{DOMAIN}:", text)
+    return "root {\n    lustreclient\n}\n\n" + text
+
+
+def alive(pid: int) -> bool:
+    """kill -0 lies about zombies here (PID 1 does not reap orphans): ask ps for the state."""
+    out = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True).stdout
+    return bool(out.strip()) and not out.strip().startswith("Z")
+
+
+class PrivatePmcd:
+    def __init__(self, workdir: Path, tree: Path, *, page_size: int | None = None,
+                 agent: Path = AGENT, extra_agent_args: tuple[str, ...] = ()):
+        self.workdir, self.tree, self.agent = Path(workdir), Path(tree), Path(agent)
+        self.page_size, self.extra_agent_args = page_size, extra_agent_args
+        self.port: int | None = None
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def spec(self) -> str:
+        return f"localhost:{self.port}"
+
+    @property
+    def socket_path(self) -> Path:
+        return self.workdir / "pmcd.socket"
+
+    def agent_command(self) -> str:
+        args = [str(self.agent), "-d", str(DOMAIN), "-r", str(self.tree),
+                "-l", str(self.workdir / "lustreclient.log")]
+        if self.page_size:
+            args += ["-P", str(self.page_size)]
+        return " ".join(args + list(self.extra_agent_args))
+
+    def start(self, timeout: float = 15.0) -> "PrivatePmcd":
+        if not self.agent.exists():
+            raise RuntimeError(f"{self.agent} is not built (run make agent)")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        (self.workdir / "root").write_text(pmns_for_private_pmcd())
+        (self.workdir / "pmcd.conf").write_text(
+            f"lustreclient\t{DOMAIN}\tpipe\tbinary\t{self.agent_command()}\n")
+        last_error = ""
+        for _attempt in range(3):  # a port picked free can be taken before pmcd binds it
+            self.port = free_port()
+            log = self.workdir / "pmcd.log"
+            env = dict(os.environ, PCP_RUN_DIR=str(self.workdir), PMCD_PORT=str(self.port))
+            self.proc = subprocess.Popen(
+                [str(PMCD), "-f", "-c", str(self.workdir / "pmcd.conf"), "-n", str(self.workdir / "root"),
+                 "-s", str(self.socket_path), "-p", str(self.port), "-l", str(log)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                env=env, cwd=self.workdir)
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and self.proc.poll() is None:
+                probe = subprocess.run(["pminfo", "-h", self.spec, "-f", "lustreclient.version"],
+                                       capture_output=True, text=True, timeout=10)
+                if probe.returncode == 0 and "value" in probe.stdout:
+                    return self
+                last_error = (probe.stderr or probe.stdout).strip()
+                time.sleep(0.1)
+            self.stop()
+        log_text = (self.workdir / "pmcd.log").read_text() if (self.workdir / "pmcd.log").exists() else ""
+        raise RuntimeError(f"private pmcd did not come up: {last_error}\n{log_text[-2000:]}")
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def __enter__(self) -> "PrivatePmcd":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def cleanup(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)

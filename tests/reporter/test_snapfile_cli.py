@@ -1,0 +1,65 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from lustre_jobreport import snapfile
+from lustre_jobreport.errors import SnapshotFileError
+
+from snapshots import node, snap
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "lustre_jobreport", *args], capture_output=True, text=True)
+
+
+def test_roundtrip(tmp_path):
+    s = snap(12.5, node("n1", llite={"open": 2**64 - 1}))
+    snapfile.write(s, tmp_path / "a.json")
+    back = snapfile.read(tmp_path / "a.json")
+    assert back.taken_at == 12.5 and back.hosts["n1"].metrics == s.hosts["n1"].metrics
+    assert list(tmp_path.iterdir()) == [tmp_path / "a.json"]   # no temp file left
+
+
+@pytest.mark.parametrize("content, why", [
+    ("{not json", "invalid JSON"),
+    ("", "invalid JSON"),
+    ('{"schema": "other/1"}', "foreign schema"),
+    ('{"schema": "lustre-jobreport/99", "kind": "snapshot"}', "newer than this reader"),
+    ('{"schema": "lustre-jobreport/1", "kind": "snapshot", "taken_at": 1, "hosts": {"n": {"ok": true, '
+     '"metrics": {"m": {"i": -1}}}}}', "outside u64"),
+    ('{"schema": "lustre-jobreport/1", "kind": "snapshot", "taken_at": 1, "hosts": {"n": {"ok": true, '
+     '"metrics": {"m": {"i": 1.5}}}}}', "non-integer"),
+])
+def test_corrupt_snapshot_is_a_clear_error(tmp_path, content, why):
+    p = tmp_path / "bad.json"
+    p.write_text(content)
+    with pytest.raises(SnapshotFileError, match=why):
+        snapfile.read(p)
+
+
+def test_cli_corrupt_snapshot_one_line_exit_2(tmp_path):
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    snapfile.write(snap(0.0, node("n1")), good)
+    bad.write_bytes(b'{"schema": "lustre-jobreport/1", "kind": "snapshot", "hosts": ')  # cut short
+    r = run_cli("report", str(good), str(bad))
+    assert r.returncode == 2 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("lustre-jobreport: error: ") and "bad.json" in lines[0]
+    assert "Traceback" not in r.stderr
+
+
+def test_cli_missing_file_exit_2(tmp_path):
+    r = run_cli("report", str(tmp_path / "nope.json"), str(tmp_path / "nope2.json"))
+    assert r.returncode == 2 and "no such snapshot file" in r.stderr
+
+
+def test_cli_report_json_from_files(tmp_path):
+    snapfile.write(snap(0.0, node("n1", llite={"open": 1})), tmp_path / "b.json")
+    snapfile.write(snap(5.0, node("n1", llite={"open": 4})), tmp_path / "e.json")
+    r = run_cli("report", str(tmp_path / "b.json"), str(tmp_path / "e.json"), "--format", "json",
+                "--job-id", "77", "--user", "ann")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["job"]["id"] == "77" and doc["filesystems"]["scratch"]["ops"]["open"] == 3
