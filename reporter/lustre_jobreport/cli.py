@@ -76,7 +76,7 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("report", help="report the difference between two snapshots")
     r.add_argument("begin", metavar="BEGIN.json")
     r.add_argument("end", metavar="END.json")
-    r.add_argument("--format", choices=("text", "json"), default="text")
+    r.add_argument("--format", choices=("text", "json", "html"), default="text")
     r.add_argument("-o", "--output", metavar="OUT", help="default: standard output")
     r.add_argument("--job-id")
     r.add_argument("--user")

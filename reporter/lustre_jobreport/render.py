@@ -1,4 +1,4 @@
-"""Renderings of a report document: JSON as is, text through templates/report.txt.j2.
+"""Renderings of a report document: JSON as is, text and HTML through templates/*.j2.
 
 This module turns numbers into display strings (the view); the template only lays them out.
 The text report is for the end of a job's output: at most 40 lines of at most 80 columns.
@@ -115,10 +115,36 @@ def text_view(doc: dict, detail: bool = True) -> dict:
             "quality": quality, "detail": detail}
 
 
-def _environment() -> jinja2.Environment:
+def _html_rows(rpc: dict[str, dict[str, int]]) -> list[dict]:
+    """One row per bucket up to the largest non-empty one; bars scaled to the largest count."""
+    labels = sorted(set(rpc["read"]) | set(rpc["write"]), key=size_bytes)
+    nonzero = [l for l in labels if rpc["read"].get(l, 0) or rpc["write"].get(l, 0)]
+    top = max([size_bytes(l) for l in nonzero] + [1 << 20])
+    peak = max([1] + [rpc[d].get(l, 0) for d in ("read", "write") for l in labels])
+    return [{"label": l, "read": f"{rpc['read'].get(l, 0):,}", "write": f"{rpc['write'].get(l, 0):,}",
+             "read_px": round(200 * rpc["read"].get(l, 0) / peak),
+             "write_px": round(200 * rpc["write"].get(l, 0) / peak)}
+            for l in labels if size_bytes(l) <= top]
+
+
+def html_view(doc: dict) -> dict:
+    view = text_view(doc)
+    view["flags"] = doc["flags"]
+    view["quality_items"] = doc["data_quality"]
+    view["html_filesystems"] = [dict(fs, rows=_html_rows(doc["filesystems"][fs["name"]]["rpc"]))
+                                for fs in view["filesystems"]]
+    return view
+
+
+def _environment(autoescape: bool = False) -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())),
                               undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                              trim_blocks=True, lstrip_blocks=True, autoescape=False)
+                              trim_blocks=True, lstrip_blocks=True, autoescape=autoescape)
+
+
+def render_html(doc: dict) -> str:
+    """One self-contained page (no scripts, no network fetches)."""
+    return _environment(autoescape=True).get_template("report.html.j2").render(**html_view(doc))
 
 
 def render_text(doc: dict) -> str:
@@ -141,4 +167,6 @@ def render(doc: dict, fmt: str) -> str:
         return render_json(doc)
     if fmt == "text":
         return render_text(doc)
+    if fmt == "html":
+        return render_html(doc)
     raise ValueError(f"unknown format {fmt}")

@@ -1,0 +1,149 @@
+"""End to end on real parts: sim tree -> pmdalustreclient in a private pmcd -> snapshots -> report.
+
+Each private pmcd stands for one compute node. Nothing here is mocked: the agent parses the
+sim's byte-faithful files, pmcd serves them, the reporter fetches them over PCP's protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lustre_jobreport import config, report, snapfile, snapshot
+from lustre_sim import SimClient
+from privpmcd import PrivatePmcd, free_port
+
+BIN = Path(sys.executable).parent
+BUCKETS = ["4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", "1M"]
+TABLE_I_READ = [12243, 264, 56, 81, 242, 269, 543, 1812, 26572]
+TABLE_I_WRITE = [393, 62, 198, 155, 96, 74, 199, 595, 52606]
+CFG = config.Config()
+
+
+def take(*pmcds: PrivatePmcd, backend: str = "auto", extra: tuple[str, ...] = ()):
+    targets = [snapshot.HostTarget(f"node{i}", p.spec) for i, p in enumerate(pmcds)]
+    targets += [snapshot.HostTarget.parse(h) for h in extra]
+    return snapshot.take(targets, connect_timeout_s=2, fetch_timeout_s=10, backend=backend)
+
+
+def run_job(tmp: Path, version: str, workload: str, **params) -> dict:
+    tree = tmp / "tree"
+    client = SimClient.create(tree, version=version, filesystems=[("scratch", 8, 1), ("home", 4, 1)], seed=7)
+    with PrivatePmcd(tmp / "pmcd", tree) as pmcd:
+        begin = take(pmcd)
+        client.run(workload, fs="scratch", **params)
+        end = take(pmcd)
+    return report.build(begin, end, CFG, job_id="1", user="u")
+
+
+@pytest.fixture(scope="module", params=["2.10.8", "2.12.9", "2.15.4"])
+def enzo(request, tmp_path_factory):
+    return run_job(tmp_path_factory.mktemp(f"enzo-{request.param}"), request.param, "enzo")
+
+
+def test_enzo_rpc_histogram_is_table_I(enzo):
+    rpc = enzo["filesystems"]["scratch"]["rpc"]
+    assert [rpc["read"][b] for b in BUCKETS] == TABLE_I_READ
+    assert [rpc["write"][b] for b in BUCKETS] == TABLE_I_WRITE
+    # all buckets the agent exports are there, zeros kept, none above 1M used
+    assert list(rpc["read"])[:9] == BUCKETS and len(rpc["read"]) > 9
+    assert all(n == 0 for b, n in rpc["read"].items() if b not in BUCKETS)
+
+
+def test_enzo_metadata_and_volume_are_table_II(enzo):
+    fs = enzo["filesystems"]["scratch"]
+    assert {k: fs["ops"][k] for k in ("open", "close", "getattr", "statfs")} == \
+        {"open": 5303, "close": 5769, "getattr": 12460, "statfs": 0}
+    assert (fs["read_bytes"], fs["write_bytes"]) == (54_000_000_000, 56_000_000_000)
+    # reads spread over several OSTs, per-OST bytes add up to the osc totals
+    assert len(fs["osts"]) > 1
+    assert fs["hosts"]["node0"]["open"] == 5303
+
+
+def test_enzo_flags(enzo):
+    fired = {f["id"] for f in enzo["flags"] if f["fs"] == "scratch"}
+    assert {"SMALL_RPC_READ", "OPEN_CLOSE_STORM"} <= fired
+    assert "SMALL_RPC_WRITE" not in fired
+    assert not [f for f in enzo["flags"] if f["fs"] == "home"]
+    assert enzo["data_quality"] == []
+
+
+def test_enzo_json_keys_follow_the_contract(enzo):
+    assert set(enzo) == {"schema", "job", "lustre_versions", "filesystems", "flags", "data_quality"}
+    assert set(enzo["job"]) == {"id", "user", "hosts", "hosts_missing", "begin", "end", "elapsed_s"}
+    assert set(enzo["filesystems"]) == {"scratch", "home"}
+    for f in enzo["flags"]:
+        assert set(f) == {"id", "severity", "fs", "finding", "why", "advice", "evidence"}
+    home = enzo["filesystems"]["home"]
+    assert home["read_bytes"] == home["write_bytes"] == 0 and sum(home["rpc"]["read"].values()) == 0
+
+
+def test_overflow_like_job_fires_nothing(tmp_path):
+    doc = run_job(tmp_path, "2.15.4", "overflow")
+    fs = doc["filesystems"]["scratch"]
+    assert fs["ops"]["open"] < 60 and fs["rpc"]["read"]["1M"] > 1000
+    assert doc["flags"] == [] and doc["data_quality"] == []
+
+
+def test_cli_backend_sees_what_pmapi_sees(tmp_path):
+    tree = tmp_path / "tree"
+    SimClient.create(tree, version="2.12.9", filesystems=[("scratch", 4, 1)], seed=3)
+    with PrivatePmcd(tmp_path / "pmcd", tree) as pmcd:
+        via_api, via_cli = take(pmcd, backend="pmapi"), take(pmcd, backend="cli")
+    a, c = via_api.hosts["node0"], via_cli.hosts["node0"]
+    assert a.ok and c.ok
+    assert a.metrics == c.metrics and a.sems == c.sems
+    assert a.metrics["lustreclient.version"] == {"": "2.12.9"}
+
+
+def test_two_hosts_one_dead_and_a_stats_clear(tmp_path):
+    """Two simulated nodes (two private pmcds) plus a host nobody answers for."""
+    trees = [tmp_path / "t0", tmp_path / "t1"]
+    clients = [SimClient.create(t, version="2.15.4", filesystems=[("scratch", 8, 1)], seed=i)
+               for i, t in enumerate(trees)]
+    clients[1].run("enzo", fs="scratch")   # big counters before the job, so the clear shows as a drop
+    dead = f"deadnode=localhost:{free_port()}"
+    with PrivatePmcd(tmp_path / "p0", trees[0]) as p0, PrivatePmcd(tmp_path / "p1", trees[1]) as p1:
+        begin = take(p0, p1, extra=(dead,))
+        clients[0].run("overflow", fs="scratch")
+        clients[1].run("overflow", fs="scratch")
+        clients[1].fault("clear", fs="scratch")
+        clients[1].run("overflow", fs="scratch")
+        end = take(p0, p1, extra=(dead,))
+    doc = report.build(begin, end, CFG)
+    assert doc["job"]["hosts"] == ["node0", "node1"] and doc["job"]["hosts_missing"] == ["deadnode"]
+    ids = sorted((q["id"], q["host"]) for q in doc["data_quality"])
+    assert ("HOST_UNREACHABLE", "deadnode") in ids and ("COUNTER_RESET", "node1") in ids
+    fs = doc["filesystems"]["scratch"]
+    # node1's llite counters were cleared, so only node0's opens are summed
+    assert fs["ops"]["open"] == fs["hosts"]["node0"]["open"] > 0
+    assert "node1" not in fs["hosts"] or fs["hosts"]["node1"].get("open", 0) == 0
+
+
+def test_cli_end_to_end_text_report(tmp_path):
+    tree = tmp_path / "tree"
+    SimClient.create(tree, version="2.15.4", filesystems=[("scratch", 8, 1), ("home", 4, 1)], seed=1)
+    with PrivatePmcd(tmp_path / "pmcd", tree) as pmcd:
+        host = f"n01={pmcd.spec}"
+        subprocess.run([BIN / "lustre-jobreport", "snapshot", "--host", host, "-o", tmp_path / "b.json"], check=True)
+        subprocess.run([BIN / "lustre-sim", "run", tree, "enzo", "--fs", "scratch"], check=True)
+        subprocess.run([BIN / "lustre-jobreport", "snapshot", "--host", host, "-o", tmp_path / "e.json"], check=True)
+    r = subprocess.run([BIN / "lustre-jobreport", "report", tmp_path / "b.json", tmp_path / "e.json",
+                        "--job-id", "42", "--user", "ann"], capture_output=True, text=True, check=True)
+    lines = r.stdout.splitlines()
+    assert len(lines) <= 40 and max(map(len, lines)) <= 80, r.stdout
+    text = r.stdout
+    assert "job 42 (ann)" in text and "SMALL_RPC_READ" in text and "OPEN_CLOSE_STORM" in text
+    assert "12243" in text and "52606" in text and "open 5,303" in text and "statfs 0" in text
+    html = subprocess.run([BIN / "lustre-jobreport", "report", tmp_path / "b.json", tmp_path / "e.json",
+                           "--format", "html"], capture_output=True, text=True, check=True).stdout
+    assert html.startswith("<!DOCTYPE html>") and "12,243" in html and "<script" not in html
+    doc = json.loads(subprocess.run([BIN / "lustre-jobreport", "report", tmp_path / "b.json",
+                                     tmp_path / "e.json", "--format", "json"],
+                                    capture_output=True, text=True, check=True).stdout)
+    assert doc["filesystems"]["scratch"]["ops"]["open"] == 5303
+    assert snapfile.read(tmp_path / "e.json").hosts["n01"].ok
