@@ -24,7 +24,11 @@ _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 def size_bytes(label: str) -> int:
-    """'4K' -> 4096: the lower bound of an RPC-size bucket, as the agent names it."""
+    """'4K' -> 4096: an RPC-size bucket as the agent names it (pages-per-rpc label x page size).
+
+    Lustre tallies an RPC of p pages in the row labelled 2^ceil(log2 p), so the bucket named
+    16K holds the RPCs larger than 8 KiB and up to 16 KiB: the name is the bucket's upper bound.
+    """
     m = _SIZE_RE.match(label)
     if not m:
         raise ValueError(f"not an RPC size label: {label!r}")
@@ -130,13 +134,16 @@ def aggregate(delta: JobDelta) -> dict[str, FsTotals]:
             for host in sorted(per_host.index.get_level_values(0).unique()):
                 t.hosts[host] = _ints(per_host.xs(host, level="host"))
 
+        # An OST is used when the job moved data or sent I/O RPCs through it (pings and other
+        # background requests also move req_count, so they do not count).
         ost_vals = osc_by_ost.xs(fs, level="fs") if fs in osc_by_ost.index.get_level_values(0) else None
         touched = set()
         if fs in rpc_by_ost.index.get_level_values(0):
             s = rpc_by_ost.xs(fs, level="fs")
             touched |= set(s[s > 0].index)
         if ost_vals is not None:
-            s = ost_vals.groupby(level="device").sum()
+            io = ost_vals[ost_vals.index.get_level_values("name").isin(list(OST_FIELDS))]
+            s = io.groupby(level="device").sum()
             touched |= set(s[s > 0].index)
         for device in sorted(touched):
             row = _ints(ost_vals.xs(device, level="device")) if ost_vals is not None and \

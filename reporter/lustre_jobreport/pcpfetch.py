@@ -54,19 +54,19 @@ def fetch_pmapi(host: str, spec: str) -> HostSnapshot:
         snap = HostSnapshot(host, spec, ok=True, fetched_at=fetched_at)
         inst_names: dict[int, dict[int, str]] = {}
         try:
+            res = result.contents
             for i, (name, desc) in enumerate(zip(names, descs)):
-                vset = result.contents.get_vset(i)
-                if vset.contents.numval <= 0:
+                numval = res.get_numval(i)
+                if numval <= 0:
                     continue  # no values now (e.g. no OSTs): the metric is simply absent
-                indom = desc.contents.indom
+                indom, mtype = desc.contents.indom, desc.contents.type
                 if indom != c_api.PM_INDOM_NULL and indom not in inst_names:
                     ids, labels = ctx.pmGetInDom(desc)
                     inst_names[indom] = dict(zip(ids or [], labels or []))
                 values = {}
-                valfmt = vset.contents.valfmt
-                for j in range(vset.contents.numval):
-                    vl = vset.contents.vlist[j]
-                    mtype = desc.contents.type
+                valfmt = res.get_valfmt(i)
+                for j in range(numval):
+                    vl = res.get_vlist(i, j)
                     atom = ctx.pmExtractValue(valfmt, vl, mtype, mtype)
                     value = atom.cp if mtype == c_api.PM_TYPE_STRING else int(atom.dref(mtype))
                     if isinstance(value, bytes):
@@ -128,6 +128,8 @@ def parse_pminfo(text: str, host: str, spec: str, fetched_at: float) -> HostSnap
             value = _pminfo_value(m.group(1), is_string)
             if value is not None:
                 snap.metrics.setdefault(metric, {})[SINGULAR] = value
+    # Like the PMAPI backend: a metric without values now is absent, semantics included.
+    snap.sems = {m: sem for m, sem in snap.sems.items() if m in snap.metrics}
     return snap
 
 

@@ -105,14 +105,25 @@ def text_view(doc: dict, detail: bool = True) -> dict:
         facts.append("Lustre " + ", ".join(versions))
     findings = []
     for f in doc["flags"]:
-        lines = _wrap("", f"{SEV_LABEL[f['severity']]} {f['id']} on {f['fs']}: {f['finding']}", 1)
+        lines = [f" {SEV_LABEL[f['severity']]}  {f['id']} on {f['fs']}"] + _wrap("", f["finding"], 7)
         if detail:
-            lines += _wrap("why: ", f["why"], 6) + _wrap("do:  ", f["advice"], 6)
+            lines += _wrap("why: ", f["why"], 7) + _wrap("do:  ", f["advice"], 7)
         findings.append(lines)
     quality = [line for q in doc["data_quality"] for line in _wrap("! ", q["detail"], 1)]
+    # Busiest filesystem first; the ones this job did not touch get one line at the end.
+    by_volume = sorted(doc["filesystems"].items(),
+                       key=lambda kv: (-(kv[1]["read_bytes"] + kv[1]["write_bytes"]), kv[0]))
+    active = [_fs_view(k, v) for k, v in by_volume if _touched(v)]
+    idle = [k for k, v in by_volume if not _touched(v)]
     return {"title": title, "facts": " | ".join(facts), "rule": "-" * WIDTH,
-            "findings": findings, "filesystems": [_fs_view(k, v) for k, v in doc["filesystems"].items()],
+            "findings": findings, "filesystems": active,
+            "idle": _wrap("Not used by this job: ", ", ".join(idle), 0) if idle else [],
             "quality": quality, "detail": detail}
+
+
+def _touched(fs: dict) -> bool:
+    return bool(fs["read_bytes"] or fs["write_bytes"] or any(fs["ops"].values())
+                or any(n for d in fs["rpc"].values() for n in d.values()))
 
 
 def _html_rows(rpc: dict[str, dict[str, int]]) -> list[dict]:

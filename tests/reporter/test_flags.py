@@ -24,7 +24,7 @@ def ids(t, cfg=None):
 def test_small_rpc_boundaries():
     # 1000 small of 10000 = exactly 10 % and exactly 1000: fires (thresholds are inclusive)
     assert ids(totals(read={"4K": 500, "16K": 500, "1M": 9000})) == ["SMALL_RPC_READ"]
-    # 32K is not small: the 16K bucket (16-28 KiB) is the largest counted
+    # 32K is not small: the 16K bucket (8-16 KiB RPCs) is the largest counted
     assert ids(totals(read={"4K": 500, "32K": 500, "1M": 9000})) == []
     # 999 small RPCs is below the count floor even at 100 %
     assert ids(totals(write={"8K": 999})) == []
