@@ -1,0 +1,196 @@
+"""Lustre version strings and the per-version rules (paths, formats, counter sets).
+
+Every rule cites notes/lustre-formats.md (LF §n) and was checked against the Lustre source where
+noted. A profile is derived from the numeric version, so any release maps onto the rules of its
+family; vendor suffixes (2.14.0_ddn133) are kept verbatim in the version file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_VRE = re.compile(r"^(?:lustre:\s*)?(\d+)\.(\d+)(?:\.(\d+))?")
+
+# Families that have been checked byte for byte (golden tests); others fall into the nearest rules.
+SUPPORTED = ("1.8", "2.10", "2.12", "2.15.0", "2.15", "2.16")
+
+
+def parse(version: str) -> tuple[int, int, int]:
+    m = _VRE.match(version.strip())
+    if not m:
+        raise ValueError(f"not a Lustre version string: {version!r}")
+    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+
+
+@dataclass(frozen=True)
+class Profile:
+    version: str                 # as written to the version file
+    v: tuple[int, int, int]
+
+    # -- version file (LF §1)
+    @property
+    def version_path(self) -> str:
+        return "sys/fs/lustre/version" if self.v >= (2, 10, 0) else "proc/fs/lustre/version"
+
+    def version_text(self) -> str:
+        if self.v >= (2, 10, 0):
+            return f"{self.version}\n"
+        if self.v[:2] == (2, 9):
+            return f"lustre: {self.version}\n"
+        # 1.8.x and 2.0-2.8: three lines, TWO spaces after "build:"
+        return (f"lustre: {self.version}\nkernel: patchless_client\n"
+                f"build:  {self.version}-wc1-g4d6e3ea-CHANGED-2.6.32-431.23.3.el6.x86_64\n")
+
+    @property
+    def health_path(self) -> str:
+        return "sys/fs/lustre/health_check" if self.v >= (2, 10, 0) else "proc/fs/lustre/health_check"
+
+    # -- where each file lives (LF §0 table)
+    def root_of(self, kind: str) -> str:
+        """'proc' (proc/fs/lustre), 'debugfs' (sys/kernel/debug/lustre) or 'sysfs' (sys/fs/lustre)."""
+        v = self.v
+        if kind in ("llite_stats", "read_ahead_stats"):
+            return "debugfs" if v >= (2, 12, 0) else "proc"
+        if kind in ("osc_stats_ptlrpc", "mdc_stats"):
+            return "debugfs" if v >= (2, 12, 0) else "proc"
+        if kind == "rpc_stats":
+            return "debugfs" if v >= (2, 16, 53) else "proc"
+        if kind == "md_stats":
+            return "proc"
+        if kind in ("import", "state", "osc_stats_lockless"):
+            return "debugfs" if v >= (2, 16, 53) else "proc"
+        if kind == "tunable":          # max_pages_per_rpc (proc until LU-8066 moves)
+            return "proc"
+        raise KeyError(kind)
+
+    @property
+    def has_md_stats(self) -> bool:
+        return self.v >= (2, 1, 0)
+
+    # -- lprocfs stats header (LF §2)
+    @property
+    def stats_header(self) -> str:
+        v = self.v
+        if v < (2, 10, 0):
+            return "usecs"            # "%-25s %lu.%lu secs.usecs", usec not zero-padded
+        if v < (2, 15, 0):
+            return "nsecs"            # one line, %09lu
+        if v < (2, 15, 2):
+            return "mono3"            # 2.15.0/2.15.1: LU-16231, monotonic, start 0
+        return "real3"                # 2.15.2+: snapshot/start/elapsed, wall clock
+
+    # -- rpc_stats header (LF §3)
+    @property
+    def rpc_header(self) -> str:
+        v = self.v
+        if v < (2, 0, 0):
+            return "1.8"
+        if v < (2, 10, 0):
+            return "2.0"
+        if v < (2, 15, 0):
+            return "2.10"
+        if v < (2, 15, 2):
+            return "2.15.0"
+        return "2.15.2"
+
+    @property
+    def rif_dio_line(self) -> bool:
+        return self.v >= (2, 16, 51)
+
+    @property
+    def rif_first_row(self) -> int:
+        """'rpcs in flight' row 0 printed up to 2.13, dropped from 2.14 (LU-14130)."""
+        return 1 if self.v >= (2, 14, 0) else 0
+
+    @property
+    def rif_zero_based(self) -> bool:
+        """<= 2.2: tallied before incrementing the in-flight count."""
+        return self.v < (2, 3, 0)
+
+    @property
+    def offset_in_chunk(self) -> bool:
+        """<= 2.2: offset histogram of the offset inside the 1 MiB (PTLRPC_MAX_BRW_SIZE) chunk."""
+        return self.v < (2, 3, 0)
+
+    @property
+    def max_brw_pages_4k(self) -> int:
+        v = self.v
+        if v < (2, 4, 0):
+            return 256
+        if v < (2, 9, 0):
+            return 1024
+        if v < (2, 13, 0):
+            return 4096
+        return 16384
+
+    # -- units (LF §2)
+    @property
+    def usec(self) -> str:
+        return "usecs" if self.v >= (2, 15, 52) else "usec"
+
+    @property
+    def sec(self) -> str:
+        return "secs" if self.v >= (2, 15, 52) else "sec"
+
+    @property
+    def llite_family(self) -> str:
+        v = self.v
+        if v < (2, 4, 0):
+            return "1.8"
+        if v < (2, 14, 0):
+            return "2.4"
+        return "2.14"
+
+    @property
+    def open_tally(self) -> str:
+        """'handle': llite 'open' counted only when a new MDS open handle is made (1.8-2.3,
+        ll_file_open tallies inside the och branch); 'every': every successful open (2.4+)."""
+        return "handle" if self.v < (2, 4, 0) else "every"
+
+    @property
+    def has_idle_line(self) -> bool:
+        return self.v >= (2, 12, 0)
+
+    @property
+    def md_stats_names(self) -> tuple[str, ...]:
+        return MD_STATS_29 if self.v >= (2, 9, 0) else MD_STATS_21
+
+    @property
+    def mds_root_opname(self) -> str:
+        return "mds_get_root" if self.v >= (2, 8, 0) else "mds_getstatus"
+
+    @property
+    def has_enable_stats_header(self) -> bool:
+        return self.v >= (2, 15, 58)
+
+    @property
+    def osc_stats_has_truncate(self) -> bool:
+        return self.v < (2, 15, 0)
+
+    @property
+    def ra_names_with_spaces(self) -> bool:
+        return self.v < (2, 15, 0)
+
+
+def profile(version: str) -> Profile:
+    v = parse(version)
+    if v < (1, 8, 0):
+        raise ValueError(f"Lustre {version} is older than anything the simulator knows (1.8+)")
+    if v >= (2, 17, 54):
+        raise ValueError(f"Lustre {version}: 2.18-dev (35-column names) is not simulated")
+    return Profile(version=version.strip(), v=v)
+
+
+# md_stats counter names (LF §2c). 2.1-2.8 used the md_ops names.
+MD_STATS_29 = ("close", "create", "enqueue", "getattr", "intent_lock", "link", "rename", "setattr",
+               "fsync", "read_page", "unlink", "setxattr", "getxattr", "intent_getattr_async",
+               "revalidate_lock")
+MD_STATS_21 = ("getstatus", "null_inode", "find_cbdata", "close", "create", "done_writing", "enqueue",
+               "getattr", "getattr_name", "intent_lock", "link", "rename", "is_subdir", "setattr",
+               "sync", "readpage", "unlink", "setxattr", "getxattr", "init_ea_size", "get_lustre_md",
+               "free_lustre_md", "set_open_replay_data", "clear_open_replay_data", "set_lock_data",
+               "lock_match", "cancel_unused", "renew_capa", "unpack_capa", "get_remote_perm",
+               "intent_getattr_async", "revalidate_lock")
+# The model speaks the 2.9+ names; map them for 2.1-2.8.
+MD_NAME_21 = {"fsync": "sync", "read_page": "readpage"}
