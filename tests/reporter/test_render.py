@@ -1,0 +1,64 @@
+from lustre_jobreport import config, render, report
+
+from snapshots import host, node, snap
+
+CFG = config.Config()
+
+
+def doc_for(begin, end):
+    return report.build(begin, end, CFG, job_id="9", user="bo")
+
+
+def lines_of(text):
+    lines = text.splitlines()
+    assert len(lines) <= render.MAX_LINES and max(map(len, lines)) <= render.WIDTH, text
+    return lines
+
+
+def busy_fs_host(name, fs, scale):
+    """A host with one busy filesystem that fires every implemented flag."""
+    m = {"version": {"": "2.15.4"}, "llite.mount_id": {fs: "ffff"}}
+    for op, n in {"open": 5000, "close": 5000, "getattr": 20000, "statfs": 2000,
+                  "read_bytes": 1 << 30, "write_bytes": 1 << 30}.items():
+        m[f"llite.{op}"] = {fs: n * scale}
+    m["osc.rpc.read"] = {f"{fs}-OST0000:4K": 5000 * scale, f"{fs}-OST0000:1M": 100 * scale}
+    m["osc.rpc.write"] = {f"{fs}-OST0000:4K": 5000 * scale, f"{fs}-OST0000:1M": 100 * scale}
+    return m
+
+
+def test_many_findings_on_many_filesystems_still_fit_40_by_80():
+    filesystems = [f"fs{i}" for i in range(6)]
+    b, e = {}, {}
+    for fs in filesystems:
+        b |= busy_fs_host("n1", fs, 0)
+        for k, v in busy_fs_host("n1", fs, 1).items():
+            e.setdefault(k, {}).update(v)
+    for k, v in b.items():
+        b[k] = {i: 0 if isinstance(x, int) else x for i, x in v.items()}
+    for fs in filesystems:
+        b["llite.mount_id"][fs] = e["llite.mount_id"][fs] = "ffff"
+    doc = doc_for(snap(0.0, host("n1", b)), snap(100.0, host("n1", e)))
+    assert len(doc["flags"]) == 6 * 5          # every filesystem fires all five
+    lines = lines_of(render.render_text(doc))
+    assert "truncated" in lines[-1]             # says so instead of silently dropping
+
+
+def test_a_quiet_job_says_no_problems_and_lists_idle_filesystems():
+    doc = doc_for(snap(0.0, node("n1", llite={"open": 3})), snap(10.0, node("n1", llite={"open": 3})))
+    text = "\n".join(lines_of(render.render_text(doc)))
+    assert "No I/O problems found." in text and "Not used by this job: scratch" in text
+
+
+def test_no_lustre_is_one_line_and_unreachable_host_is_named():
+    b = snap(0.0, host("n1", {"version": {"": "2.15.4"}}), host("n2", {}, ok=False, error="timed out"))
+    e = snap(5.0, host("n1", {"version": {"": "2.15.4"}}), host("n2", {}, ok=False, error="timed out"))
+    text = "\n".join(lines_of(render.render_text(doc_for(b, e))))
+    assert "No Lustre filesystem was mounted on the job's hosts." in text
+    assert "n2 could not be read at job start: timed out" in text and "1 unreachable" in text
+
+
+def test_html_escapes_what_came_from_hosts():
+    b = snap(0.0, node("n1", llite={"open": 1}), host("<b>x</b>", {}, ok=False, error="<script>"))
+    e = snap(5.0, node("n1", llite={"open": 2}), host("<b>x</b>", {}, ok=False, error="<script>"))
+    html = render.render_html(doc_for(b, e))
+    assert "<script>" not in html and "&lt;script&gt;" in html
