@@ -60,8 +60,9 @@ class PrivatePmcd:
         return self.workdir / "pmcd.socket"
 
     def agent_command(self) -> str:
+        # -h: the help text of this tree's agent, not of an installed one
         args = [str(self.agent), "-d", str(DOMAIN), "-r", str(self.tree),
-                "-l", str(self.workdir / "lustreclient.log")]
+                "-l", str(self.workdir / "lustreclient.log"), "-h", str(AGENT_DIR / "help")]
         if self.page_size:
             args += ["-P", str(self.page_size)]
         return " ".join(args + list(self.extra_agent_args))

@@ -1,0 +1,336 @@
+/*
+ * Device discovery and the instance domains.
+ *
+ * Every instance is backed by a struct that lives for the life of the
+ * agent (a name that goes away is usually back after a remount or
+ * reconnect, and the set of names is bounded by the site's OSTs), so the
+ * pmdaCache private pointers never dangle.  Instances whose directory is
+ * gone are marked inactive; pmdaCacheLookupName() doubles as the hash map
+ * from name to struct.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lustreclient.h"
+#include "paths.h"
+
+struct cand {
+    char		dev[LC_NAME_MAX];
+    struct lc_devname	dn;
+};
+
+struct candlist {
+    enum lc_devkind	kind;
+    struct cand		*c;
+    size_t		n, cap;
+};
+
+static void
+collect(const char *name, void *arg)
+{
+    struct candlist	*cl = arg;
+    struct lc_devname	dn;
+
+    if (lc_devname_parse(cl->kind, name, &dn) < 0)
+	return;		/* not a client device: e.g. "-osc-MDT0000" (OSP) */
+    if (cl->n == cl->cap) {
+	size_t	ncap = cl->cap ? cl->cap * 2 : 32;
+	void	*p = realloc(cl->c, ncap * sizeof(*cl->c));
+
+	if (p == NULL)
+	    return;
+	cl->c = p;
+	cl->cap = ncap;
+    }
+    strcpy(cl->c[cl->n].dev, name);	/* < LC_NAME_MAX, checked by the parser */
+    cl->c[cl->n].dn = dn;
+    cl->n++;
+}
+
+static void *
+grow(void *arr, size_t n, size_t elem)
+{
+    return realloc(arr, (n + 1) * elem);
+}
+
+static struct lc_fs *
+fs_get(const char *name)
+{
+    struct lc_fs	*fs, **nf;
+    size_t		i;
+    int			k;
+
+    /* few filesystems per client: a linear search is fine */
+    for (i = 0; i < lc.nfs; i++)
+	if (strcmp(lc.fs[i]->name, name) == 0)
+	    return lc.fs[i];
+    if ((fs = calloc(1, sizeof(*fs))) == NULL)
+	return NULL;
+    if ((nf = grow(lc.fs, lc.nfs, sizeof(*nf))) == NULL) {
+	free(fs);
+	return NULL;
+    }
+    lc.fs = nf;
+    strcpy(fs->name, name);
+    fs->maxidx = lc_bucket_default_maxidx(lc.pagesize);
+    for (k = 0; k < FK_NKINDS; k++)
+	fs->hint[k] = -1;
+    lc.fs[lc.nfs++] = fs;
+    return fs;
+}
+
+static void *
+cache_priv(pmInDom indom, const char *name)
+{
+    void	*priv = NULL;
+
+    if (pmdaCacheLookupName(indom, name, NULL, &priv) < 0)
+	return NULL;
+    return priv;	/* NULL for entries loaded from a saved cache */
+}
+
+static struct lc_osc *
+osc_get(const char *name)
+{
+    struct lc_osc	*osc, **no;
+    int			k;
+
+    if ((osc = cache_priv(lc.indom[OSC_INDOM], name)) != NULL)
+	return osc;
+    if ((osc = calloc(1, sizeof(*osc))) == NULL)
+	return NULL;
+    if ((no = grow(lc.osc, lc.nosc, sizeof(*no))) == NULL) {
+	free(osc);
+	return NULL;
+    }
+    lc.osc = no;
+    strcpy(osc->name, name);
+    osc->maxidx = lc_bucket_default_maxidx(lc.pagesize);
+    for (k = 0; k < FK_NKINDS; k++)
+	osc->hint[k] = -1;
+    lc.osc[lc.nosc++] = osc;
+    /* registering it now makes later lookups by name find it */
+    pmdaCacheStore(lc.indom[OSC_INDOM], PMDA_CACHE_ADD, name, osc);
+    return osc;
+}
+
+static struct lc_mdc *
+mdc_get(const char *name)
+{
+    struct lc_mdc	*mdc, **nm;
+    int			k;
+
+    if ((mdc = cache_priv(lc.indom[MDC_INDOM], name)) != NULL)
+	return mdc;
+    if ((mdc = calloc(1, sizeof(*mdc))) == NULL)
+	return NULL;
+    if ((nm = grow(lc.mdc, lc.nmdc, sizeof(*nm))) == NULL) {
+	free(mdc);
+	return NULL;
+    }
+    lc.mdc = nm;
+    strcpy(mdc->name, name);
+    for (k = 0; k < FK_NKINDS; k++)
+	mdc->hint[k] = -1;
+    lc.mdc[lc.nmdc++] = mdc;
+    pmdaCacheStore(lc.indom[MDC_INDOM], PMDA_CACHE_ADD, name, mdc);
+    return mdc;
+}
+
+/*
+ * An fs mounted twice has two <sbi>s but instance names carry only the
+ * fsname, so one mount is chosen: the llite one with the smallest <sbi>,
+ * and for OSCs/MDCs the same <sbi> if they have it (they normally do:
+ * both are the superblock pointer), else their smallest <sbi>.
+ */
+static const char *
+chosen_sbi(const struct lc_fs *fs, int match, const char *min)
+{
+    return (fs->has_llite && match) ? fs->sbi : min;
+}
+
+void
+lc_devices_refresh(void)
+{
+    struct candlist	ll = { LC_DEV_LLITE, NULL, 0, 0 };
+    struct candlist	oc = { LC_DEV_OSC, NULL, 0, 0 };
+    struct candlist	md = { LC_DEV_MDC, NULL, 0, 0 };
+    struct lc_fs	*fs;
+    struct lc_osc	*osc;
+    struct lc_mdc	*mdc;
+    size_t		i;
+
+    lc_list_devices("llite", collect, &ll);
+    lc_list_devices("osc", collect, &oc);
+    lc_list_devices("mdc", collect, &md);
+
+    for (i = 0; i < lc.nfs; i++) {
+	fs = lc.fs[i];
+	fs->has_llite = 0;
+	fs->nmounts = 0;
+	fs->nosc = 0;
+	fs->osc_match = fs->mdc_match = 0;
+	fs->osc_min[0] = fs->mdc_min[0] = '\0';
+    }
+    for (i = 0; i < lc.nosc; i++)
+	lc.osc[i]->present = 0;
+    for (i = 0; i < lc.nmdc; i++)
+	lc.mdc[i]->present = 0;
+
+    for (i = 0; i < ll.n; i++) {
+	if ((fs = fs_get(ll.c[i].dn.fsname)) == NULL)
+	    continue;
+	fs->nmounts++;
+	if (fs->has_llite && strcmp(ll.c[i].dn.sbi, fs->sbi) >= 0)
+	    continue;
+	fs->has_llite = 1;
+	strcpy(fs->dev, ll.c[i].dev);
+	strcpy(fs->sbi, ll.c[i].dn.sbi);
+    }
+    for (i = 0; i < lc.nfs; i++) {
+	fs = lc.fs[i];
+	if (fs->nmounts > 1 && !fs->logged_mounts) {
+	    pmNotifyErr(LOG_INFO, "%s is mounted %d times, reporting the mount %s only",
+			fs->name, fs->nmounts, fs->sbi);
+	    fs->logged_mounts = 1;
+	} else if (fs->nmounts <= 1) {
+	    fs->logged_mounts = 0;
+	}
+    }
+    for (i = 0; i < oc.n; i++) {
+	if ((fs = fs_get(oc.c[i].dn.fsname)) == NULL)
+	    continue;
+	if (fs->has_llite && strcmp(oc.c[i].dn.sbi, fs->sbi) == 0)
+	    fs->osc_match = 1;
+	if (fs->osc_min[0] == '\0' || strcmp(oc.c[i].dn.sbi, fs->osc_min) < 0)
+	    strcpy(fs->osc_min, oc.c[i].dn.sbi);
+    }
+    for (i = 0; i < md.n; i++) {
+	if ((fs = fs_get(md.c[i].dn.fsname)) == NULL)
+	    continue;
+	if (fs->has_llite && strcmp(md.c[i].dn.sbi, fs->sbi) == 0)
+	    fs->mdc_match = 1;
+	if (fs->mdc_min[0] == '\0' || strcmp(md.c[i].dn.sbi, fs->mdc_min) < 0)
+	    strcpy(fs->mdc_min, md.c[i].dn.sbi);
+    }
+    for (i = 0; i < oc.n; i++) {
+	if ((fs = fs_get(oc.c[i].dn.fsname)) == NULL)
+	    continue;
+	if (strcmp(oc.c[i].dn.sbi, chosen_sbi(fs, fs->osc_match, fs->osc_min)) != 0)
+	    continue;
+	if ((osc = osc_get(oc.c[i].dn.inst)) == NULL)
+	    continue;
+	osc->present = 1;
+	osc->fs = fs;
+	strcpy(osc->dev, oc.c[i].dev);
+	fs->nosc++;
+    }
+    for (i = 0; i < md.n; i++) {
+	if ((fs = fs_get(md.c[i].dn.fsname)) == NULL)
+	    continue;
+	if (strcmp(md.c[i].dn.sbi, chosen_sbi(fs, fs->mdc_match, fs->mdc_min)) != 0)
+	    continue;
+	if ((mdc = mdc_get(md.c[i].dn.inst)) == NULL)
+	    continue;
+	mdc->present = 1;
+	mdc->fs = fs;
+	strcpy(mdc->dev, md.c[i].dev);
+    }
+    free(ll.c);
+    free(oc.c);
+    free(md.c);
+
+    /* publish: everything inactive, then re-activate what is there */
+    pmdaCacheOp(lc.indom[FS_INDOM], PMDA_CACHE_INACTIVE);
+    pmdaCacheOp(lc.indom[OSC_INDOM], PMDA_CACHE_INACTIVE);
+    pmdaCacheOp(lc.indom[MDC_INDOM], PMDA_CACHE_INACTIVE);
+    for (i = 0; i < lc.nfs; i++)
+	if (lc.fs[i]->has_llite)
+	    pmdaCacheStore(lc.indom[FS_INDOM], PMDA_CACHE_ADD, lc.fs[i]->name, lc.fs[i]);
+    for (i = 0; i < lc.nosc; i++)
+	if (lc.osc[i]->present)
+	    pmdaCacheStore(lc.indom[OSC_INDOM], PMDA_CACHE_ADD, lc.osc[i]->name, lc.osc[i]);
+    for (i = 0; i < lc.nmdc; i++)
+	if (lc.mdc[i]->present)
+	    pmdaCacheStore(lc.indom[MDC_INDOM], PMDA_CACHE_ADD, lc.mdc[i]->name, lc.mdc[i]);
+    lc_buckets_refresh();
+}
+
+static void
+bucket_add(int serial, const char *owner, int idx, struct lc_fs *fs,
+	   struct lc_osc *osc)
+{
+    pmInDom		indom = lc.indom[serial];
+    struct lc_bucket	*b;
+    char		name[LC_NAME_MAX + 32], size[32];
+
+    lc_size_label(lc.pagesize << idx, size, sizeof(size));
+    pmsprintf(name, sizeof(name), "%s:%s", owner, size);
+    if ((b = cache_priv(indom, name)) == NULL) {
+	if ((b = calloc(1, sizeof(*b))) == NULL)
+	    return;
+	b->fs = fs;
+	b->osc = osc;
+	b->idx = idx;
+    }
+    pmdaCacheStore(indom, PMDA_CACHE_ADD, name, b);
+}
+
+/* highest bucket index whose size still fits in 64 bits of bytes */
+static int
+idx_limit(void)
+{
+    int		i = 0;
+
+    while (i < RPC_HIST_MAX - 1 && (lc.pagesize << (i + 1)) >> (i + 1) == lc.pagesize)
+	i++;
+    return i;
+}
+
+/*
+ * Buckets run from 1 page to 64 MiB (or the biggest label ever seen), so
+ * the instance set does not shrink and grow with the histogram rows the
+ * kernel happens to print.
+ */
+void
+lc_buckets_refresh(void)
+{
+    struct lc_osc	*osc;
+    size_t		i;
+    int			idx, lim = idx_limit();
+
+    pmdaCacheOp(lc.indom[FS_BUCKET_INDOM], PMDA_CACHE_INACTIVE);
+    pmdaCacheOp(lc.indom[OSC_BUCKET_INDOM], PMDA_CACHE_INACTIVE);
+    for (i = 0; i < lc.nosc; i++) {
+	osc = lc.osc[i];
+	if (!osc->present)
+	    continue;
+	if (osc->fs->maxidx < osc->maxidx)
+	    osc->fs->maxidx = osc->maxidx;
+	for (idx = 0; idx <= osc->maxidx && idx <= lim; idx++)
+	    bucket_add(OSC_BUCKET_INDOM, osc->name, idx, NULL, osc);
+    }
+    for (i = 0; i < lc.nfs; i++) {
+	if (lc.fs[i]->nosc == 0)
+	    continue;
+	for (idx = 0; idx <= lc.fs[i]->maxidx && idx <= lim; idx++)
+	    bucket_add(FS_BUCKET_INDOM, lc.fs[i]->name, idx, lc.fs[i], NULL);
+    }
+}
+
+void
+lc_cache_save(void)
+{
+    static int	logged;
+    int		i, sts;
+
+    if (!lc.persist)
+	return;
+    for (i = 0; i < LC_NINDOMS; i++) {
+	if ((sts = pmdaCacheOp(lc.indom[i], PMDA_CACHE_SAVE)) < 0 && !logged) {
+	    pmNotifyErr(LOG_WARNING, "cannot save instance cache %s: %s",
+			pmInDomStr(lc.indom[i]), pmErrStr(sts));
+	    logged = 1;
+	}
+    }
+}

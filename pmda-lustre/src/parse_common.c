@@ -1,0 +1,224 @@
+/*
+ * Slice helpers for the parsers: no allocation, no globals, no I/O.
+ */
+#include <string.h>
+#include "parse_common.h"
+
+static int
+is_space(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+static int
+is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+int
+lc_next_line(const char **cur, const char *end, struct lc_slice *line)
+{
+    const char	*p = *cur, *nl;
+
+    if (p == NULL || p >= end)
+	return 0;
+    nl = memchr(p, '\n', (size_t)(end - p));
+    line->p = p;
+    line->n = (size_t)((nl ? nl : end) - p);
+    *cur = nl ? nl + 1 : end;
+    if (line->n > 0 && line->p[line->n - 1] == '\r')
+	line->n--;
+    return 1;
+}
+
+int
+lc_next_token(const char **cur, const char *end, struct lc_slice *tok)
+{
+    const char	*p = *cur;
+
+    while (p < end && is_space(*p))
+	p++;
+    if (p >= end) {
+	*cur = end;
+	return 0;
+    }
+    tok->p = p;
+    while (p < end && !is_space(*p))
+	p++;
+    tok->n = (size_t)(p - tok->p);
+    *cur = p;
+    return 1;
+}
+
+struct lc_slice
+lc_trim(struct lc_slice s)
+{
+    while (s.n > 0 && is_space(s.p[0])) {
+	s.p++;
+	s.n--;
+    }
+    while (s.n > 0 && is_space(s.p[s.n - 1]))
+	s.n--;
+    return s;
+}
+
+int
+lc_slice_eq(struct lc_slice s, const char *lit)
+{
+    size_t	n = strlen(lit);
+
+    return s.n == n && memcmp(s.p, lit, n) == 0;
+}
+
+int
+lc_slice_startswith(struct lc_slice s, const char *lit)
+{
+    size_t	n = strlen(lit);
+
+    return s.n >= n && memcmp(s.p, lit, n) == 0;
+}
+
+int
+lc_is_blank(struct lc_slice s)
+{
+    return lc_trim(s).n == 0;
+}
+
+int
+lc_parse_u64(struct lc_slice s, uint64_t *v)
+{
+    uint64_t	x = 0;
+    size_t	i;
+
+    if (s.n == 0)
+	return -1;
+    for (i = 0; i < s.n; i++) {
+	unsigned d;
+
+	if (!is_digit(s.p[i]))
+	    return -1;
+	d = (unsigned)(s.p[i] - '0');
+	if (x > (UINT64_MAX - d) / 10)
+	    return -1;
+	x = x * 10 + d;
+    }
+    *v = x;
+    return 0;
+}
+
+int
+lc_parse_s64_mod(struct lc_slice s, uint64_t *v)
+{
+    uint64_t	x;
+    int		neg = 0;
+
+    if (s.n > 0 && s.p[0] == '-') {
+	neg = 1;
+	s.p++;
+	s.n--;
+    }
+    if (lc_parse_u64(s, &x) < 0)
+	return -1;
+    /* a negative %lld can be at most 2^63 in magnitude */
+    if (neg && x > (uint64_t)1 << 63)
+	return -1;
+    *v = neg ? (uint64_t)0 - x : x;
+    return 0;
+}
+
+int
+lc_parse_time_value(struct lc_slice rest, struct lc_time *t)
+{
+    const char	*p, *end;
+    uint64_t	sec = 0, frac = 0;
+    size_t	fdigits = 0, fwidth = 0;
+    struct lc_slice unit;
+    int		usec;
+
+    t->present = 0;
+    rest = lc_trim(rest);
+    if (rest.n > 0 && rest.p[0] == ':') {
+	rest.p++;
+	rest.n--;
+	rest = lc_trim(rest);
+    }
+    p = rest.p;
+    end = rest.p + rest.n;
+    if (p >= end || !is_digit(*p))
+	return -1;
+    while (p < end && is_digit(*p)) {
+	unsigned d = (unsigned)(*p - '0');
+
+	if (sec > (UINT64_MAX - d) / 10)
+	    return -1;
+	sec = sec * 10 + d;
+	p++;
+    }
+    if (p >= end || (*p != '.' && *p != ':'))
+	return -1;
+    p++;
+    /* mdc rpc_stats 2.10-2.14 print the nsec part with %9lu */
+    while (p < end && *p == ' ') {
+	p++;
+	fwidth++;
+    }
+    while (p < end && is_digit(*p)) {
+	if (++fdigits > 9)
+	    return -1;
+	frac = frac * 10 + (unsigned)(*p - '0');
+	p++;
+    }
+    if (fdigits == 0)
+	return -1;
+    fwidth += fdigits;
+    unit.p = p;
+    unit.n = (size_t)(end - p);
+    unit = lc_trim(unit);
+    if (unit.n > 0 && memmem(unit.p, unit.n, "usec", 4) != NULL)
+	usec = 1;
+    else if (unit.n > 0 && memmem(unit.p, unit.n, "nsec", 4) != NULL)
+	usec = 0;
+    else
+	usec = fwidth <= 6;
+    if (usec) {
+	if (frac >= 1000000)
+	    return -1;
+	frac *= 1000;
+    }
+    t->sec = sec;
+    t->nsec = (uint32_t)frac;
+    t->present = 1;
+    return 0;
+}
+
+int
+lc_parse_header_time(struct lc_slice line, struct lc_time *snapshot,
+		     struct lc_time *start, struct lc_time *elapsed)
+{
+    static const struct {
+	const char	*name;
+	int		which;
+    } names[] = {
+	{ "snapshot_time", 0 }, { "start_time", 1 }, { "elapsed_time", 2 },
+    };
+    struct lc_slice	rest;
+    struct lc_time	*dst;
+    size_t		i, n;
+
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	n = strlen(names[i].name);
+	if (line.n <= n || memcmp(line.p, names[i].name, n) != 0)
+	    continue;
+	if (!is_space(line.p[n]) && line.p[n] != ':')
+	    continue;
+	dst = names[i].which == 0 ? snapshot :
+	      names[i].which == 1 ? start : elapsed;
+	rest.p = line.p + n;
+	rest.n = line.n - n;
+	if (lc_parse_time_value(rest, dst) < 0)
+	    return -1;
+	return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,71 @@
+/*
+ * Helpers shared by the stats-file parsers.  Everything here works on
+ * (pointer, length) slices: procfs/debugfs buffers are not NUL terminated
+ * and a parser must never look past the end of what was read.
+ */
+#ifndef LC_PARSE_COMMON_H
+#define LC_PARSE_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct lc_slice {
+    const char	*p;
+    size_t	n;
+};
+
+/* A timestamp line from a stats header; nsec is always nanoseconds. */
+struct lc_time {
+    int		present;
+    uint64_t	sec;
+    uint32_t	nsec;
+};
+
+/*
+ * Return the next line (without '\n', without a trailing '\r') and advance
+ * *cur.  The final line need not be newline terminated.  Returns 0 at end.
+ */
+int lc_next_line(const char **cur, const char *end, struct lc_slice *line);
+
+/* Next whitespace (space/tab) separated token; returns 0 when none left. */
+int lc_next_token(const char **cur, const char *end, struct lc_slice *tok);
+
+/* Trim spaces and tabs on both sides. */
+struct lc_slice lc_trim(struct lc_slice s);
+
+int lc_slice_eq(struct lc_slice s, const char *lit);
+int lc_slice_startswith(struct lc_slice s, const char *lit);
+int lc_is_blank(struct lc_slice s);
+
+/*
+ * Whole-token unsigned decimal, no sign, no overflow (values up to
+ * 2^64-1 are accepted).  Returns 0 on success, -1 otherwise.
+ */
+int lc_parse_u64(struct lc_slice s, uint64_t *v);
+
+/*
+ * Decimal with an optional '-', returned modulo 2^64: the kernel prints
+ * some u64 sums with %lld, so a sum past 2^63 shows up negative and the
+ * two's-complement value is the real one.
+ */
+int lc_parse_s64_mod(struct lc_slice s, uint64_t *v);
+
+/*
+ * Parse the value part of a "snapshot_time"/"start_time"/"elapsed_time"
+ * header line: everything after the name.  Accepts an optional ':' before
+ * or after the padding, "S.U" (unpadded usec), "S.NNNNNNNNN", "S. NNNNNNNN"
+ * (space-padded nsec) and "S:U" (very old osc rpc_stats); the unit word
+ * (secs.usecs, (secs.nsecs), ...) decides usec versus nsec, and without it
+ * a fraction of more than 6 digits is taken as nanoseconds.
+ */
+int lc_parse_time_value(struct lc_slice rest, struct lc_time *t);
+
+/*
+ * If the line is a header time line ("snapshot_time", "start_time" or
+ * "elapsed_time", with or without ':'), fill the matching lc_time and
+ * return 1; return 0 otherwise.
+ */
+int lc_parse_header_time(struct lc_slice line, struct lc_time *snapshot,
+			 struct lc_time *start, struct lc_time *elapsed);
+
+#endif /* LC_PARSE_COMMON_H */

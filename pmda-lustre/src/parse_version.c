@@ -1,0 +1,65 @@
+#include <string.h>
+#include "parse_common.h"
+#include "parse_version.h"
+
+static int
+is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* token at the start of s must look like ^[0-9]+\.[0-9]+ */
+static int
+take_version(struct lc_slice s, char *out, size_t outsz)
+{
+    size_t	i = 0, n;
+
+    s = lc_trim(s);
+    while (i < s.n && is_digit(s.p[i]))
+	i++;
+    if (i == 0 || i + 1 >= s.n || s.p[i] != '.' || !is_digit(s.p[i + 1]))
+	return -1;
+    for (n = 0; n < s.n; n++) {
+	unsigned char c = (unsigned char)s.p[n];
+
+	if (c == ' ' || c == '\t')
+	    break;
+	if (c < 0x21 || c > 0x7e)
+	    return -1;
+    }
+    if (n >= outsz)
+	return -1;
+    memcpy(out, s.p, n);
+    out[n] = '\0';
+    return 0;
+}
+
+int
+version_parse(const char *buf, size_t len, char *out, size_t outsz)
+{
+    const char		*cur = buf, *end = buf + len;
+    struct lc_slice	line, t, rest;
+    int			first = 1;
+
+    if (outsz == 0)
+	return -1;
+    out[0] = '\0';
+    if (buf == NULL)
+	return -1;
+    while (lc_next_line(&cur, end, &line)) {
+	t = lc_trim(line);
+	if (t.n == 0)
+	    continue;
+	if (lc_slice_startswith(t, "lustre:") || lc_slice_startswith(t, "version=")) {
+	    rest.p = t.p + (t.p[0] == 'l' ? 7 : 8);
+	    rest.n = t.n - (size_t)(rest.p - t.p);
+	    if (take_version(rest, out, outsz) == 0)
+		return 0;
+	} else if (first && take_version(t, out, outsz) == 0) {
+	    return 0;
+	}
+	first = 0;
+    }
+    out[0] = '\0';
+    return -1;
+}

@@ -1,0 +1,48 @@
+/*
+ * All file system access of the agent.  Every path is resolved under ROOT
+ * (option -r) and refused if it resolves outside it, so a symlink in a
+ * test tree (or a hostile one under /proc) cannot make the agent read an
+ * arbitrary file.  The Lustre parameter roots are globbed the way
+ * "lctl get_param" does it, so one binary serves the 1.8 .. 2.17 layouts.
+ */
+#ifndef LC_PATHS_H
+#define LC_PATHS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define LC_READ_CAP	(4u << 20)	/* never read more of one file */
+#define LC_NBASES	3
+
+/* realpath()s root; -1 (errno set) if it is not a usable directory */
+int lc_paths_init(const char *root);
+const char *lc_paths_root(void);
+int lc_paths_root_is_slash(void);
+const char *lc_paths_base(int i);	/* "sys/fs/lustre", ... */
+
+/*
+ * Call cb once per distinct entry name found in <base>/<type>/ across all
+ * bases, in sorted order.  Hidden names, names too long and entries that
+ * are not directories inside ROOT are skipped.  Returns the number of
+ * names or a negative errno on allocation failure.
+ */
+int lc_list_devices(const char *type, void (*cb)(const char *name, void *arg),
+		    void *arg);
+
+/*
+ * Read <base>/<type>/<dev>/<file> from the first base that has it
+ * (<base>/<file> when type is NULL).  *hint remembers which base answered
+ * last time so that the common case costs one open.  On success returns
+ * the length and sets *bufp to an internal buffer that stays valid until
+ * the next read; *truncated is set when the file was longer than
+ * LC_READ_CAP (the content then ends at the last complete line).  Returns
+ * a negative errno on failure (-ENOENT if no base has the file, -EXDEV if
+ * it resolves outside ROOT, -EFTYPE-ish -EINVAL if not a regular file).
+ */
+ssize_t lc_read_param(const char *type, const char *dev, const char *file,
+		      int *hint, const char **bufp, int *truncated);
+
+/* Read an arbitrary path with the same confinement (tests, tooling). */
+ssize_t lc_read_confined(const char *path, const char **bufp, int *truncated);
+
+#endif /* LC_PATHS_H */

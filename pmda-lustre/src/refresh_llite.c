@@ -1,0 +1,94 @@
+/*
+ * llite.*.stats -> CL_LLITE_STATS and CL_LLITE_LAT.
+ */
+#include <string.h>
+#include "lustreclient.h"
+#include "parse_stats.h"
+
+static struct lstats	st;	/* reused: keeps its counter array */
+
+static void
+fill(struct lc_fs *fs)
+{
+    const struct lstats_counter *c;
+    size_t	i;
+
+    memset(fs->ll, 0, sizeof(fs->ll));
+    memset(fs->lat, 0, sizeof(fs->lat));
+    fs->lat_valid = 0;
+
+    /*
+     * read_bytes/write_bytes always print min/max/sum; without a sum the
+     * byte count is unknown, not zero.  Absent lines are zero counters.
+     */
+    fs->bytes_ok = 1;
+    if ((c = lstats_find(&st, "read_bytes")) != NULL) {
+	fs->ll[LLITE_READ_CALLS] = c->count;
+	if (c->nvals >= 3)
+	    fs->ll[LLITE_READ_BYTES] = c->sum;
+	else
+	    fs->bytes_ok = 0;
+    }
+    if ((c = lstats_find(&st, "write_bytes")) != NULL) {
+	fs->ll[LLITE_WRITE_CALLS] = c->count;
+	if (c->nvals >= 3)
+	    fs->ll[LLITE_WRITE_BYTES] = c->sum;
+	else
+	    fs->bytes_ok = 0;
+    }
+    for (i = 0; i < lc_llite_nops; i++)
+	if ((c = lstats_find(&st, lc_llite_ops[i].file_name)) != NULL)
+	    fs->ll[lc_llite_ops[i].item] = c->count;
+
+    /*
+     * Latency exists from 2.14 on.  A file with any [usec]/[usecs]
+     * counter is such a version, and there an absent op is a zero
+     * counter; before that the metrics have no value.
+     */
+    fs->lat_ok = 0;
+    for (i = 0; i < st.n; i++)
+	if (lstats_unit_is_usec(st.c[i].unit)) {
+	    fs->lat_ok = 1;
+	    break;
+	}
+    if (!fs->lat_ok)
+	return;
+    for (i = 0; i < lc_llite_nlat; i++) {
+	unsigned item = lc_llite_lat[i].item;
+
+	c = lstats_find(&st, lc_llite_lat[i].file_name);
+	if (c == NULL) {
+	    fs->lat_valid |= (uint64_t)1 << item;
+	} else if (lstats_unit_is_usec(c->unit) && c->nvals >= 3) {
+	    fs->lat[item] = c->sum;
+	    fs->lat_valid |= (uint64_t)1 << item;
+	}
+    }
+}
+
+void
+lc_refresh_llite(void)
+{
+    struct lc_fs	*fs;
+    const char		*buf;
+    ssize_t		n;
+    size_t		i;
+
+    for (i = 0; i < lc.nfs; i++) {
+	fs = lc.fs[i];
+	fs->ll_ok = 0;
+	if (!fs->has_llite)
+	    continue;
+	n = lc_read_devfile("llite", fs->dev, "stats", &fs->hint[FK_LLITE_STATS],
+			    &fs->logged, FK_LLITE_STATS, &buf);
+	if (n < 0)
+	    continue;
+	if (lstats_parse(buf, (size_t)n, &st) < 0) {
+	    lc_log_bad(&fs->logged, FK_LLITE_STATS, "llite", fs->dev, "stats");
+	    continue;
+	}
+	lc_log_ok(&fs->logged, FK_LLITE_STATS);
+	fill(fs);
+	fs->ll_ok = 1;
+    }
+}

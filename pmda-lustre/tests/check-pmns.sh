@@ -1,0 +1,57 @@
+#!/bin/sh
+# PMNS, help text and the C item tables must agree:
+#  - every metric in pmns has a one-line and a long help text (chkhelp -e
+#    only checks existence, so the texts are checked directly too);
+#  - every instance domain has help;
+#  - the op tables in src/optables.c give the same PMIDs as pmns.
+cd "$(dirname "$0")/.." || exit 1
+CHKHELP=${CHKHELP:-/usr/lib/pcp/bin/chkhelp}
+NEWHELP=${NEWHELP:-/usr/lib/pcp/bin/newhelp}
+fail=0
+# check the help source as it is now, not a help.dir built earlier
+mkdir -p tests/out
+$NEWHELP -n root -v 2 -o tests/out/help-check help || { echo "check-pmns: newhelp failed"; exit 1; }
+HELP=tests/out/help-check
+metrics=$(pminfo -n root lustreclient) || { echo "check-pmns: pminfo -n root failed"; exit 1; }
+n=$(echo "$metrics" | wc -l)
+
+missing=$($CHKHELP -n root -e $HELP $metrics 2>&1)
+if [ -n "$missing" ]; then
+    echo "check-pmns: metrics without help:"; echo "$missing"; fail=1
+fi
+for m in $metrics; do
+    # chkhelp prints "PMID <id> <name>:<text>" or "<no ... available>"
+    oneline=$($CHKHELP -n root -O $HELP $m 2>/dev/null | sed -n 's/^PMID [^ ]* [^ ]*: *//p')
+    long=$($CHKHELP -n root -H $HELP $m 2>/dev/null | sed 's/^PMID [^ ]* [^ ]*://' | tr -d ' \n')
+    if [ -z "$oneline" ] || [ -z "$long" ] || echo "$oneline$long" | grep -q '<no'; then
+	echo "check-pmns: $m: one-line or long help text missing"; fail=1
+    fi
+done
+for i in 0 1 2 3 4; do
+    if ! grep -q "^@ 220\.$i " help; then
+	echo "check-pmns: instance domain 220.$i has no help"; fail=1
+    fi
+done
+
+# src/optables.c { "file name", item, "metric" } rows against pmns
+check_table() {	# table cluster prefix
+    sed -n "/^const struct lc_op $1\[\] = {/,/^};/p" src/optables.c |
+    sed -n 's/.*{ "[^"]*", \([0-9]*\), "\([^"]*\)" }.*/\2 \1/p' |
+    while read -r name item; do
+	pmid=$(pminfo -n root -m "$3.$name" 2>/dev/null | sed 's/.*PMID: //')
+	if [ "$pmid" != "220.$2.$item" ]; then
+	    echo "check-pmns: $3.$name is '$pmid' in pmns, 220.$2.$item in $1"
+	fi
+    done
+}
+bad=$( { check_table lc_llite_ops 2 lustreclient.llite
+	 check_table lc_llite_lat 3 lustreclient.llite.latency
+	 check_table lc_mdc_ops 8 lustreclient.mdc; } )
+if [ -n "$bad" ]; then
+    echo "$bad"; fail=1
+fi
+
+if [ $fail = 0 ]; then
+    echo "check-pmns: ok ($n metrics, all with help)"
+fi
+exit $fail

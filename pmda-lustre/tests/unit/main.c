@@ -1,0 +1,17 @@
+#include "harness.h"
+
+int h_pass, h_fail;
+
+int
+main(void)
+{
+    test_common();
+    test_parse_stats();
+    test_parse_rpc_stats();
+    test_parse_version();
+    test_parse_import();
+    test_names();
+    test_fuzz();
+    printf("%d passed, %d failed\n", h_pass, h_fail);
+    return h_fail ? 1 : 0;
+}
