@@ -1,6 +1,7 @@
 # lustre-jobreport: top-level build. On a fresh Debian 12 machine, as root:
 #   make demo   - install what is missing, build the agent, run a simulated Enzo job, print its report
 #   make test   - install what is missing, run every test (C unit, dbpmda golden, pytest)
+#   make bench  - performance figures (see bench/)
 # Both are idempotent: what is already installed or built is left alone.
 
 VENV      := .venv
@@ -8,7 +9,7 @@ PY        := $(VENV)/bin/python
 SYSPYTHON := /usr/bin/python3
 STAMP     := $(VENV)/.installed
 
-.PHONY: all deps venv agent demo test test-agent test-py clean
+.PHONY: all deps venv agent demo test bench clean
 
 all: agent venv
 
@@ -33,6 +34,10 @@ demo: agent venv
 test: agent venv
 	$(MAKE) -C pmda-lustre test
 	$(PY) -m pytest -q tests
+
+# Performance figures as ratios against a floor or peer measured in the same run.
+bench: agent venv
+	$(PY) bench/run.py
 
 clean:
 	$(MAKE) -C pmda-lustre clean

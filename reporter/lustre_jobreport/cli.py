@@ -21,8 +21,10 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
 
     cfg = config.load(args.config)
     targets = [snapshot.HostTarget.parse(h) for h in args.host or []]
+    for nodes in args.nodes or []:
+        targets += snapshot.targets_for_nodes(nodes, cfg)
     for f in args.hosts_file or []:
-        targets += snapshot.read_hosts_file(f)
+        targets += snapshot.read_hosts_file(f, cfg)
     if not targets:
         targets = [snapshot.HostTarget.parse("local=localhost")]
     s = cfg.snapshot
@@ -65,7 +67,10 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("snapshot", help="fetch all lustreclient metrics from every host of a job")
     s.add_argument("--host", action="append", metavar="[NAME=]SPEC",
                    help="PCP host spec (node17, node17:44321, unix:/path/pmcd.socket), repeatable")
-    s.add_argument("--hosts-file", action="append", metavar="FILE", help="one [NAME=]SPEC per line")
+    s.add_argument("--nodes", action="append", metavar="NODELIST",
+                   help="scheduler node list, e.g. 'node[01-04,7]'; each node's pmcd comes from the config")
+    s.add_argument("--hosts-file", action="append", metavar="FILE",
+                   help="one node name or NAME=SPEC per line (e.g. a PBS node file)")
     s.add_argument("-o", "--output", required=True, metavar="SNAP.json")
     s.add_argument("--backend", choices=("auto", "pmapi", "cli"), default="auto",
                    help="PCP Python bindings or pminfo (default: bindings when importable)")

@@ -21,7 +21,10 @@ DEFAULTS: dict[str, Any] = {
         "connect_timeout_s": 5.0,   # per host: pmcd connect
         "fetch_timeout_s": 10.0,    # per host: the one fetch
         "parallel": 64,             # hosts fetched at once
+        "host_spec": "{host}",      # PCP host spec of a scheduler node name, e.g. "{host}-ib:44321"
     },
+    # Node name -> PCP host spec, for nodes whose pmcd is not at host_spec (free-form keys).
+    "hosts": {},
     "flags": {
         "SMALL_RPC": {"max_rpc_bytes": 16384, "min_share": 0.10, "min_rpcs": 1000},
         "OPEN_CLOSE_STORM": {"min_opens": 1000, "opens_per_gib": 20.0, "opens_per_s": 100.0},
@@ -43,8 +46,18 @@ class Config:
     def snapshot(self) -> dict[str, Any]:
         return self.values["snapshot"]
 
+    def host_spec(self, node: str) -> str:
+        """Where the pmcd of a scheduler node is: the [hosts] map, else the host_spec pattern."""
+        return self.values["hosts"].get(node) or self.values["snapshot"]["host_spec"].format(host=node)
+
 
 def _merge(base: dict[str, Any], override: dict[str, Any], where: str) -> None:
+    if where.endswith(".hosts"):  # a free-form map of node name -> host spec
+        for key, value in override.items():
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{where}.{key}: expected a PCP host spec string, got {value!r}")
+            base[key] = value
+        return
     for key, value in override.items():
         if key not in base:
             raise ConfigError(f"{where}: unknown setting '{key}'")
@@ -55,6 +68,10 @@ def _merge(base: dict[str, Any], override: dict[str, Any], where: str) -> None:
         elif isinstance(base[key], (int, float)) and not isinstance(base[key], bool):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ConfigError(f"{where}.{key}: expected a number, got {value!r}")
+            base[key] = value
+        elif isinstance(base[key], str):
+            if not isinstance(value, str):
+                raise ConfigError(f"{where}.{key}: expected a string, got {value!r}")
             base[key] = value
         else:
             base[key] = value

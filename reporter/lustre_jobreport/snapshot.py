@@ -13,7 +13,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import hostlist
+
 from . import pcpfetch
+from .config import Config
 from .errors import JobReportError
 from .snapfile import HostSnapshot, Snapshot
 
@@ -34,12 +37,39 @@ class HostTarget:
         return cls(name, spec)
 
 
-def read_hosts_file(path: str | Path) -> list[HostTarget]:
+def _unique(targets: list[HostTarget]) -> list[HostTarget]:
+    """First occurrence wins: PBS node files list a host once per core."""
+    seen: dict[str, HostTarget] = {}
+    for t in targets:
+        seen.setdefault(t.name, t)
+    return list(seen.values())
+
+
+def read_hosts_file(path: str | Path, cfg: Config | None = None) -> list[HostTarget]:
+    """One [NAME=]SPEC per line (# comments); a bare node name gets its spec from the config."""
     try:
         lines = Path(path).read_text().splitlines()
     except OSError as exc:
         raise JobReportError(f"cannot read hosts file {path}: {exc.strerror}") from None
-    return [HostTarget.parse(line) for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    targets = []
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if cfg is not None and "=" not in line:
+            targets.append(HostTarget(line, cfg.host_spec(line)))
+        else:
+            targets.append(HostTarget.parse(line))
+    return _unique(targets)
+
+
+def targets_for_nodes(nodelist: str, cfg: Config) -> list[HostTarget]:
+    """A scheduler node list ("node[01-04,7],gpu1") -> hosts, each at its configured pmcd."""
+    try:
+        nodes = hostlist.expand_hostlist(nodelist)
+    except hostlist.BadHostlist as exc:
+        raise JobReportError(f"bad node list {nodelist!r}: {exc}") from None
+    return _unique([HostTarget(n, cfg.host_spec(n)) for n in nodes])
 
 
 def choose_backend(requested: str) -> str:

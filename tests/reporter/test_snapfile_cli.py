@@ -63,3 +63,19 @@ def test_cli_report_json_from_files(tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["job"]["id"] == "77" and doc["filesystems"]["scratch"]["ops"]["open"] == 3
+
+
+def test_node_lists_and_host_map(tmp_path):
+    from lustre_jobreport import config, snapshot
+
+    p = tmp_path / "c.toml"
+    p.write_text('[snapshot]\nhost_spec = "{host}-ib:44321"\n[hosts]\nnode02 = "localhost:4431"\n')
+    cfg = config.load(p)
+    got = [(t.name, t.spec) for t in snapshot.targets_for_nodes("node[01-02],gpu7", cfg)]
+    assert got == [("node01", "node01-ib:44321"), ("node02", "localhost:4431"), ("gpu7", "gpu7-ib:44321")]
+    nodefile = tmp_path / "nodes"
+    nodefile.write_text("n1\nn1\nn2\n# comment\n\nn3=unix:/x/pmcd.socket\n")    # PBS: once per core
+    got = [(t.name, t.spec) for t in snapshot.read_hosts_file(nodefile, cfg)]
+    assert got == [("n1", "n1-ib:44321"), ("n2", "n2-ib:44321"), ("n3", "unix:/x/pmcd.socket")]
+    with pytest.raises(Exception, match="bad node list"):
+        snapshot.targets_for_nodes("node[01-", cfg)
