@@ -1,7 +1,7 @@
 """Per-filesystem totals of a job: llite volume and ops, RPC-size histograms, per OST, per host.
 
-Everything is summed from the reset-aware deltas with pandas group-bys; values leave this module
-as exact Python ints (JSON must not round byte counts).
+Sums over the reset-aware delta matrices (hosts x instances), in uint64 so byte counts stay
+exact; values leave this module as Python ints (JSON must not round them).
 """
 
 from __future__ import annotations
@@ -10,15 +10,13 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
-from .diff import P, JobDelta
+from .diff import P, DeltaTable, JobDelta, fs_of
 
 LLITE = P + "llite."
 CORE_OPS = ("open", "close", "getattr", "statfs", "setattr", "fsync")
 VOLUME = ("read_bytes", "write_bytes", "read_calls", "write_calls")
-OST_FIELDS = {"read_bytes": "read_bytes", "write_bytes": "write_bytes",
-              "read_rpcs": "read_rpcs", "write_rpcs": "write_rpcs"}
+OST_FIELDS = ("read_bytes", "write_bytes", "read_rpcs", "write_rpcs")
 _SIZE_RE = re.compile(r"^(\d+)([KMGT]?)$")
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -59,97 +57,67 @@ class FsTotals:
                 "ost_count": self.ost_count}
 
 
-def _ints(series: pd.Series) -> dict:
-    return {k: int(v) for k, v in series.items()}
+def _present_instances(delta: JobDelta, metric: str) -> list[str]:
+    """Instances of a metric that exist at the end on any host of the job."""
+    t = delta.end_snapshot.metrics.get(metric)
+    if t is None:
+        return []
+    rows = [i for i, h in enumerate(delta.end_snapshot.hosts) if h in set(delta.hosts)]
+    have = t.present[rows].any(axis=0) if rows else np.zeros(len(t.instances), dtype=bool)
+    return [name for name, ok in zip(t.instances, have) if ok]
 
 
-def _mounted_filesystems(delta: JobDelta) -> dict[str, int]:
-    """fs name -> number of OSTs the clients see, for every fs mounted at the end."""
-    fs_osts: dict[str, set[str]] = {}
-    for h in delta.end_values.values():
-        for fs in h.metrics.get(LLITE + "mount_id", {}):
-            fs_osts.setdefault(fs, set())
-        for osc in h.metrics.get(P + "osc.read_bytes", {}) | h.metrics.get(P + "osc.rpc.read", {}):
-            osc = osc.split(":", 1)[0]
-            fs = re.sub(r"-OST[0-9a-fA-F]{4,}$", "", osc)
-            if fs in fs_osts:
-                fs_osts[fs].add(osc)
-    return {fs: len(osts) for fs, osts in sorted(fs_osts.items())}
-
-
-def _bucket_labels(delta: JobDelta) -> dict[str, list[str]]:
-    """fs -> every RPC-size bucket the agents export for it, smallest first (zeros are kept)."""
-    labels: dict[str, set[str]] = {}
-    for h in delta.end_values.values():
-        for metric in (P + "osc.rpc.read", P + "osc.rpc.write"):
-            for inst in h.metrics.get(metric, {}):
-                osc, _, size = inst.rpartition(":")
-                fs = re.sub(r"-OST[0-9a-fA-F]{4,}$", "", osc)
-                labels.setdefault(fs, set()).add(size)
-    return {fs: sorted(s, key=size_bytes) for fs, s in labels.items()}
+def _totals(t: DeltaTable) -> dict[str, int]:
+    """Instance -> delta summed over hosts."""
+    return {name: int(v) for name, v in zip(t.instances, t.delta.sum(axis=0, dtype=np.uint64))}
 
 
 def aggregate(delta: JobDelta) -> dict[str, FsTotals]:
-    c = delta.counters
-    filesystems = _mounted_filesystems(delta)
-    buckets = _bucket_labels(delta)
-    out = {fs: FsTotals(fs, ost_count=n) for fs, n in filesystems.items()}
-    if c.empty:
-        for t in out.values():
-            t.ops = dict.fromkeys(CORE_OPS, 0)
-            t.rpc = {d: dict.fromkeys(buckets.get(t.name, []), 0) for d in ("read", "write")}
-        return out
+    filesystems = sorted(_present_instances(delta, LLITE + "mount_id"))
+    out = {fs: FsTotals(fs) for fs in filesystems}
+    osc_devices = {d for m in delta.end_snapshot.metrics if m.startswith(P + "osc.")
+                   for d in (i.split(":", 1)[0] for i in _present_instances(delta, m))}
+    buckets: dict[str, list[str]] = {}
+    for inst in _present_instances(delta, P + "fs.rpc.read") + _present_instances(delta, P + "fs.rpc.write"):
+        fs, _, size = inst.rpartition(":")
+        if size not in buckets.setdefault(fs, []):
+            buckets[fs].append(size)
+    tables = delta.tables
 
-    # Sum in uint64 (exact), convert to Python int only at the edge.
-    llite = c[c["metric"].str.startswith(LLITE) & ~c["metric"].str.startswith(LLITE + "latency.")]
-    llite = llite.assign(name=llite["metric"].str.slice(len(LLITE)))
-    by_fs = llite.groupby(["fs", "name"])["delta"].sum()
-    by_host = llite.groupby(["fs", "host", "name"])["delta"].sum()
-
-    rpc = c[c["metric"].isin([P + "osc.rpc.read", P + "osc.rpc.write"])]
-    rpc = rpc.assign(direction=rpc["metric"].str.rsplit(".", n=1).str[1],
-                     size=rpc["inst"].str.rsplit(":", n=1).str[1])
-    rpc_by_fs = rpc.groupby(["fs", "direction", "size"])["delta"].sum()
-    rpc_by_ost = rpc.groupby(["fs", "device"])["delta"].sum()
-
-    osc = c[c["source"] == "osc stats"]
-    osc = osc.assign(name=osc["metric"].str.slice(len(P + "osc.")))
-    osc_by_ost = osc.groupby(["fs", "device", "name"])["delta"].sum()
-
+    # llite: one column per filesystem
+    llite = {m[len(LLITE):]: t for m, t in tables.items()
+             if m.startswith(LLITE) and not m.startswith(LLITE + "latency.")}
     for fs, t in out.items():
-        vals = _ints(by_fs.xs(fs, level="fs")) if fs in by_fs.index.get_level_values(0) else {}
+        t.ost_count = sum(1 for d in osc_devices if fs_of(d) == fs)
+        vals = {name: _totals(tab).get(fs, 0) for name, tab in llite.items()}
         for name in VOLUME:
             setattr(t, name, vals.get(name, 0))
         t.ops = {op: vals.get(op, 0) for op in CORE_OPS}
         t.ops.update({k: v for k, v in sorted(vals.items()) if k not in VOLUME and k not in t.ops})
+        for r, host in enumerate(delta.hosts):
+            per_host = {name: int(tab.delta[r, tab.instances.index(fs)]) for name, tab in llite.items()
+                        if fs in tab.instances and tab.counted[r, tab.instances.index(fs)]}
+            if per_host:
+                t.hosts[host] = per_host
 
-        for direction in ("read", "write"):
-            counts = dict.fromkeys(buckets.get(fs, []), 0)
-            if (fs, direction) in rpc_by_fs.index.droplevel(2):
-                counts.update(_ints(rpc_by_fs.xs((fs, direction), level=("fs", "direction"))))
-            t.rpc[direction] = {k: counts[k] for k in sorted(counts, key=size_bytes)}
+    # RPC-size histograms per filesystem, every bucket the agents export, zeros kept
+    for direction in ("read", "write"):
+        tab = tables.get(P + f"fs.rpc.{direction}")
+        sums = _totals(tab) if tab is not None else {}
+        for fs, t in out.items():
+            labels = sorted(buckets.get(fs, []), key=size_bytes)
+            t.rpc[direction] = {label: sums.get(f"{fs}:{label}", 0) for label in labels}
 
-        if fs in by_host.index.get_level_values(0):
-            per_host = by_host.xs(fs, level="fs")
-            for host in sorted(per_host.index.get_level_values(0).unique()):
-                t.hosts[host] = _ints(per_host.xs(host, level="host"))
-
-        # An OST is used when the job moved data or sent I/O RPCs through it (pings and other
-        # background requests also move req_count, so they do not count).
-        ost_vals = osc_by_ost.xs(fs, level="fs") if fs in osc_by_ost.index.get_level_values(0) else None
-        touched = set()
-        if fs in rpc_by_ost.index.get_level_values(0):
-            s = rpc_by_ost.xs(fs, level="fs")
-            touched |= set(s[s > 0].index)
-        if ost_vals is not None:
-            io = ost_vals[ost_vals.index.get_level_values("name").isin(list(OST_FIELDS))]
-            s = io.groupby(level="device").sum()
-            touched |= set(s[s > 0].index)
-        for device in sorted(touched):
-            row = _ints(ost_vals.xs(device, level="device")) if ost_vals is not None and \
-                device in ost_vals.index.get_level_values(0) else {}
-            entry: dict[str, int | float | None] = {k: row.get(v, 0) for k, v in OST_FIELDS.items()}
-            count, wait = row.get("req_count", 0), row.get("req_waittime", 0)
+    # per OST: bytes and RPCs through it, and the mean wait of its requests
+    osc = {name: _totals(tables[P + f"osc.{name}"]) for name in OST_FIELDS + ("req_waittime", "req_count")
+           if P + f"osc.{name}" in tables}
+    for fs, t in out.items():
+        devices = sorted(d for d in osc_devices if fs_of(d) == fs)
+        for device in devices:
+            entry: dict[str, int | float | None] = {k: osc.get(k, {}).get(device, 0) for k in OST_FIELDS}
+            if not any(entry.values()):
+                continue   # pings and other background requests do not make an OST "used"
+            count, wait = osc.get("req_count", {}).get(device, 0), osc.get("req_waittime", {}).get(device, 0)
             entry["wait_us_mean"] = round(wait / count, 1) if count else None
             t.osts[device[len(fs) + 1:]] = entry
     return out

@@ -1,23 +1,25 @@
 """Reset-aware difference of two snapshots (DESIGN §3, "Diff rules").
 
-Counters are compared per (host, metric, instance). Counters come from stats files that are
-cleared or restarted as a whole, so resets are judged per *source*: one stats file of one
-device on one host (e.g. the rpc_stats of scratch-OST0003 on node7). If any counter of a source
-went backwards, the whole source is left out of the totals (COUNTER_RESET); if a filesystem's
-mount_id changed, everything of that filesystem on that host is left out (REMOUNT). Instances
-that appear only at the end count from zero. The report lists what it left out.
+Counters are compared per (host, metric, instance) as hosts x instances matrices. Counters come
+from stats files that are cleared or restarted as a whole, so resets are judged per *source*:
+one stats file of one device on one host (e.g. the osc stats of scratch-OST0003 on node7). If
+any counter of a source went backwards, the whole source is left out of the totals
+(COUNTER_RESET); if a filesystem's mount_id changed, everything of that filesystem on that host
+is left out (REMOUNT). Instances that appear only at the end count from zero. The report lists
+what it left out.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
-from .snapfile import SINGULAR, HostSnapshot, Snapshot
+from .snapfile import SINGULAR, MetricTable, Snapshot
 
 P = "lustreclient."
+_TARGET_SUFFIX = re.compile(r"-(?:OST|MDT)[0-9a-fA-F]{4,}$")
 
 
 @dataclass(frozen=True)
@@ -33,14 +35,27 @@ class Issue:
 
 
 @dataclass
+class DeltaTable:
+    """A counter's job delta: delta[h, i] for host row h (JobDelta.hosts) and instance i.
+
+    Values left out (reset, remounted, missing at the end) are 0 with counted[h, i] False.
+    """
+    instances: list[str]
+    devices: np.ndarray   # device of each instance (instance without ':<bucket>')
+    fs: np.ndarray        # filesystem of each instance
+    delta: np.ndarray     # uint64
+    counted: np.ndarray   # bool
+
+
+@dataclass
 class JobDelta:
     begin: float
     end: float
-    hosts: list[str]                 # hosts whose deltas are used
+    hosts: list[str]                 # hosts whose deltas are used, in row order
     hosts_missing: list[str]         # hosts that could not be read at begin or end
     versions: dict[str, str]         # host -> Lustre version at the end
-    counters: pd.DataFrame           # host, fs, source, device, metric, inst, delta (uint64)
-    end_values: dict[str, HostSnapshot]
+    tables: dict[str, DeltaTable]    # counter metric -> its deltas
+    end_snapshot: Snapshot           # instant and discrete values at the end (states, mounts)
     issues: list[Issue] = field(default_factory=list)
 
     @property
@@ -49,12 +64,12 @@ class JobDelta:
 
 
 def source_of(metric: str) -> str:
-    """Which stats file a metric comes from (what a clear or restart resets together)."""
+    """Which stats file a metric comes from (what a clear or a restart resets together)."""
     m = metric[len(P):] if metric.startswith(P) else metric
     if m.startswith("llite."):
         return "llite stats"
     if m.startswith("fs.rpc."):
-        return "fs rpc_stats"
+        return "rpc_stats"
     if m.startswith("osc.rpc."):
         return "rpc_stats"
     if m.startswith("osc."):
@@ -66,41 +81,15 @@ def source_of(metric: str) -> str:
     return "other"
 
 
-def _frame(snap: Snapshot, hosts: list[str]) -> pd.DataFrame:
-    """Long table of every integer counter value of the given hosts."""
-    host_col, metric_col, inst_col, value_col = [], [], [], []
-    for name in hosts:
-        h = snap.hosts[name]
-        for metric, insts in h.metrics.items():
-            if h.sems.get(metric) != "counter":
-                continue
-            for inst, value in insts.items():
-                if isinstance(value, int):
-                    host_col.append(name)
-                    metric_col.append(metric)
-                    inst_col.append(inst)
-                    value_col.append(value)
-    return pd.DataFrame({"host": pd.Series(host_col, dtype="str"),
-                         "metric": pd.Series(metric_col, dtype="str"),
-                         "inst": pd.Series(inst_col, dtype="str"),
-                         "value": np.array(value_col, dtype=np.uint64)})
-
-
-def _device_and_fs(metric: pd.Series, inst: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """Device = instance without the ':<size>' bucket; fs = device without -OSTxxxx/-MDTxxxx."""
-    device = inst.str.split(":", n=1).str[0]
-    fs = device.str.replace(r"-(?:OST|MDT)[0-9a-fA-F]{4,}$", "", regex=True)
-    return device, fs
+def fs_of(device: str) -> str:
+    """scratch-OST0003 -> scratch; scratch -> scratch."""
+    return _TARGET_SUFFIX.sub("", device)
 
 
 def _summarise(devices: list[str], limit: int = 3) -> str:
     devices = sorted(set(devices))
     shown = ", ".join(devices[:limit])
     return shown + (f" and {len(devices) - limit} more" if len(devices) > limit else "")
-
-
-def _mount_ids(h: HostSnapshot) -> dict[str, str]:
-    return {k: v for k, v in h.metrics.get(P + "llite.mount_id", {}).items() if isinstance(v, str)}
 
 
 def _host_issues(begin: Snapshot, end: Snapshot) -> tuple[list[str], list[str], list[Issue]]:
@@ -111,8 +100,7 @@ def _host_issues(begin: Snapshot, end: Snapshot) -> tuple[list[str], list[str], 
             when = "start" if b is None else "end"
             issues.append(Issue("HOST_UNREACHABLE", name, None, f"{name} was not in the {when} snapshot"))
         elif not b.ok or not e.ok:
-            bad = b if not b.ok else e
-            when = "start" if not b.ok else "end"
+            bad, when = (b, "start") if not b.ok else (e, "end")
             issues.append(Issue("HOST_UNREACHABLE", name, None,
                                 f"{name} could not be read at job {when}: {bad.error}"))
         else:
@@ -122,61 +110,101 @@ def _host_issues(begin: Snapshot, end: Snapshot) -> tuple[list[str], list[str], 
     return used, missing, issues
 
 
+def _rows(snap: Snapshot, hosts: list[str]) -> np.ndarray:
+    index = {name: i for i, name in enumerate(snap.hosts)}
+    return np.array([index[h] for h in hosts], dtype=np.intp)
+
+
+def _aligned_begin(b: MetricTable | None, b_rows: np.ndarray, instances: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Begin values in the end table's column order; absent instances read as not present."""
+    shape = (len(b_rows), len(instances))
+    values, present = np.zeros(shape, dtype=np.uint64), np.zeros(shape, dtype=bool)
+    if b is None or b.is_string:
+        return values, present
+    col = {name: i for i, name in enumerate(b.instances)}
+    idx = np.array([col.get(name, -1) for name in instances], dtype=np.intp)
+    have = idx >= 0
+    values[:, have] = b.values[b_rows][:, idx[have]]
+    present[:, have] = b.present[b_rows][:, idx[have]]
+    return values, present
+
+
+def _mount_ids(snap: Snapshot, host: str) -> dict[str, str]:
+    return {k: v for k, v in snap.instance_values(P + "llite.mount_id", host).items() if isinstance(v, str)}
+
+
 def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
     hosts, missing, issues = _host_issues(begin, end)
+    b_rows, e_rows = _rows(begin, hosts), _rows(end, hosts)
 
-    b, e = _frame(begin, hosts), _frame(end, hosts)
-    keys = ["host", "metric", "inst"]
-    merged = e.merge(b, on=keys, how="left", suffixes=("", "_begin"), indicator=True)
-    new = merged["_merge"] == "left_only"     # instance appeared during the job: counts from 0
-    begin_vals = merged["value_begin"].where(~new, 0).astype(np.uint64)
-    end_vals = merged["value"].astype(np.uint64)
-    counters = merged[keys].copy()
-    counters["device"], counters["fs"] = _device_and_fs(counters["metric"], counters["inst"])
-    counters["source"] = counters["metric"].map(source_of)
-    decreased = (end_vals < begin_vals).to_numpy()
-    counters["delta"] = np.where(decreased, np.uint64(0), end_vals.to_numpy() - begin_vals.to_numpy())
+    tables: dict[str, DeltaTable] = {}
+    decreased: dict[str, np.ndarray] = {}
+    for metric, e in end.metrics.items():
+        if e.sem != "counter" or e.is_string:
+            continue
+        end_vals, end_present = e.values[e_rows], e.present[e_rows]
+        begin_vals, begin_present = _aligned_begin(begin.metrics.get(metric), b_rows, e.instances)
+        begin_vals = np.where(begin_present, begin_vals, np.uint64(0))   # new instances count from 0
+        dec = end_present & begin_present & (end_vals < begin_vals)
+        counted = end_present & ~dec
+        delta = np.where(counted, end_vals - np.where(dec, end_vals, begin_vals), np.uint64(0))
+        devices = np.array([i.split(":", 1)[0] for i in e.instances], dtype=object)
+        tables[metric] = DeltaTable(list(e.instances), devices,
+                                    np.array([fs_of(d) for d in devices], dtype=object),
+                                    delta.astype(np.uint64), counted)
+        decreased[metric] = dec
 
     # REMOUNT: a filesystem whose mount_id changed (or vanished) on a host.
-    remounted: set[tuple[str, str]] = set()
-    for name in hosts:
-        before, after = _mount_ids(begin.hosts[name]), _mount_ids(end.hosts[name])
+    for r, host in enumerate(hosts):
+        before, after = _mount_ids(begin, host), _mount_ids(end, host)
         for fs in sorted(before):
-            if fs not in after:
-                issues.append(Issue("REMOUNT", name, fs, f"{fs} was unmounted on {name} during the job; "
-                                    f"its counters on {name} are left out"))
-                remounted.add((name, fs))
-            elif after[fs] != before[fs]:
-                issues.append(Issue("REMOUNT", name, fs, f"{fs} was remounted on {name} during the job "
-                                    f"(mount {before[fs]} -> {after[fs]}); its counters on {name} are left out"))
-                remounted.add((name, fs))
-    drop = np.zeros(len(counters), dtype=bool)
-    if remounted:
-        pairs = pd.MultiIndex.from_tuples(sorted(remounted), names=["host", "fs"])
-        drop |= pd.MultiIndex.from_frame(counters[["host", "fs"]]).isin(pairs)
+            if fs in after and after[fs] == before[fs]:
+                continue
+            how = ("was unmounted" if fs not in after
+                   else f"was remounted (mount {before[fs]} -> {after[fs]})")
+            issues.append(Issue("REMOUNT", host, fs,
+                                f"{fs} {how} on {host} during the job; its counters on {host} are left out"))
+            for m, t in tables.items():
+                cols = t.fs == fs
+                t.counted[r, cols] = False
+                t.delta[r, cols] = 0
+                decreased[m][r, cols] = False   # said once as REMOUNT, not again as resets
 
     # COUNTER_RESET: any decrease resets its whole source (one file of one device on one host).
-    counters["_dec"] = decreased & ~drop
-    src_keys = ["host", "source", "device"]
-    reset_src = counters.groupby(src_keys, sort=False)["_dec"].transform("any").to_numpy()
-    if reset_src.any():
-        reset = counters.loc[reset_src & counters["_dec"].to_numpy(), ["host", "fs", "source", "device"]]
-        for (host, fs, source), grp in reset.groupby(["host", "fs", "source"], sort=True):
-            issues.append(Issue("COUNTER_RESET", host, fs,
-                                f"{source} of {_summarise(grp['device'].tolist())} on {host} went backwards "
-                                f"(cleared during the job); left out of the totals, which come from the rest"))
-    drop |= reset_src
-    counters = counters.loc[~drop, ["host", "fs", "source", "device", "metric", "inst", "delta"]]
-    counters = counters.reset_index(drop=True)
+    by_source: dict[str, list[str]] = {}
+    for metric in tables:
+        by_source.setdefault(source_of(metric), []).append(metric)
+    for source, metrics in sorted(by_source.items()):
+        universe = sorted({d for m in metrics for d in tables[m].devices})
+        dev_index = {d: i for i, d in enumerate(universe)}
+        reset = np.zeros((len(hosts), len(universe)), dtype=bool)
+        for m in metrics:
+            cols = np.array([dev_index[d] for d in tables[m].devices], dtype=np.intp)
+            hit_rows, hit_cols = np.nonzero(decreased[m])
+            reset[hit_rows, cols[hit_cols]] = True
+        if not reset.any():
+            continue
+        for m in metrics:
+            t = tables[m]
+            cols = np.array([dev_index[d] for d in t.devices], dtype=np.intp)
+            gone = reset[:, cols]
+            t.counted &= ~gone
+            t.delta[gone] = 0
+        for r, host in enumerate(hosts):
+            devs = [universe[c] for c in np.flatnonzero(reset[r])]
+            for fs in sorted({fs_of(d) for d in devs}):
+                mine = [d for d in devs if fs_of(d) == fs]
+                issues.append(Issue("COUNTER_RESET", host, fs,
+                                    f"{source} of {_summarise(mine)} on {host} went backwards (cleared "
+                                    f"during the job); left out of the totals, which come from the rest"))
 
     versions = {}
-    for name in hosts:
-        v = end.hosts[name].metrics.get(P + "version", {}).get(SINGULAR)
+    for host in hosts:
+        v = end.value(P + "version", host, SINGULAR)
         if isinstance(v, str):
-            versions[name] = v
-        if not _mount_ids(end.hosts[name]):
-            issues.append(Issue("NO_LUSTRE", name, None, f"no Lustre filesystem is mounted on {name}"))
+            versions[host] = v
+        if not _mount_ids(end, host):
+            issues.append(Issue("NO_LUSTRE", host, None, f"no Lustre filesystem is mounted on {host}"))
 
     return JobDelta(begin=begin.taken_at, end=end.taken_at, hosts=hosts, hosts_missing=missing,
-                    versions=versions, counters=counters,
-                    end_values={n: end.hosts[n] for n in hosts}, issues=issues)
+                    versions=versions, tables=tables, end_snapshot=end, issues=issues)

@@ -1,32 +1,42 @@
-"""Snapshot files: what one `snapshot` call saw on every host, as JSON.
+"""Snapshots: what one `snapshot` call saw on every host, in memory and as a JSON file.
 
-A snapshot is the raw material of a report: per host, every lustreclient metric's value per
-instance and its semantics (counter/instant/discrete), or the reason the host could not be read.
+In memory a snapshot is one table per metric: a matrix of hosts x instances (uint64 for
+counters and gauges, str for strings) with a mask of the values that exist, so that diffs and
+sums over 1,000 hosts x 2,048 OSCs are array operations. The file is JSON: host list, then per
+metric its semantics, instance names and values; integer matrices are packed (little-endian
+u64, zlib, base64) because a large job's snapshot holds tens of millions of values.
 Readers accept any older "lustre-jobreport/<n>" schema and reject newer ones with a clear error.
+The prolog writes snapshots, so this module imports numpy but neither pandas nor Jinja2.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 import tempfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
+
+import numpy as np
 
 from . import SCHEMA
 from .errors import SnapshotFileError
 
 SCHEMA_PREFIX = "lustre-jobreport/"
 SCHEMA_VERSION = int(SCHEMA.rsplit("/", 1)[1])
+SINGULAR = ""          # the instance name of a metric without an instance domain (PM_IN_NULL)
+SEMANTICS = ("counter", "instant", "discrete")
 
 Value = int | str
-# The instance key of a metric without an instance domain (PM_IN_NULL).
-SINGULAR = ""
 
 
 @dataclass
 class HostSnapshot:
+    """One host's fetch: every metric's value per instance, or why the host could not be read."""
     host: str                       # the name the report uses (scheduler node name)
     spec: str                       # the PCP host spec that was contacted
     ok: bool
@@ -35,29 +45,137 @@ class HostSnapshot:
     sems: dict[str, str] = field(default_factory=dict)               # metric -> counter|instant|discrete
     metrics: dict[str, dict[str, Value]] = field(default_factory=dict)  # metric -> instance -> value
 
-    def to_json(self) -> dict[str, Any]:
-        return {"spec": self.spec, "ok": self.ok, "error": self.error,
-                "fetched_at": self.fetched_at, "sems": self.sems, "metrics": self.metrics}
+
+@dataclass(frozen=True)
+class HostInfo:
+    name: str
+    spec: str
+    ok: bool
+    error: str | None = None
+    fetched_at: float | None = None
+
+
+@dataclass
+class MetricTable:
+    """One metric on every host: values[h, i] of host row h and instance i where present[h, i]."""
+    sem: str
+    is_string: bool
+    instances: list[str]
+    values: np.ndarray   # (hosts, instances): uint64, or object (str) for strings
+    present: np.ndarray  # (hosts, instances): bool
+
+    def column(self, instance: str) -> int | None:
+        try:
+            return self.instances.index(instance)
+        except ValueError:
+            return None
 
 
 @dataclass
 class Snapshot:
     taken_at: float
-    hosts: dict[str, HostSnapshot]
-    source: str = ""                # file it was read from, for messages
+    hosts: dict[str, HostInfo]               # in row order of every MetricTable
+    metrics: dict[str, MetricTable]
+    source: str = ""                         # the file it was read from, for messages
 
-    def to_json(self) -> dict[str, Any]:
-        return {"schema": SCHEMA, "kind": "snapshot", "taken_at": self.taken_at,
-                "hosts": {name: h.to_json() for name, h in self.hosts.items()}}
+    @property
+    def host_names(self) -> list[str]:
+        return list(self.hosts)
+
+    @classmethod
+    def from_hosts(cls, taken_at: float, fetched: Iterable[HostSnapshot]) -> "Snapshot":
+        fetched = list(fetched)
+        hosts = {h.host: HostInfo(h.host, h.spec, h.ok, h.error, h.fetched_at) for h in fetched}
+        names: dict[str, None] = {}
+        for h in fetched:
+            names.update(dict.fromkeys(h.metrics))
+        metrics = {}
+        for metric in names:
+            instances: dict[str, None] = {}
+            sem, is_string = "instant", False
+            for h in fetched:
+                insts = h.metrics.get(metric)
+                if insts:
+                    instances.update(dict.fromkeys(insts))
+                    sem = h.sems.get(metric, sem)
+                    is_string = is_string or any(isinstance(v, str) for v in insts.values())
+            col = {name: i for i, name in enumerate(instances)}
+            shape = (len(fetched), len(instances))
+            values = np.full(shape, "", dtype=object) if is_string else np.zeros(shape, dtype=np.uint64)
+            present = np.zeros(shape, dtype=bool)
+            for row, h in enumerate(fetched):
+                for inst, value in h.metrics.get(metric, {}).items():
+                    if isinstance(value, str) == is_string:
+                        values[row, col[inst]] = value
+                        present[row, col[inst]] = True
+            metrics[metric] = MetricTable(sem, is_string, list(instances), values, present)
+        return cls(taken_at, hosts, metrics)
+
+    def value(self, metric: str, host: str, instance: str = SINGULAR) -> Value | None:
+        """One value, for the few places that need a single one (version, mount ids)."""
+        table = self.metrics.get(metric)
+        if table is None or host not in self.hosts:
+            return None
+        row, col = list(self.hosts).index(host), table.column(instance)
+        if col is None or not table.present[row, col]:
+            return None
+        v = table.values[row, col]
+        return v if table.is_string else int(v)
+
+    def instance_values(self, metric: str, host: str) -> dict[str, Value]:
+        table = self.metrics.get(metric)
+        if table is None or host not in self.hosts:
+            return {}
+        row = list(self.hosts).index(host)
+        return {inst: (table.values[row, i] if table.is_string else int(table.values[row, i]))
+                for i, inst in enumerate(table.instances) if table.present[row, i]}
+
+
+# ---- file format --------------------------------------------------------------------------
+
+def _pack(array: np.ndarray) -> str:
+    return base64.b64encode(zlib.compress(np.ascontiguousarray(array).tobytes(), 1)).decode("ascii")
+
+
+def _unpack(text: Any, dtype: str, count: int, where: str) -> np.ndarray:
+    if not isinstance(text, str):
+        raise ValueError(f"{where}: packed data must be a string")
+    try:
+        raw = zlib.decompress(base64.b64decode(text, validate=True))
+    except (binascii.Error, zlib.error) as exc:
+        raise ValueError(f"{where}: packed data is damaged ({exc})") from None
+    array = np.frombuffer(raw, dtype=dtype)
+    if array.size != count:
+        raise ValueError(f"{where}: {array.size} packed values, expected {count}")
+    return array
+
+
+def _table_to_json(t: MetricTable) -> dict[str, Any]:
+    doc: dict[str, Any] = {"sem": t.sem, "type": "string" if t.is_string else "u64", "instances": t.instances}
+    if t.is_string:
+        doc["values"] = [[v if p else None for v, p in zip(row, prow)]
+                         for row, prow in zip(t.values.tolist(), t.present.tolist())]
+    else:
+        doc["values"] = _pack(t.values.astype("<u8"))
+        doc["present"] = _pack(np.packbits(t.present, axis=None))
+    return doc
+
+
+def to_json(s: Snapshot) -> dict[str, Any]:
+    return {"schema": SCHEMA, "kind": "snapshot", "taken_at": s.taken_at,
+            "hosts": [{"name": h.name, "spec": h.spec, "ok": h.ok, "error": h.error,
+                       "fetched_at": h.fetched_at} for h in s.hosts.values()],
+            "encoding": "values: little-endian u64, zlib, base64; present: packbits, zlib, base64",
+            "metrics": {name: _table_to_json(t) for name, t in s.metrics.items()}}
 
 
 def write(snapshot: Snapshot, path: str | Path) -> None:
     """Write atomically (temp file + rename) so a reader never sees half a snapshot."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as out:
-            json.dump(snapshot.to_json(), out, separators=(",", ":"))
+            json.dump(to_json(snapshot), out, separators=(",", ":"))
             out.write("\n")
         os.replace(tmp, path)
     except BaseException:
@@ -85,30 +203,42 @@ def _check_schema(path: Path, doc: Any) -> None:
         raise _fail(path, f"kind is {doc.get('kind')!r}, expected 'snapshot'")
 
 
-def _host_from_json(path: Path, name: Any, raw: Any) -> HostSnapshot:
-    if not isinstance(name, str) or not isinstance(raw, dict):
-        raise _fail(path, f"host entry {name!r} is not an object")
-    ok, spec = raw.get("ok"), raw.get("spec", name)
-    if not isinstance(ok, bool) or not isinstance(spec, str):
-        raise _fail(path, f"host {name}: 'ok' must be true/false and 'spec' a string")
-    metrics, sems = raw.get("metrics", {}), raw.get("sems", {})
-    if not isinstance(metrics, dict) or not isinstance(sems, dict):
-        raise _fail(path, f"host {name}: 'metrics' and 'sems' must be objects")
-    for metric, insts in metrics.items():
-        if not isinstance(insts, dict):
-            raise _fail(path, f"host {name}: metric {metric} is not an instance map")
-        for inst, value in insts.items():
-            if isinstance(value, bool) or not isinstance(value, (int, str)):
-                raise _fail(path, f"host {name}: {metric}[{inst}] has a non-integer value {value!r}")
-            if isinstance(value, int) and not 0 <= value < 2**64:
-                raise _fail(path, f"host {name}: {metric}[{inst}] = {value} is outside u64")
+def _host_from_json(raw: Any, i: int) -> HostInfo:
+    if not isinstance(raw, dict):
+        raise ValueError(f"host #{i} is not an object")
+    name, spec, ok = raw.get("name"), raw.get("spec", raw.get("name")), raw.get("ok")
+    if not isinstance(name, str) or not isinstance(spec, str) or not isinstance(ok, bool):
+        raise ValueError(f"host #{i}: needs a string 'name' and 'spec' and a true/false 'ok'")
     fetched_at = raw.get("fetched_at")
-    if fetched_at is not None and not isinstance(fetched_at, (int, float)):
-        raise _fail(path, f"host {name}: bad fetched_at {fetched_at!r}")
+    if fetched_at is not None and (isinstance(fetched_at, bool) or not isinstance(fetched_at, (int, float))):
+        raise ValueError(f"host {name}: bad fetched_at {fetched_at!r}")
     error = raw.get("error")
-    return HostSnapshot(host=name, spec=spec, ok=ok, error=None if error is None else str(error),
-                        fetched_at=fetched_at, sems={str(k): str(v) for k, v in sems.items()},
-                        metrics=metrics)
+    return HostInfo(name, spec, ok, None if error is None else str(error), fetched_at)
+
+
+def _table_from_json(name: str, raw: Any, n_hosts: int) -> MetricTable:
+    if not isinstance(raw, dict):
+        raise ValueError(f"metric {name} is not an object")
+    sem, kind, instances = raw.get("sem"), raw.get("type"), raw.get("instances")
+    if sem not in SEMANTICS or kind not in ("u64", "string"):
+        raise ValueError(f"metric {name}: bad sem {sem!r} or type {kind!r}")
+    if not isinstance(instances, list) or not all(isinstance(i, str) for i in instances):
+        raise ValueError(f"metric {name}: 'instances' must be a list of names")
+    shape = (n_hosts, len(instances))
+    if kind == "u64":
+        values = _unpack(raw.get("values"), "<u8", shape[0] * shape[1], name).reshape(shape)
+        bits = _unpack(raw.get("present"), "u1", (shape[0] * shape[1] + 7) // 8, name + " present")
+        present = np.unpackbits(bits, count=shape[0] * shape[1]).astype(bool).reshape(shape)
+        return MetricTable(sem, False, instances, values.astype(np.uint64), present)
+    rows = raw.get("values")
+    if not isinstance(rows, list) or len(rows) != n_hosts or \
+            any(not isinstance(r, list) or len(r) != len(instances) for r in rows):
+        raise ValueError(f"metric {name}: string values must be {n_hosts} rows of {len(instances)}")
+    if any(v is not None and not isinstance(v, str) for r in rows for v in r):
+        raise ValueError(f"metric {name}: string values must be strings or null")
+    values = np.array([[v or "" for v in r] for r in rows], dtype=object).reshape(shape)
+    present = np.array([[v is not None for v in r] for r in rows], dtype=bool).reshape(shape)
+    return MetricTable(sem, True, instances, values, present)
 
 
 def read(path: str | Path) -> Snapshot:
@@ -124,11 +254,16 @@ def read(path: str | Path) -> Snapshot:
     except json.JSONDecodeError as exc:
         raise _fail(path, f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     _check_schema(path, doc)
-    taken_at, hosts = doc.get("taken_at"), doc.get("hosts")
+    taken_at, hosts, metrics = doc.get("taken_at"), doc.get("hosts"), doc.get("metrics", {})
     if isinstance(taken_at, bool) or not isinstance(taken_at, (int, float)):
         raise _fail(path, "missing or bad 'taken_at'")
-    if not isinstance(hosts, dict):
-        raise _fail(path, "missing 'hosts' object")
-    return Snapshot(taken_at=float(taken_at),
-                    hosts={name: _host_from_json(path, name, raw) for name, raw in hosts.items()},
-                    source=str(path))
+    if not isinstance(hosts, list) or not isinstance(metrics, dict):
+        raise _fail(path, "'hosts' must be a list and 'metrics' an object")
+    try:
+        infos = [_host_from_json(raw, i) for i, raw in enumerate(hosts)]
+        if len({h.name for h in infos}) != len(infos):
+            raise ValueError("a host is listed twice")
+        tables = {name: _table_from_json(name, raw, len(infos)) for name, raw in metrics.items()}
+    except ValueError as exc:
+        raise _fail(path, str(exc)) from None
+    return Snapshot(float(taken_at), {h.name: h for h in infos}, tables, source=str(path))

@@ -103,4 +103,4 @@ def take(targets: list[HostTarget], *, connect_timeout_s: float, fetch_timeout_s
     taken_at = time.time()
     with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(targets) or 1))) as pool:
         results = list(pool.map(one, targets))
-    return Snapshot(taken_at=taken_at, hosts={h.host: h for h in results})
+    return Snapshot.from_hosts(taken_at, results)

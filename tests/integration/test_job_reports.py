@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lustre_jobreport import config, report, snapfile, snapshot
+from lustre_jobreport import config, pcpfetch, report, snapfile, snapshot
 from lustre_sim import SimClient
 from privpmcd import PrivatePmcd, free_port
 
@@ -93,11 +93,12 @@ def test_cli_backend_sees_what_pmapi_sees(tmp_path):
     tree = tmp_path / "tree"
     SimClient.create(tree, version="2.12.9", filesystems=[("scratch", 4, 1)], seed=3)
     with PrivatePmcd(tmp_path / "pmcd", tree) as pmcd:
-        via_api, via_cli = take(pmcd, backend="pmapi"), take(pmcd, backend="cli")
-    a, c = via_api.hosts["node0"], via_cli.hosts["node0"]
+        a, c = pcpfetch.fetch_pmapi("n", pmcd.spec), pcpfetch.fetch_cli("n", pmcd.spec, 10)
     assert a.ok and c.ok
     assert a.metrics == c.metrics and a.sems == c.sems
     assert a.metrics["lustreclient.version"] == {"": "2.12.9"}
+    assert a.metrics["lustreclient.fs.rpc.read"]["scratch:1M"] > 0
+    assert not [m for m in a.metrics if m.startswith("lustreclient.osc.rpc.")]   # left out by design
 
 
 def test_two_hosts_one_dead_and_a_stats_clear(tmp_path):

@@ -13,17 +13,17 @@ def host(name, metrics, ok=True, error=None):
 
 
 def node(name, *, mount="ffff0001", version="2.15.4", llite=None, osc=None, rpc=None):
-    """llite: {op: n} for fs scratch; osc: {OSTidx: {read_bytes..}}; rpc: {(idx, dir, size): n}."""
+    """llite: {op: n} for fs scratch; osc: {OSTidx: {read_bytes..}}; rpc: {(direction, size): n}."""
     m = {"version": {"": version}, "llite.mount_id": {"scratch": mount}}
     for op, n in (llite or {}).items():
         m.setdefault(f"llite.{op}", {})["scratch"] = n
     for idx, vals in (osc or {}).items():
         for k, n in vals.items():
             m.setdefault(f"osc.{k}", {})[f"scratch-OST{idx:04x}"] = n
-    for (idx, direction, size), n in (rpc or {}).items():
-        m.setdefault(f"osc.rpc.{direction}", {})[f"scratch-OST{idx:04x}:{size}"] = n
+    for (direction, size), n in (rpc or {}).items():
+        m.setdefault(f"fs.rpc.{direction}", {})[f"scratch:{size}"] = n
     return host(name, m)
 
 
 def snap(t, *hosts):
-    return Snapshot(taken_at=t, hosts={h.host: h for h in hosts})
+    return Snapshot.from_hosts(t, hosts)

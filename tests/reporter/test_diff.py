@@ -6,19 +6,23 @@ from snapshots import host, node, snap
 BUCKETS = ("4K", "8K", "16K", "1M")
 
 
-def rpc(idx, read, write=()):
+def rpc(read, write=(0, 0, 0, 0)):
     out = {}
-    for direction, counts in (("read", read), ("write", write or (0,) * 4)):
-        for size, n in zip(BUCKETS, counts):
-            out[(idx, direction, size)] = n
+    for direction, counts in (("read", read), ("write", write)):
+        out.update({(direction, size): n for size, n in zip(BUCKETS, counts)})
     return out
 
 
-def test_plain_delta_sums_hosts_and_osts():
-    b = snap(100.0, node("n1", llite={"open": 10, "read_bytes": 1000}, rpc=rpc(0, (1, 2, 3, 4)) | rpc(1, (0, 0, 0, 5))),
-             node("n2", llite={"open": 5}, rpc=rpc(0, (0, 0, 0, 0))))
-    e = snap(160.0, node("n1", llite={"open": 30, "read_bytes": 5000}, rpc=rpc(0, (11, 2, 3, 14)) | rpc(1, (0, 0, 0, 7))),
-             node("n2", llite={"open": 6}, rpc=rpc(0, (1, 0, 0, 1))))
+def ost(**per_ost):
+    """ost(OST0=(read_bytes, read_rpcs)) -> osc dict for node()."""
+    return {int(k[3:]): {"read_bytes": b, "read_rpcs": r} for k, (b, r) in per_ost.items()}
+
+
+def test_plain_delta_sums_hosts():
+    b = snap(100.0, node("n1", llite={"open": 10, "read_bytes": 1000}, rpc=rpc((1, 2, 3, 4))),
+             node("n2", llite={"open": 5}, rpc=rpc((0, 0, 0, 0))))
+    e = snap(160.0, node("n1", llite={"open": 30, "read_bytes": 5000}, rpc=rpc((11, 2, 3, 16))),
+             node("n2", llite={"open": 6}, rpc=rpc((1, 0, 0, 1))))
     d = diff(b, e)
     assert d.issues == [] and d.hosts == ["n1", "n2"] and d.elapsed_s == 60.0
     t = aggregate(d)["scratch"]
@@ -28,14 +32,24 @@ def test_plain_delta_sums_hosts_and_osts():
     assert t.hosts["n1"]["open"] == 20 and t.hosts["n2"]["open"] == 1
 
 
-def test_cleared_rpc_stats_of_one_ost_is_left_out_and_reported():
-    b = snap(0.0, node("n1", rpc=rpc(0, (100, 0, 0, 50)) | rpc(1, (10, 0, 0, 10))))
-    e = snap(10.0, node("n1", rpc=rpc(0, (3, 0, 0, 1)) | rpc(1, (20, 0, 0, 15))))
+def test_cleared_osc_stats_of_one_ost_is_left_out_and_reported():
+    b = snap(0.0, node("n1", osc=ost(OST0=(100, 50), OST1=(10, 10))))
+    e = snap(10.0, node("n1", osc=ost(OST0=(300, 1), OST1=(20, 15))))   # OST0 rpcs went 50 -> 1
     d = diff(b, e)
     assert [i.id for i in d.issues] == ["COUNTER_RESET"]
-    assert "scratch-OST0000" in d.issues[0].detail and d.issues[0].host == "n1"
-    # The whole rpc_stats of OST0000 is dropped (even buckets that did not decrease); OST0001 stays.
-    assert aggregate(d)["scratch"].rpc["read"] == {"4K": 10, "8K": 0, "16K": 0, "1M": 5}
+    assert "osc stats of scratch-OST0000 on n1" in d.issues[0].detail and d.issues[0].fs == "scratch"
+    # the whole source of OST0000 is dropped (read_bytes too, though it grew); OST0001 stays
+    osts = aggregate(d)["scratch"].osts
+    assert list(osts) == ["OST0001"] and osts["OST0001"]["read_bytes"] == 10
+
+
+def test_a_reset_on_one_host_keeps_the_others():
+    b = snap(0.0, node("n1", llite={"open": 100}), node("n2", llite={"open": 100}))
+    e = snap(10.0, node("n1", llite={"open": 3}), node("n2", llite={"open": 150}))
+    d = diff(b, e)
+    assert [(i.id, i.host) for i in d.issues] == [("COUNTER_RESET", "n1")]
+    t = aggregate(d)["scratch"]
+    assert t.ops["open"] == 50 and "n1" not in t.hosts
 
 
 def test_remount_drops_that_fs_on_that_host_only():
@@ -44,6 +58,12 @@ def test_remount_drops_that_fs_on_that_host_only():
     d = diff(b, e)
     assert [(i.id, i.host, i.fs) for i in d.issues] == [("REMOUNT", "n1", "scratch")]
     assert aggregate(d)["scratch"].ops["open"] == 3
+
+
+def test_remount_with_smaller_counters_is_one_remount_not_also_a_reset():
+    b = snap(0.0, node("n1", mount="aaaa", llite={"open": 100}))
+    e = snap(10.0, node("n1", mount="bbbb", llite={"open": 2}))
+    assert [i.id for i in diff(b, e).issues] == ["REMOUNT"]
 
 
 def test_unreachable_host_is_listed_and_the_rest_is_reported():
@@ -56,9 +76,10 @@ def test_unreachable_host_is_listed_and_the_rest_is_reported():
 
 
 def test_new_ost_counts_from_zero():
-    b = snap(0.0, node("n1", rpc=rpc(0, (1, 0, 0, 1))))
-    e = snap(10.0, node("n1", rpc=rpc(0, (1, 0, 0, 1)) | rpc(7, (0, 0, 0, 9))))
-    assert aggregate(diff(b, e))["scratch"].rpc["read"]["1M"] == 9
+    b = snap(0.0, node("n1", osc=ost(OST0=(5, 1))))
+    e = snap(10.0, node("n1", osc=ost(OST0=(5, 1), OST7=(900, 9))))
+    assert aggregate(diff(b, e))["scratch"].osts == {
+        "OST0007": {"read_bytes": 900, "write_bytes": 0, "read_rpcs": 9, "write_rpcs": 0, "wait_us_mean": None}}
 
 
 def test_u64_values_near_2_64_stay_exact():

@@ -21,8 +21,8 @@ def busy_fs_host(name, fs, scale):
     for op, n in {"open": 5000, "close": 5000, "getattr": 20000, "statfs": 2000,
                   "read_bytes": 1 << 30, "write_bytes": 1 << 30}.items():
         m[f"llite.{op}"] = {fs: n * scale}
-    m["osc.rpc.read"] = {f"{fs}-OST0000:4K": 5000 * scale, f"{fs}-OST0000:1M": 100 * scale}
-    m["osc.rpc.write"] = {f"{fs}-OST0000:4K": 5000 * scale, f"{fs}-OST0000:1M": 100 * scale}
+    m["fs.rpc.read"] = {f"{fs}:4K": 5000 * scale, f"{fs}:1M": 100 * scale}
+    m["fs.rpc.write"] = {f"{fs}:4K": 5000 * scale, f"{fs}:1M": 100 * scale}
     return m
 
 

@@ -2,12 +2,13 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from lustre_jobreport import snapfile
 from lustre_jobreport.errors import SnapshotFileError
 
-from snapshots import node, snap
+from snapshots import host, node, snap
 
 
 def run_cli(*args):
@@ -15,11 +16,24 @@ def run_cli(*args):
 
 
 def test_roundtrip(tmp_path):
-    s = snap(12.5, node("n1", llite={"open": 2**64 - 1}))
+    s = snap(12.5, node("n1", llite={"open": 2**64 - 1}, osc={3: {"read_bytes": 7}}),
+             node("n2", version="2.12.9", osc={9: {"read_bytes": 1}}),
+             host("n3", {}, ok=False, error="refused"))
     snapfile.write(s, tmp_path / "a.json")
     back = snapfile.read(tmp_path / "a.json")
-    assert back.taken_at == 12.5 and back.hosts["n1"].metrics == s.hosts["n1"].metrics
+    assert back.taken_at == 12.5 and back.hosts == s.hosts
+    for h in ("n1", "n2", "n3"):
+        for m in s.metrics:
+            assert back.instance_values(m, h) == s.instance_values(m, h)
+    assert back.value("lustreclient.llite.open", "n1", "scratch") == 2**64 - 1
+    assert back.instance_values("lustreclient.osc.read_bytes", "n2") == {"scratch-OST0009": 1}
+    assert back.value("lustreclient.version", "n2") == "2.12.9" and back.value("lustreclient.version", "n3") is None
     assert list(tmp_path.iterdir()) == [tmp_path / "a.json"]   # no temp file left
+
+
+def _doc(metric):
+    return json.dumps({"schema": "lustre-jobreport/1", "kind": "snapshot", "taken_at": 1,
+                       "hosts": [{"name": "n", "spec": "n", "ok": True}], "metrics": {"m": metric}})
 
 
 @pytest.mark.parametrize("content, why", [
@@ -27,10 +41,13 @@ def test_roundtrip(tmp_path):
     ("", "invalid JSON"),
     ('{"schema": "other/1"}', "foreign schema"),
     ('{"schema": "lustre-jobreport/99", "kind": "snapshot"}', "newer than this reader"),
-    ('{"schema": "lustre-jobreport/1", "kind": "snapshot", "taken_at": 1, "hosts": {"n": {"ok": true, '
-     '"metrics": {"m": {"i": -1}}}}}', "outside u64"),
-    ('{"schema": "lustre-jobreport/1", "kind": "snapshot", "taken_at": 1, "hosts": {"n": {"ok": true, '
-     '"metrics": {"m": {"i": 1.5}}}}}', "non-integer"),
+    (_doc({"sem": "counter", "type": "u64", "instances": ["i"], "values": "!!", "present": ""}), "damaged"),
+    (_doc({"sem": "counter", "type": "u64", "instances": ["i", "j"],
+           "values": snapfile._pack(np.array([1], "<u8")), "present": snapfile._pack(np.packbits([1, 1]))}),
+     "1 packed values, expected 2"),
+    (_doc({"sem": "rate", "type": "u64", "instances": []}), "bad sem"),
+    (_doc({"sem": "discrete", "type": "string", "instances": ["i"], "values": [[5]]}), "strings or null"),
+    (_doc({"sem": "discrete", "type": "string", "instances": ["i"], "values": []}), "1 rows of 1"),
 ])
 def test_corrupt_snapshot_is_a_clear_error(tmp_path, content, why):
     p = tmp_path / "bad.json"
