@@ -35,6 +35,27 @@ Value = int | str
 
 
 @dataclass
+class Column:
+    """One metric on one host: instance names and their values (uint64 array, or str list)."""
+    instances: list[str]
+    values: np.ndarray | list[str]
+
+    @property
+    def is_string(self) -> bool:
+        return not isinstance(self.values, np.ndarray)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Value]) -> "Column":
+        if any(isinstance(v, str) for v in values.values()):
+            return cls(list(values), [str(v) for v in values.values()])
+        return cls(list(values), np.array(list(values.values()), dtype=np.uint64))
+
+    def as_dict(self) -> dict[str, Value]:
+        values = self.values if self.is_string else [int(v) for v in self.values]
+        return dict(zip(self.instances, values))
+
+
+@dataclass
 class HostSnapshot:
     """One host's fetch: every metric's value per instance, or why the host could not be read."""
     host: str                       # the name the report uses (scheduler node name)
@@ -42,8 +63,11 @@ class HostSnapshot:
     ok: bool
     error: str | None = None
     fetched_at: float | None = None  # epoch seconds, the reporter's clock
-    sems: dict[str, str] = field(default_factory=dict)               # metric -> counter|instant|discrete
-    metrics: dict[str, dict[str, Value]] = field(default_factory=dict)  # metric -> instance -> value
+    sems: dict[str, str] = field(default_factory=dict)       # metric -> counter|instant|discrete
+    metrics: dict[str, Column] = field(default_factory=dict)
+
+    def as_dicts(self) -> dict[str, dict[str, Value]]:
+        return {m: c.as_dict() for m, c in self.metrics.items()}
 
 
 @dataclass(frozen=True)
@@ -84,6 +108,12 @@ class Snapshot:
 
     @classmethod
     def from_hosts(cls, taken_at: float, fetched: Iterable[HostSnapshot]) -> "Snapshot":
+        """Stack per-host fetches into per-metric tables.
+
+        Hosts of one job nearly always list the same instances in the same order, so a host
+        whose instance list equals the table's is copied in one row assignment; others are
+        placed instance by instance.
+        """
         fetched = list(fetched)
         hosts = {h.host: HostInfo(h.host, h.spec, h.ok, h.error, h.fetched_at) for h in fetched}
         names: dict[str, None] = {}
@@ -91,24 +121,29 @@ class Snapshot:
             names.update(dict.fromkeys(h.metrics))
         metrics = {}
         for metric in names:
+            columns = [(row, h.metrics[metric]) for row, h in enumerate(fetched) if metric in h.metrics]
+            sem = next((h.sems[metric] for h in fetched if metric in h.sems), "instant")
+            is_string = any(c.is_string for _, c in columns)
             instances: dict[str, None] = {}
-            sem, is_string = "instant", False
-            for h in fetched:
-                insts = h.metrics.get(metric)
-                if insts:
-                    instances.update(dict.fromkeys(insts))
-                    sem = h.sems.get(metric, sem)
-                    is_string = is_string or any(isinstance(v, str) for v in insts.values())
-            col = {name: i for i, name in enumerate(instances)}
-            shape = (len(fetched), len(instances))
+            for _, c in columns:
+                if c.instances != list(instances):
+                    instances.update(dict.fromkeys(c.instances))
+            order = list(instances)
+            col = {name: i for i, name in enumerate(order)}
+            shape = (len(fetched), len(order))
             values = np.full(shape, "", dtype=object) if is_string else np.zeros(shape, dtype=np.uint64)
             present = np.zeros(shape, dtype=bool)
-            for row, h in enumerate(fetched):
-                for inst, value in h.metrics.get(metric, {}).items():
-                    if isinstance(value, str) == is_string:
-                        values[row, col[inst]] = value
-                        present[row, col[inst]] = True
-            metrics[metric] = MetricTable(sem, is_string, list(instances), values, present)
+            for row, c in columns:
+                if c.is_string != is_string:
+                    continue   # a host answering with another type: not comparable, leave it out
+                if c.instances == order:
+                    values[row] = c.values
+                    present[row] = True
+                else:
+                    idx = np.array([col[i] for i in c.instances], dtype=np.intp)
+                    values[row, idx] = c.values
+                    present[row, idx] = True
+            metrics[metric] = MetricTable(sem, is_string, order, values, present)
         return cls(taken_at, hosts, metrics)
 
     def value(self, metric: str, host: str, instance: str = SINGULAR) -> Value | None:

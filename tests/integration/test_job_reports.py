@@ -95,9 +95,9 @@ def test_cli_backend_sees_what_pmapi_sees(tmp_path):
     with PrivatePmcd(tmp_path / "pmcd", tree) as pmcd:
         a, c = pcpfetch.fetch_pmapi("n", pmcd.spec), pcpfetch.fetch_cli("n", pmcd.spec, 10)
     assert a.ok and c.ok
-    assert a.metrics == c.metrics and a.sems == c.sems
-    assert a.metrics["lustreclient.version"] == {"": "2.12.9"}
-    assert a.metrics["lustreclient.fs.rpc.read"]["scratch:1M"] > 0
+    assert a.as_dicts() == c.as_dicts() and a.sems == c.sems
+    assert a.as_dicts()["lustreclient.version"] == {"": "2.12.9"}
+    assert a.as_dicts()["lustreclient.fs.rpc.read"]["scratch:1M"] > 0
     assert not [m for m in a.metrics if m.startswith("lustreclient.osc.rpc.")]   # left out by design
 
 

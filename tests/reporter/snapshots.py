@@ -1,13 +1,13 @@
 """Hand-built snapshots for reporter unit tests (no pmcd): each value is written out here."""
 
-from lustre_jobreport.snapfile import HostSnapshot, Snapshot
+from lustre_jobreport.snapfile import Column, HostSnapshot, Snapshot
 
 P = "lustreclient."
 SEMS = {"version": "discrete", "llite.mount_id": "discrete", "osc.rpcs_in_flight.read": "instant"}
 
 
 def host(name, metrics, ok=True, error=None):
-    full = {P + k: v for k, v in metrics.items()}
+    full = {P + k: Column.from_dict(v) for k, v in metrics.items()}
     sems = {m: SEMS.get(m[len(P):], "counter") for m in full}
     return HostSnapshot(name, f"{name}:44321", ok=ok, error=error, fetched_at=0.0, sems=sems, metrics=full)
 
