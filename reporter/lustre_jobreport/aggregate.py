@@ -45,16 +45,34 @@ class FsTotals:
     osts: dict[str, dict[str, int | float | None]] = field(default_factory=dict)
     hosts: dict[str, dict[str, int]] = field(default_factory=dict)
     ost_count: int = 0
+    trouble: list[dict] = field(default_factory=list)   # targets that reconnected or were not FULL
 
     @property
     def bytes_moved(self) -> int:
         return self.read_bytes + self.write_bytes
 
+    def ost_sum(self, key: str) -> int:
+        return sum(int(o[key] or 0) for o in self.osts.values())
+
+    def host_bytes(self) -> dict[str, int]:
+        return {h: v.get("read_bytes", 0) + v.get("write_bytes", 0) for h, v in self.hosts.items()}
+
+    def spread(self) -> dict | None:
+        """Bytes moved per host: min, median, max and the host that moved most (2+ hosts)."""
+        per_host = self.host_bytes()
+        if len(per_host) < 2:
+            return None
+        ordered = sorted(per_host.values())
+        mid = len(ordered) // 2
+        median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) // 2
+        top = max(per_host, key=lambda h: (per_host[h], h))
+        return {"hosts": len(ordered), "min": ordered[0], "median": median, "max": ordered[-1], "max_host": top}
+
     def to_json(self) -> dict:
         return {"read_bytes": self.read_bytes, "write_bytes": self.write_bytes,
                 "read_calls": self.read_calls, "write_calls": self.write_calls,
                 "ops": self.ops, "rpc": self.rpc, "osts": self.osts, "hosts": self.hosts,
-                "ost_count": self.ost_count}
+                "ost_count": self.ost_count, "spread": self.spread(), "trouble": self.trouble}
 
 
 def _present_instances(delta: JobDelta, metric: str) -> list[str]:
@@ -120,4 +138,35 @@ def aggregate(delta: JobDelta) -> dict[str, FsTotals]:
             count, wait = osc.get("req_count", {}).get(device, 0), osc.get("req_waittime", {}).get(device, 0)
             entry["wait_us_mean"] = round(wait / count, 1) if count else None
             t.osts[device[len(fs) + 1:]] = entry
+    _target_trouble(delta, out)
     return out
+
+
+def _target_trouble(delta: JobDelta, out: dict[str, FsTotals]) -> None:
+    """OSCs/MDCs that reconnected during the job or were not FULL at its end, per host."""
+    end = delta.end_snapshot
+    rows = {h: i for i, h in enumerate(end.hosts)}
+    for kind in ("osc", "mdc"):
+        reconnects = delta.tables.get(P + f"{kind}.connect_count")
+        states = end.metrics.get(P + f"{kind}.state")
+        found: dict[tuple[str, str], dict] = {}
+        if reconnects is not None:
+            for r, c in zip(*np.nonzero(reconnects.delta)):
+                host, target = delta.hosts[r], reconnects.instances[c]
+                found[(host, target)] = {"host": host, "target": target, "reconnects": int(reconnects.delta[r, c]),
+                                         "state": None}
+        if states is not None:
+            for host in delta.hosts:
+                r = rows[host]
+                for c, target in enumerate(states.instances):
+                    if states.present[r, c] and states.values[r, c] != "FULL":
+                        entry = found.setdefault((host, target), {"host": host, "target": target,
+                                                                  "reconnects": 0, "state": None})
+                        entry["state"] = states.values[r, c]
+        for (host, target), entry in sorted(found.items()):
+            fs = fs_of(target)
+            if fs in out:
+                if entry["state"] is None and states is not None and states.column(target) is not None \
+                        and states.present[rows[host], states.column(target)]:
+                    entry["state"] = states.values[rows[host], states.column(target)]
+                out[fs].trouble.append(entry)

@@ -26,10 +26,21 @@ DEFAULTS: dict[str, Any] = {
     # Node name -> PCP host spec, for nodes whose pmcd is not at host_spec (free-form keys).
     "hosts": {},
     "flags": {
+        # Per-second rates are not judged for jobs shorter than this (data_quality SHORT_JOB).
+        "min_elapsed_s": 60.0,
         "SMALL_RPC": {"max_rpc_bytes": 16384, "min_share": 0.10, "min_rpcs": 1000},
         "OPEN_CLOSE_STORM": {"min_opens": 1000, "opens_per_gib": 20.0, "opens_per_s": 100.0},
         "STAT_STORM": {"min_getattr": 10000, "getattr_per_open": 2.0},
         "STATFS_STORM": {"min_statfs": 1000},
+        "METADATA_RATE": {"per_host_per_s": 1000.0, "job_per_s": 10000.0},
+        "TINY_CALLS": {"max_mean_bytes": 4096, "min_calls": 100000},
+        "UNDER_STRIPED": {"min_bytes": 10 * 2**30, "min_osts": 4, "one_ost_share": 0.80},
+        "OVER_STRIPED_SMALL_IO": {"min_osts": 9, "max_mean_rpc_bytes": 65536},
+        "RANK0_IO": {"min_hosts": 4, "min_bytes": 2**30, "one_host_share": 0.90},
+        "READAHEAD_WASTE": {"ratio": 1.5, "min_bytes": 2**30},
+        "FSYNC_STORM": {"min_fsync": 1000, "per_gib_written": 10.0},
+        "SLOW_OST": {"times_median": 3.0, "min_wait_us": 10000},
+        "FS_TROUBLE": {},
     },
 }
 

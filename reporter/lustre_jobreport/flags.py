@@ -1,10 +1,18 @@
 """Flag rules (DESIGN §4): each looks at one filesystem's job totals and, when it fires, says
-what the job did (its own numbers), why that is slow (a measured fact, with its source) and
-what to do. Thresholds come from the site config.
+what the job did (its own numbers), why that costs time (a measured fact and its source, from
+notes/io-findings.md) and what to do. Thresholds come from the site config.
+
+Sources cited in the "why" lines:
+  Saini et al. 2012, "I/O Performance Characterization of Lustre and NASA Applications on Pleiades"
+  Boito et al. 2011, "The impact of applications' I/O strategies on the performance of Lustre"
+  Borrill et al. 2007, "Investigation of leading HPC I/O performance ..." (MADbench2)
+  Yu et al. 2007, "Exploiting Lustre File Joining for Effective Collective IO"
+  Sebepou et al. 2008, "A Comparative Experimental Study of Parallel File Systems ..."
 """
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -19,6 +27,7 @@ SEVERITY_ORDER = {"high": 0, "warn": 1, "info": 2}
 class JobContext:
     elapsed_s: float
     n_hosts: int
+    rates_judged: bool = True   # False for jobs too short for per-second rates (SHORT_JOB)
 
 
 @dataclass
@@ -36,11 +45,22 @@ class Flag:
                 "why": self.why, "advice": self.advice, "evidence": self.evidence}
 
 
-def _pct(part: int, whole: int) -> str:
+Rule = Callable[[FsTotals, JobContext, Config], "Flag | None"]
+
+
+def _pct(part: float, whole: float) -> str:
     return f"{100.0 * part / whole:.1f}%" if whole else "0%"
 
 
-def _small_rpc(direction: str, advice: str) -> Callable[[FsTotals, JobContext, Config], Flag | None]:
+def _gib(n: int) -> str:
+    return f"{n / GIB:,.1f} GiB"
+
+
+def _rate(count: int, ctx: JobContext) -> float | None:
+    return count / ctx.elapsed_s if ctx.rates_judged and ctx.elapsed_s > 0 else None
+
+
+def _small_rpc(direction: str, advice: str) -> Rule:
     flag_id = f"SMALL_RPC_{direction.upper()}"
 
     def rule(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
@@ -67,21 +87,25 @@ def _small_rpc(direction: str, advice: str) -> Callable[[FsTotals, JobContext, C
 def open_close_storm(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
     p = cfg.flag("OPEN_CLOSE_STORM")
     opens = t.ops.get("open", 0)
-    per_gib = opens / (t.bytes_moved / GIB) if t.bytes_moved else float("inf")
-    per_s = opens / ctx.elapsed_s if ctx.elapsed_s > 0 else float("inf")
-    if opens < p["min_opens"] or (per_gib < p["opens_per_gib"] and per_s < p["opens_per_s"]):
+    per_gib = opens / (t.bytes_moved / GIB) if t.bytes_moved else None
+    per_s = _rate(opens, ctx)
+    dense = per_gib is None or per_gib >= p["opens_per_gib"]
+    fast = per_s is not None and per_s >= p["opens_per_s"]
+    if opens < p["min_opens"] or not (dense or fast):
         return None
-    rate = f"{per_gib:,.1f} per GiB moved" if t.bytes_moved else "with no data moved"
+    how = [f"{per_gib:,.1f} per GiB moved" if per_gib is not None else "with no data moved"]
+    if per_s is not None:
+        how.append(f"{per_s:,.1f}/s")
     return Flag(
         "OPEN_CLOSE_STORM", "high", t.name,
-        finding=f"{opens:,} opens and {t.ops.get('close', 0):,} closes, {rate}",
+        finding=f"{opens:,} opens and {t.ops.get('close', 0):,} closes, {', '.join(how)}",
         why="every open and close is a synchronous MDS round trip; on Pleiades, Enzo's 5,303 opens "
             "and MITgcm's per-rank files stood out against < 60 for well-behaved codes (Saini et al. 2012)",
         advice="open each file once and keep it open across time steps; write fewer, larger files "
                "(one shared HDF5/NetCDF file per step rather than one file per rank)",
         evidence={"opens": opens, "closes": t.ops.get("close", 0), "bytes_moved": t.bytes_moved,
-                  "opens_per_gib": None if per_gib == float("inf") else round(per_gib, 2),
-                  "opens_per_s": None if per_s == float("inf") else round(per_s, 2)})
+                  "opens_per_gib": None if per_gib is None else round(per_gib, 2),
+                  "opens_per_s": None if per_s is None else round(per_s, 2)})
 
 
 def stat_storm(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
@@ -101,9 +125,8 @@ def stat_storm(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
 
 
 def statfs_storm(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
-    p = cfg.flag("STATFS_STORM")
     statfs = t.ops.get("statfs", 0)
-    if statfs < p["min_statfs"]:
+    if statfs < cfg.flag("STATFS_STORM")["min_statfs"]:
         return None
     return Flag(
         "STATFS_STORM", "warn", t.name,
@@ -113,14 +136,200 @@ def statfs_storm(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
         evidence={"statfs": statfs})
 
 
-RULES = [
+NOT_METADATA = {"read_bytes", "write_bytes", "read_calls", "write_calls", "read", "write"}
+
+
+def _metadata_ops(ops: dict[str, int]) -> int:
+    return sum(n for op, n in ops.items() if op not in NOT_METADATA)
+
+
+def metadata_rate(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
+    p = cfg.flag("METADATA_RATE")
+    job_ops = _metadata_ops(t.ops)
+    job_rate = _rate(job_ops, ctx)
+    if job_rate is None:
+        return None
+    per_host = {h: _metadata_ops(v) / ctx.elapsed_s for h, v in t.hosts.items()}
+    busiest = max(per_host, key=lambda h: (per_host[h], h), default=None)
+    host_rate = per_host.get(busiest, 0.0) if busiest else 0.0
+    if job_rate < p["job_per_s"] and host_rate < p["per_host_per_s"]:
+        return None
+    return Flag(
+        "METADATA_RATE", "warn", t.name,
+        finding=f"{job_ops:,} metadata operations, {job_rate:,.0f}/s job-wide"
+                + (f", {host_rate:,.0f}/s on {busiest}" if busiest else ""),
+        why="the MDS handles metadata essentially one request at a time, so every client adds load "
+            "and waits (Yu et al. 2007); Lustre stat and close measured 22-83x NFS (Saini et al. 2012)",
+        advice="cut per-file metadata: fewer files, no open/stat/close per time step, directory "
+               "listings once rather than in loops",
+        evidence={"metadata_ops": job_ops, "per_s": round(job_rate, 1), "busiest_host": busiest,
+                  "busiest_host_per_s": round(host_rate, 1)})
+
+
+def tiny_calls(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
+    p = cfg.flag("TINY_CALLS")
+    worst = None
+    for direction in ("read", "write"):
+        calls, nbytes = getattr(t, f"{direction}_calls"), getattr(t, f"{direction}_bytes")
+        if calls >= p["min_calls"] and nbytes / calls < p["max_mean_bytes"]:
+            mean = nbytes / calls
+            if worst is None or mean < worst[2]:
+                worst = (direction, calls, mean)
+    if worst is None:
+        return None
+    direction, calls, mean = worst
+    return Flag(
+        "TINY_CALLS", "warn", t.name,
+        finding=f"{calls:,} {direction} calls of {mean:,.0f} bytes on average",
+        why="every call pays the client's locking and system-call overhead; shared-file writes lost "
+            "78% of their bandwidth at 2 KB requests (Boito et al. 2011)",
+        advice="buffer in the application and read or write >= 1 MiB per call (stdio/Fortran buffers, "
+               "HDF5 chunk cache, MPI-IO collective buffering)",
+        evidence={"direction": direction, "calls": calls, "mean_bytes": round(mean, 1)})
+
+
+def under_striped(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
+    p = cfg.flag("UNDER_STRIPED")
+    moved = {ost: int(o["read_bytes"] or 0) + int(o["write_bytes"] or 0) for ost, o in t.osts.items()}
+    total = sum(moved.values())
+    if total < p["min_bytes"] or t.ost_count < p["min_osts"] or not moved:
+        return None
+    top = max(moved, key=lambda o: (moved[o], o))
+    if moved[top] / total < p["one_ost_share"]:
+        return None
+    return Flag(
+        "UNDER_STRIPED", "warn", t.name,
+        finding=f"{_pct(moved[top], total)} of {_gib(total)} went through one OST ({top}) "
+                f"of the {t.ost_count} available",
+        why="one OST bounds the bandwidth; 16 OSTs gave 3.2x the write and 2.4x the read bandwidth of "
+            "one (Saini et al. 2012), and restriping a shared file over all OSTs gave dramatic gains "
+            "on Jaguar (Borrill et al. 2007)",
+        advice=f"stripe large files over more OSTs before writing them, e.g. "
+               f"`lfs setstripe -c {min(t.ost_count, 8)} <dir>` (or -c -1 for all OSTs)",
+        evidence={"bytes": total, "top_ost": top, "top_ost_bytes": moved[top], "ost_count": t.ost_count})
+
+
+def over_striped_small_io(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
+    p = cfg.flag("OVER_STRIPED_SMALL_IO")
+    touched = len(t.osts)
+    rpcs = t.ost_sum("read_rpcs") + t.ost_sum("write_rpcs")
+    nbytes = t.ost_sum("read_bytes") + t.ost_sum("write_bytes")
+    if touched < p["min_osts"] or rpcs == 0 or nbytes / rpcs >= p["max_mean_rpc_bytes"]:
+        return None
+    mean = nbytes / rpcs
+    return Flag(
+        "OVER_STRIPED_SMALL_IO", "info", t.name,
+        finding=f"{touched} OSTs used with a mean RPC of {mean / 1024:,.1f} KiB",
+        why="with small requests, striping wider only adds per-OST protocol work: 64 KB records "
+            "gained up to 4 OSTs (reads) or 8 (writes) and lost beyond (Yu et al. 2007)",
+        advice="keep small files and small-request files at stripe count 1-4, e.g. "
+               "`lfs setstripe -c 1 <dir>` for per-process files",
+        evidence={"osts": touched, "mean_rpc_bytes": round(mean, 1), "rpcs": rpcs})
+
+
+def rank0_io(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
+    p = cfg.flag("RANK0_IO")
+    per_host = t.host_bytes()
+    total = sum(per_host.values())
+    if ctx.n_hosts < p["min_hosts"] or total < p["min_bytes"] or not per_host:
+        return None
+    top = max(per_host, key=lambda h: (per_host[h], h))
+    if per_host[top] / total < p["one_host_share"]:
+        return None
+    return Flag(
+        "RANK0_IO", "warn", t.name,
+        finding=f"{top} moved {_pct(per_host[top], total)} of {_gib(total)} on a {ctx.n_hosts}-host job",
+        why="funnelling I/O through one rank is simple but does not scale: one client's link and "
+            "memory bound it, and sequential I/O was the bottleneck for big grids (Saini et al. 2012)",
+        advice="write in parallel (MPI-IO or parallel HDF5/NetCDF) or, for a single writer, stripe "
+               "its files wide: `lfs setstripe -c 8 <dir>`",
+        evidence={"host": top, "host_bytes": per_host[top], "bytes": total, "hosts": ctx.n_hosts})
+
+
+def readahead_waste(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
+    p = cfg.flag("READAHEAD_WASTE")
+    fetched = t.ost_sum("read_bytes")
+    if fetched < p["min_bytes"] or fetched < p["ratio"] * max(t.read_bytes, 1):
+        return None
+    return Flag(
+        "READAHEAD_WASTE", "warn", t.name,
+        finding=f"read {_gib(fetched)} from the OSTs for {_gib(t.read_bytes)} the job read "
+                f"({fetched / max(t.read_bytes, 1):.1f}x)",
+        why="strided and random reads make read-ahead fetch data that is never used; strided reads "
+            "lost up to 57% against contiguous ones (Boito et al. 2011)",
+        advice="read contiguous extents (reorganise the data or use collective MPI-IO reads); for "
+               "truly random access, say so: posix_fadvise(POSIX_FADV_RANDOM)",
+        evidence={"osc_read_bytes": fetched, "llite_read_bytes": t.read_bytes})
+
+
+def fsync_storm(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
+    p = cfg.flag("FSYNC_STORM")
+    fsync = t.ops.get("fsync", 0)
+    per_gib = fsync / (t.write_bytes / GIB) if t.write_bytes else None
+    if fsync < p["min_fsync"] or (per_gib is not None and per_gib < p["per_gib_written"]):
+        return None
+    rate = f"{per_gib:,.1f} per GiB written" if per_gib is not None else "with nothing written"
+    return Flag(
+        "FSYNC_STORM", "warn", t.name,
+        finding=f"{fsync:,} fsync calls, {rate}",
+        why="each fsync waits for dirty pages to reach the OSTs and breaks the client's aggregation "
+            "of writes into 1 MiB RPCs, 8 in flight per OST (Saini et al. 2012)",
+        advice="fsync once at the end of a checkpoint or output step, not after every write",
+        evidence={"fsync": fsync, "write_bytes": t.write_bytes,
+                  "per_gib": None if per_gib is None else round(per_gib, 2)})
+
+
+def slow_ost(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
+    p = cfg.flag("SLOW_OST")
+    waits = {ost: o["wait_us_mean"] for ost, o in t.osts.items() if o.get("wait_us_mean") is not None}
+    if len(waits) < 2:
+        return None
+    median = statistics.median(waits.values())
+    slow = {o: w for o, w in waits.items() if w >= p["min_wait_us"] and w >= p["times_median"] * median}
+    if not slow:
+        return None
+    worst = max(slow, key=lambda o: (slow[o], o))
+    return Flag(
+        "SLOW_OST", "info", t.name,
+        finding=f"requests to {worst} waited {slow[worst] / 1000:,.1f} ms on average, "
+                f"{slow[worst] / median:.1f}x the median of the {len(waits)} OSTs used"
+                + (f" ({len(slow)} OSTs slow)" if len(slow) > 1 else ""),
+        why="not your code: the same client requests were slow on this OST only, which points to a "
+            "busy, degraded or recovering OST",
+        advice=f"tell your admins (filesystem {t.name}, {worst}, the job's time); if it persists, "
+               f"place new files elsewhere with `lfs setstripe` or an OST pool",
+        evidence={"slow": {o: round(w, 1) for o, w in sorted(slow.items())}, "median_us": round(median, 1)})
+
+
+def fs_trouble(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
+    if not t.trouble:
+        return None
+    parts = []
+    for e in t.trouble[:3]:
+        what = []
+        if e["reconnects"]:
+            what.append(f"reconnected {e['reconnects']}x")
+        if e["state"] and e["state"] != "FULL":
+            what.append(f"was {e['state']} at the end")
+        parts.append(f"{e['target']} on {e['host']} " + " and ".join(what))
+    more = f" (+{len(t.trouble) - 3} more)" if len(t.trouble) > 3 else ""
+    return Flag(
+        "FS_TROUBLE", "info", t.name,
+        finding="; ".join(parts) + more,
+        why="not your code: the client lost its connection to a server (or was evicted) during the "
+            "job, and I/O waited for recovery or was lost",
+        advice="tell your admins the job id, the hosts and the times; check the job's output files "
+               "for completeness",
+        evidence={"targets": t.trouble})
+
+
+RULES: list[Rule] = [
     _small_rpc("read", "read in large contiguous blocks (>= 1 MiB); replace strided or random small "
                        "reads by collective MPI-IO or HDF5 chunks sized to 1 MiB or more"),
     _small_rpc("write", "aggregate writes into >= 1 MiB requests: buffer in the application or use "
                         "MPI-IO collective buffering (romio_cb_write=enable)"),
-    open_close_storm,
-    stat_storm,
-    statfs_storm,
+    open_close_storm, stat_storm, statfs_storm, metadata_rate, tiny_calls, under_striped,
+    over_striped_small_io, rank0_io, readahead_waste, fsync_storm, slow_ost, fs_trouble,
 ]
 
 

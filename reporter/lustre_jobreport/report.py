@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from . import SCHEMA
 from .aggregate import aggregate
 from .config import Config
-from .diff import diff
+from .diff import Issue, diff
 from .flags import JobContext, evaluate
 from .snapfile import Snapshot
 
@@ -21,10 +21,22 @@ def _iso(epoch: float) -> str:
 
 
 def build(begin: Snapshot, end: Snapshot, cfg: Config, *, job_id: str | None = None,
-          user: str | None = None) -> dict:
+          user: str | None = None, shared_hosts: dict[str, str] | None = None) -> dict:
+    """The report document. shared_hosts: hosts the scheduler says other jobs used meanwhile."""
     delta = diff(begin, end)
     totals = aggregate(delta)
-    flags = evaluate(totals, JobContext(elapsed_s=delta.elapsed_s, n_hosts=len(delta.hosts)), cfg)
+    min_elapsed = cfg.values["flags"]["min_elapsed_s"]
+    rates_judged = delta.elapsed_s >= min_elapsed
+    if not rates_judged and delta.hosts:
+        delta.issues.append(Issue("SHORT_JOB", None, None,
+                                  f"the job ran {delta.elapsed_s:.1f} s, under {min_elapsed:g} s: "
+                                  f"per-second rates are not judged"))
+    for host, why in sorted((shared_hosts or {}).items()):
+        if host in delta.hosts:
+            delta.issues.append(Issue("SHARED_NODE", host, None,
+                                      f"{host} ran other jobs too ({why}): its counters include their I/O"))
+    ctx = JobContext(elapsed_s=delta.elapsed_s, n_hosts=len(delta.hosts), rates_judged=rates_judged)
+    flags = evaluate(totals, ctx, cfg)
     return {
         "schema": SCHEMA,
         "job": {"id": job_id, "user": user, "hosts": delta.hosts, "hosts_missing": delta.hosts_missing,

@@ -10,8 +10,9 @@ CTX = JobContext(elapsed_s=3600.0, n_hosts=4)
 BUCKETS = ["4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", "1M", "2M"]
 
 
-def totals(read=None, write=None, ops=None, read_bytes=0, write_bytes=0):
-    t = FsTotals("scratch", read_bytes=read_bytes, write_bytes=write_bytes)
+def totals(read=None, write=None, ops=None, read_bytes=0, write_bytes=0, read_calls=0, write_calls=0):
+    t = FsTotals("scratch", read_bytes=read_bytes, write_bytes=write_bytes, read_calls=read_calls,
+                 write_calls=write_calls)
     t.rpc = {"read": dict.fromkeys(BUCKETS, 0) | (read or {}), "write": dict.fromkeys(BUCKETS, 0) | (write or {})}
     t.ops = {"open": 0, "close": 0, "getattr": 0, "statfs": 0} | (ops or {})
     return t
@@ -80,3 +81,84 @@ def test_bad_config_is_a_clear_error(tmp_path, text, why):
     p.write_text(text)
     with pytest.raises(ConfigError, match=why):
         config.load(p)
+
+
+def ost_row(read=0, write=0, rrpcs=0, wrpcs=0, wait=None):
+    return {"read_bytes": read, "write_bytes": write, "read_rpcs": rrpcs, "write_rpcs": wrpcs,
+            "wait_us_mean": wait}
+
+
+def fired(t, ctx=CTX, cfg=None):
+    return [f.id for f in evaluate({"scratch": t}, ctx, cfg or config.Config())]
+
+
+def test_metadata_rate_per_host_and_not_for_short_jobs():
+    t = totals(ops={"open": 100, "getattr": 3_700_000}, read_bytes=1 << 50)
+    t.hosts = {"n1": {"getattr": 3_600_000}, "n2": {"getattr": 100_000, "open": 100}}
+    # 3.6 M ops on n1 in an hour = 1,000/s exactly: fires, naming the host
+    flags = evaluate({"scratch": t}, CTX, config.Config())
+    md = [f for f in flags if f.id == "METADATA_RATE"]
+    assert md and md[0].evidence["busiest_host"] == "n1" and "1,000/s on n1" in md[0].finding
+    t.hosts["n1"]["getattr"] = 3_599_000
+    t.ops["getattr"] = 3_699_000
+    assert "METADATA_RATE" not in fired(t)
+    short = JobContext(elapsed_s=30.0, n_hosts=2, rates_judged=False)
+    t.hosts["n1"]["getattr"] = 10**9
+    assert "METADATA_RATE" not in fired(t, short)
+
+
+def test_tiny_calls():
+    assert fired(totals(write_bytes=100_000 * 4095, write_calls=100_000)) == ["TINY_CALLS"]
+    assert fired(totals(write_bytes=100_000 * 4096, write_calls=100_000)) == []
+    assert fired(totals(read_bytes=99_999 * 10, read_calls=99_999)) == []
+
+
+def test_under_striped_and_over_striped():
+    t = totals(read_bytes=20 * GIB)
+    t.ost_count = 16
+    t.osts = {"OST0000": ost_row(read=17 * GIB, rrpcs=17 * 1024), "OST0001": ost_row(read=3 * GIB, rrpcs=3 * 1024)}
+    flags = evaluate({"scratch": t}, CTX, config.Config())
+    assert [f.id for f in flags] == ["UNDER_STRIPED"] and "lfs setstripe -c 8" in flags[0].advice
+    t.osts["OST0001"]["read_bytes"] = 5 * GIB          # 17/22 = 77 % < 80 %
+    assert fired(t) == []
+    small = totals(write_bytes=1 << 30)
+    small.ost_count = 64
+    small.osts = {f"OST{i:04x}": ost_row(write=1 << 20, wrpcs=32) for i in range(9)}   # 32 KiB mean
+    assert fired(small) == ["OVER_STRIPED_SMALL_IO"]
+    small.osts.popitem()                                                               # 8 OSTs
+    assert fired(small) == []
+
+
+def test_rank0_io():
+    t = totals(write_bytes=10 * GIB)
+    t.hosts = {"n0": {"write_bytes": 9 * GIB}, "n1": {"write_bytes": GIB // 3},
+               "n2": {"write_bytes": GIB // 3}, "n3": {"write_bytes": GIB // 3}}
+    assert fired(t) == ["RANK0_IO"]
+    assert fired(t, JobContext(3600.0, 3)) == []      # fewer than 4 hosts
+
+
+def test_readahead_waste_fsync_and_slow_ost():
+    t = totals(read_bytes=2 * GIB)
+    t.osts = {"OST0000": ost_row(read=3 * GIB, rrpcs=3072)}
+    assert fired(t) == ["READAHEAD_WASTE"]
+    t.osts["OST0000"]["read_bytes"] = 3 * GIB - 1
+    assert fired(t) == []
+    assert fired(totals(ops={"fsync": 1000}, write_bytes=100 * GIB)) == ["FSYNC_STORM"]
+    assert fired(totals(ops={"fsync": 1000}, write_bytes=101 * GIB)) == []
+    s = totals(read_bytes=3 << 20)
+    s.osts = {"OST0000": ost_row(read=1 << 20, rrpcs=1, wait=1000.0), "OST0001": ost_row(read=1 << 20, rrpcs=1, wait=1200.0),
+              "OST0002": ost_row(read=1 << 20, rrpcs=1, wait=30000.0)}
+    flags = evaluate({"scratch": s}, CTX, config.Config())
+    assert [f.id for f in flags] == ["SLOW_OST"] and "OST0002" in flags[0].finding and "not your code" in flags[0].why
+    s.osts["OST0002"]["wait_us_mean"] = 3500.0       # 2.9x the median and under 10 ms
+    assert fired(s) == []
+
+
+def test_fs_trouble_names_target_and_host():
+    t = totals()
+    t.trouble = [{"host": "n3", "target": "scratch-OST0002", "reconnects": 2, "state": "FULL"},
+                 {"host": "n1", "target": "scratch-MDT0000", "reconnects": 0, "state": "EVICTED"}]
+    flags = evaluate({"scratch": t}, CTX, config.Config())
+    assert [f.id for f in flags] == ["FS_TROUBLE"]
+    assert "scratch-OST0002 on n3 reconnected 2x" in flags[0].finding
+    assert "scratch-MDT0000 on n1 was EVICTED at the end" in flags[0].finding
