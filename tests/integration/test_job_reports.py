@@ -30,13 +30,20 @@ def take(*pmcds: PrivatePmcd, backend: str = "auto", extra: tuple[str, ...] = ()
     return snapshot.take(targets, connect_timeout_s=2, fetch_timeout_s=10, backend=backend)
 
 
+def simulated_duration(begin, end, seconds: float) -> None:
+    """The sim runs a job of hours in a second: date the begin snapshot back by the simulated
+    time, so per-second rates are those of the job the workload stands for."""
+    begin.taken_at = end.taken_at - seconds
+
+
 def run_job(tmp: Path, version: str, workload: str, **params) -> dict:
     tree = tmp / "tree"
     client = SimClient.create(tree, version=version, filesystems=[("scratch", 8, 1), ("home", 4, 1)], seed=7)
     with PrivatePmcd(tmp / "pmcd", tree) as pmcd:
         begin = take(pmcd)
-        client.run(workload, fs="scratch", **params)
+        ran = client.run(workload, fs="scratch", **params)
         end = take(pmcd)
+    simulated_duration(begin, end, ran["elapsed_s"])
     return report.build(begin, end, CFG, job_id="1", user="u")
 
 
@@ -110,11 +117,12 @@ def test_two_hosts_one_dead_and_a_stats_clear(tmp_path):
     dead = f"deadnode=localhost:{free_port()}"
     with PrivatePmcd(tmp_path / "p0", trees[0]) as p0, PrivatePmcd(tmp_path / "p1", trees[1]) as p1:
         begin = take(p0, p1, extra=(dead,))
-        clients[0].run("overflow", fs="scratch")
+        ran = clients[0].run("overflow", fs="scratch")
         clients[1].run("overflow", fs="scratch")
         clients[1].fault("clear", fs="scratch")
         clients[1].run("overflow", fs="scratch")
         end = take(p0, p1, extra=(dead,))
+    simulated_duration(begin, end, 2 * ran["elapsed_s"])
     doc = report.build(begin, end, CFG)
     assert doc["job"]["hosts"] == ["node0", "node1"] and doc["job"]["hosts_missing"] == ["deadnode"]
     ids = sorted((q["id"], q["host"]) for q in doc["data_quality"])
