@@ -9,12 +9,17 @@ PY        := $(VENV)/bin/python
 SYSPYTHON := /usr/bin/python3
 STAMP     := $(VENV)/.installed
 
-.PHONY: all deps venv agent demo test bench clean
+.PHONY: all deps deps-test venv agent demo test bench clean
 
 all: agent venv
 
 deps:
 	@scripts/install-deps.sh
+
+# What only the tests need: a browser to check the HTML report's charts.
+TEST_PKGS := chromium
+deps-test:
+	@scripts/install-deps.sh $(TEST_PKGS)
 
 # Debian's Python, so PCP's bindings (python3-pcp) are importable beside the pinned packages.
 $(STAMP): requirements.txt reporter/pyproject.toml sim/pyproject.toml | deps
@@ -31,7 +36,7 @@ agent: deps
 demo: agent venv
 	$(PY) scripts/demo.py
 
-test: agent venv
+test: agent venv deps-test
 	$(MAKE) -C pmda-lustre test
 	$(PY) -m pytest -q tests
 

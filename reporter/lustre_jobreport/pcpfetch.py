@@ -23,8 +23,9 @@ from .snapfile import SINGULAR, Column, HostSnapshot
 METRIC_ROOT = "lustreclient"
 # Per-OSC RPC-size histograms are 2 x 15 values per OST: 61,440 per client on a 2,048-OSC
 # machine. The report takes histograms per filesystem (lustreclient.fs.rpc.*), so snapshots
-# leave them out; they stay available live through PCP.
-EXCLUDED = ("lustreclient.osc.rpc.",)
+# leave them out; they stay available live through PCP. The agent's own health metrics
+# (lustreclient.agent.*) say nothing about the job.
+EXCLUDED = ("lustreclient.osc.rpc.", "lustreclient.agent.")
 
 try:  # PCP's bindings exist only for the Debian Python; everything else uses pminfo.
     from pcp import pmapi  # type: ignore[import-not-found]

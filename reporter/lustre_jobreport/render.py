@@ -40,17 +40,27 @@ def human_bytes(n: int) -> str:
     return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
 
 
-def compact(n: int) -> str:
-    """A count in at most 5 characters: 12243, 123k, 1.2M."""
-    if n < 100_000:
+def compact(n: int, width: int = 5) -> str:
+    """A count in at most `width` (4 or 5) characters: 12243 / 12k, 123k, 1.2M."""
+    if n < 10 ** width:
         return str(n)
-    for div, suffix in ((1e6, "M"), (1e9, "G"), (1e12, "T")):
-        if n < div * 1000:
-            v = n / div
-            if n < div:
-                return f"{n / 1000:.0f}k"
-            return f"{v:.1f}{suffix}" if v < 10 else f"{v:.0f}{suffix}"
-    return f"{n:.1e}"
+    for div, suffix in ((1e3, "k"), (1e6, "M"), (1e9, "G"), (1e12, "T")):
+        v = n / div
+        if v < 9.95:
+            return f"{v:.1f}{suffix}"
+        if round(v) < 1000 and len(f"{v:.0f}{suffix}") <= width:
+            return f"{v:.0f}{suffix}"
+    return f"{n:.0e}"
+
+
+BARS = " ▁▂▃▄▅▆▇█"
+
+
+def bar(n: int, peak: int) -> str:
+    """One block glyph for n relative to the largest bucket; any non-zero count shows."""
+    if n <= 0 or peak <= 0:
+        return " "
+    return BARS[max(1, round(8 * n / peak))]
 
 
 def duration(seconds: float) -> str:
@@ -67,14 +77,20 @@ def _wrap(label: str, text: str, indent: int) -> list[str]:
 
 
 def _histogram(rpc: dict[str, dict[str, int]]) -> dict:
-    """Columns from 4K to the largest non-empty bucket (at least 1M), sized to fit 80 columns."""
+    """A bar row per direction: each bucket's count and a glyph scaled to the direction's
+    largest bucket; columns from the smallest bucket to the largest non-empty one (at least 1M)."""
     labels = sorted(set(rpc["read"]) | set(rpc["write"]), key=size_bytes)
     nonzero = [l for l in labels if rpc["read"].get(l, 0) or rpc["write"].get(l, 0)]
     top = max([size_bytes(l) for l in nonzero] + [1 << 20])
     shown = [l for l in labels if size_bytes(l) <= top]
-    width = max(5, min(7, (WIDTH - 6) // max(1, len(shown))))
-    row = lambda d: "".join(compact(rpc[d].get(l, 0)).rjust(width) for l in shown)  # noqa: E731
-    return {"header": "".join(l.rjust(width) for l in shown), "read": row("read"), "write": row("write")}
+    width = 7 if 6 + 7 * len(shown) <= WIDTH else 6 if 6 + 6 * len(shown) <= WIDTH else 5
+
+    def row(direction: str) -> str:
+        counts = [rpc[direction].get(l, 0) for l in shown]
+        peak = max(counts, default=0)
+        return "".join(compact(n, width - 2).rjust(width - 1) + bar(n, peak) for n in counts)
+    return {"header": "".join(l.rjust(width - 1) + " " for l in shown).rstrip(),
+            "read": row("read").rstrip(), "write": row("write").rstrip()}
 
 
 def _fs_view(name: str, fs: dict) -> dict:
@@ -85,9 +101,12 @@ def _fs_view(name: str, fs: dict) -> dict:
     ops = "  ".join(f"{op} {fs['ops'].get(op, 0):,}" for op in ("open", "close", "getattr", "statfs",
                                                                    "setattr", "fsync"))
     osts = len(fs["osts"])
+    spread = fs.get("spread")
+    per_host = (f"min {human_bytes(spread['min'])}, median {human_bytes(spread['median'])}, "
+                f"max {human_bytes(spread['max'])} ({spread['max_host']})") if spread else ""
     return {"name": name, "read": volume("read"), "write": volume("write"), "ops": ops,
             "osts": f"{osts} of {fs['ost_count']} OSTs used" if fs["ost_count"] else "",
-            "hist": _histogram(fs["rpc"])}
+            "per_host": per_host, "hist": _histogram(fs["rpc"])}
 
 
 def text_view(doc: dict, detail: bool = True) -> dict:
@@ -139,11 +158,20 @@ def _html_rows(rpc: dict[str, dict[str, int]]) -> list[dict]:
 
 
 def html_view(doc: dict) -> dict:
+    from . import charts   # matplotlib: only the HTML rendering needs it
+
     view = text_view(doc)
     view["flags"] = doc["flags"]
     view["quality_items"] = doc["data_quality"]
-    view["html_filesystems"] = [dict(fs, rows=_html_rows(doc["filesystems"][fs["name"]]["rpc"]))
-                                for fs in view["filesystems"]]
+    html_fs = []
+    for fs in view["filesystems"]:
+        data = doc["filesystems"][fs["name"]]
+        rows = _html_rows(data["rpc"])
+        html_fs.append(dict(fs, rows=rows,
+                            rpc_chart=charts.rpc_histogram(data["rpc"], [r["label"] for r in rows]),
+                            ost_chart=charts.ost_bytes(data["osts"]) if data["osts"] else "",
+                            host_chart=charts.host_spread(data["hosts"]) if len(data["hosts"]) > 1 else ""))
+    view["html_filesystems"] = html_fs
     return view
 
 

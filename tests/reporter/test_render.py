@@ -62,3 +62,17 @@ def test_html_escapes_what_came_from_hosts():
     e = snap(5.0, node("n1", llite={"open": 2}), host("<b>x</b>", {}, ok=False, error="<script>"))
     html = render.render_html(doc_for(b, e))
     assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+def test_compact_counts_and_bars():
+    assert [render.compact(n) for n in (0, 99999, 100000, 999999, 1234567)] == ["0", "99999", "100k", "1.0M", "1.2M"]
+    assert [render.compact(n, 4) for n in (9999, 12243, 99999)] == ["9999", "12k", "100k"]
+    assert render.bar(0, 10) == " " and render.bar(1, 10**6) == "▁" and render.bar(10, 10) == "█"
+
+
+def test_multi_host_job_shows_the_spread():
+    b = snap(0.0, *[node(f"n{i}", llite={"write_bytes": 0}) for i in range(3)])
+    e = snap(3600.0, node("n0", llite={"write_bytes": 9 << 30}), node("n1", llite={"write_bytes": 1 << 30}),
+             node("n2", llite={"write_bytes": 2 << 30}))
+    text = render.render_text(doc_for(b, e))
+    assert "per host: min 1.0 GiB, median 2.0 GiB, max 9.0 GiB (n0)" in text
