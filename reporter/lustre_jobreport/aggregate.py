@@ -16,6 +16,11 @@ from .diff import P, DeltaTable, JobDelta, fs_of
 LLITE = P + "llite."
 CORE_OPS = ("open", "close", "getattr", "statfs", "setattr", "fsync")
 VOLUME = ("read_bytes", "write_bytes", "read_calls", "write_calls")
+# llite counters that are not file-system operations a job asked for: opencount repeats open
+# (2.15+), the others count page-cache and permission-cache events, read-ahead lives below
+# llite.readahead, latencies below llite.latency.
+NOT_OPS = {"opencount", "openclosetime", "dirty_pages_hits", "dirty_pages_misses", "getxattr_hits",
+           "alloc_inode", "page_fault", "page_mkwrite", "inode_permission", "read", "write"}
 OST_FIELDS = ("read_bytes", "write_bytes", "read_rpcs", "write_rpcs")
 _SIZE_RE = re.compile(r"^(\d+)([KMGT]?)$")
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -104,7 +109,7 @@ def aggregate(delta: JobDelta) -> dict[str, FsTotals]:
 
     # llite: one column per filesystem
     llite = {m[len(LLITE):]: t for m, t in tables.items()
-             if m.startswith(LLITE) and not m.startswith(LLITE + "latency.")}
+             if m.startswith(LLITE) and "." not in m[len(LLITE):] and m[len(LLITE):] not in NOT_OPS}
     for fs, t in out.items():
         t.ost_count = sum(1 for d in osc_devices if fs_of(d) == fs)
         vals = {name: _totals(tab).get(fs, 0) for name, tab in llite.items()}
@@ -147,7 +152,9 @@ def _target_trouble(delta: JobDelta, out: dict[str, FsTotals]) -> None:
     end = delta.end_snapshot
     rows = {h: i for i, h in enumerate(end.hosts)}
     for kind in ("osc", "mdc"):
-        reconnects = delta.tables.get(P + f"{kind}.connect_count")
+        # reconnects where the agent has it; connect_count (which counts the first connect too)
+        # gives the same delta over a job that began connected
+        reconnects = delta.tables.get(P + f"{kind}.reconnects", delta.tables.get(P + f"{kind}.connect_count"))
         states = end.metrics.get(P + f"{kind}.state")
         found: dict[tuple[str, str], dict] = {}
         if reconnects is not None:

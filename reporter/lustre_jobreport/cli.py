@@ -1,4 +1,5 @@
-"""lustre-jobreport command line: snapshot and report (prolog/epilog, compare, records: later).
+"""lustre-jobreport command line: snapshot, report, and the scheduler hooks' prolog/epilog
+(compare, records: later).
 
 Errors the user can act on (bad files, bad config) print one line and exit 2, never a traceback.
 The snapshot path imports neither pandas nor Jinja2: it runs in job prologs.
@@ -58,6 +59,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_hook(args: argparse.Namespace) -> int:
+    from . import hooks  # never raises, always 0: a failing Slurm prolog/epilog drains the node
+
+    hooks.exit_now(hooks.run(args.command, args.scheduler, args.argv, args.config, fallback_log=args.log))
+    return 0  # not reached
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="Per-job Lustre client I/O report from PCP.")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -86,6 +94,18 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--job-id")
     r.add_argument("--user")
     r.set_defaults(func=_cmd_report)
+
+    for name, what in (("prolog", "job start (scheduler hook): snapshot all the job's hosts into the spool"),
+                       ("epilog", "job end (scheduler hook): snapshot again, append the report to the "
+                                  "job's output, store the record")):
+        h = sub.add_parser(name, help=what)
+        h.add_argument("--scheduler", choices=("slurm", "pbs"), default="slurm",
+                       help="slurm: job from the Prolog/Epilog environment; pbs: from ARG...")
+        h.add_argument("--log", default="syslog", metavar="syslog|FILE",
+                       help="where errors go if the config cannot be read (else [hooks] log)")
+        h.add_argument("argv", nargs="*", metavar="ARG",
+                       help="pbs: the prologue/epilogue arguments (job id, user, group, ...)")
+        h.set_defaults(func=_cmd_hook)
     return p
 
 

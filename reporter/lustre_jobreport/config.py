@@ -25,6 +25,19 @@ DEFAULTS: dict[str, Any] = {
     },
     # Node name -> PCP host spec, for nodes whose pmcd is not at host_spec (free-form keys).
     "hosts": {},
+    # Scheduler prolog/epilog (lustre-jobreport prolog|epilog, hooks/): DESIGN §5.
+    "hooks": {
+        "spool_dir": "/var/spool/lustre-jobreport",        # begin snapshots, root 0700
+        "spool_max_age_days": 30.0,                         # begin snapshots of vanished jobs expire
+        "records_dir": "/var/lib/lustre-jobreport/records",  # job records; "" = none
+        "html": "beside",      # "beside" the job's output (as the job user), "dir" (html_dir), "off"
+        "html_dir": "",
+        "log": "syslog",       # "syslog" (daemon facility) or a log file path
+        "prolog_timeout_s": 5.0,
+        "epilog_timeout_s": 30.0,
+        "scheduler_timeout_s": 10.0,   # scontrol show job
+        "cluster": "",         # record names; "" = SLURM_CLUSTER_NAME / the PBS server name
+    },
     "flags": {
         # Per-second rates are not judged for jobs shorter than this (data_quality SHORT_JOB).
         "min_elapsed_s": 60.0,

@@ -129,6 +129,25 @@ def _aligned_begin(b: MetricTable | None, b_rows: np.ndarray, instances: list[st
     return values, present
 
 
+# Lustre 2.15+ stats files carry the time they were started or cleared; the agent exports it.
+# A changed start time is a clear even when no counter went backwards (busy counters can climb
+# past their old values before the end snapshot).
+START_METRICS = {"llite stats": P + "llite.stats_start", "osc stats": P + "osc.stats_start",
+                 "rpc_stats": P + "osc.rpc_stats_start", "md_stats": P + "mdc.md_stats_start",
+                 "mdc stats": P + "mdc.stats_start"}
+
+
+def _restarted(begin: Snapshot, end: Snapshot, b_rows: np.ndarray, e_rows: np.ndarray,
+               metric: str) -> list[tuple[int, str]]:
+    """(host row, device) whose stats start time differs between the snapshots."""
+    e = end.metrics.get(metric)
+    if e is None or e.is_string:
+        return []
+    b_vals, b_present = _aligned_begin(begin.metrics.get(metric), b_rows, e.instances)
+    changed = b_present & e.present[e_rows] & (b_vals != e.values[e_rows])
+    return [(int(r), e.instances[c]) for r, c in zip(*np.nonzero(changed))]
+
+
 def _mount_ids(snap: Snapshot, host: str) -> dict[str, str]:
     return {k: v for k, v in snap.instance_values(P + "llite.mount_id", host).items() if isinstance(v, str)}
 
@@ -155,6 +174,7 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
         decreased[metric] = dec
 
     # REMOUNT: a filesystem whose mount_id changed (or vanished) on a host.
+    remounted: list[dict[str, bool]] = [{} for _ in hosts]
     for r, host in enumerate(hosts):
         before, after = _mount_ids(begin, host), _mount_ids(end, host)
         for fs in sorted(before):
@@ -164,6 +184,7 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
                    else f"was remounted (mount {before[fs]} -> {after[fs]})")
             issues.append(Issue("REMOUNT", host, fs,
                                 f"{fs} {how} on {host} during the job; its counters on {host} are left out"))
+            remounted[r][fs] = True
             for m, t in tables.items():
                 cols = t.fs == fs
                 t.counted[r, cols] = False
@@ -182,6 +203,12 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
             cols = np.array([dev_index[d] for d in tables[m].devices], dtype=np.intp)
             hit_rows, hit_cols = np.nonzero(decreased[m])
             reset[hit_rows, cols[hit_cols]] = True
+        if source in START_METRICS:
+            for r, device in _restarted(begin, end, b_rows, e_rows, START_METRICS[source]):
+                # per-OSC start times stand for the per-filesystem histogram they add up to
+                target = device if device in dev_index else fs_of(device)
+                if target in dev_index and not remounted[r].get(fs_of(target)):
+                    reset[r, dev_index[target]] = True
         if not reset.any():
             continue
         for m in metrics:
@@ -195,8 +222,8 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
             for fs in sorted({fs_of(d) for d in devs}):
                 mine = [d for d in devs if fs_of(d) == fs]
                 issues.append(Issue("COUNTER_RESET", host, fs,
-                                    f"{source} of {_summarise(mine)} on {host} went backwards (cleared "
-                                    f"during the job); left out of the totals, which come from the rest"))
+                                    f"{source} of {_summarise(mine)} on {host} were cleared during the "
+                                    f"job; left out of the totals, which come from the rest"))
 
     versions = {}
     for host in hosts:

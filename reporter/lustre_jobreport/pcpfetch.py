@@ -21,11 +21,23 @@ import numpy as np
 from .snapfile import SINGULAR, Column, HostSnapshot
 
 METRIC_ROOT = "lustreclient"
-# Per-OSC RPC-size histograms are 2 x 15 values per OST: 61,440 per client on a 2,048-OSC
-# machine. The report takes histograms per filesystem (lustreclient.fs.rpc.*), so snapshots
-# leave them out; they stay available live through PCP. The agent's own health metrics
-# (lustreclient.agent.*) say nothing about the job.
-EXCLUDED = ("lustreclient.osc.rpc.", "lustreclient.agent.")
+# What a snapshot takes: the per-filesystem and per-MDT subtrees whole, and of the per-OSC
+# metrics only those the report uses. Per-OSC values are what makes a snapshot big (2,048 OSCs
+# on a large client: every per-OSC metric is 2 M values on a 1,000-host job), so e.g. the
+# per-OSC RPC-size histograms (30 values per OSC; the report takes lustreclient.fs.rpc.*) and
+# tunables stay out; they remain available live through PCP.
+SNAPSHOT_METRICS = (
+    "lustreclient.version", "lustreclient.pagesize", "lustreclient.llite", "lustreclient.fs",
+    "lustreclient.mdc",
+    "lustreclient.osc.read_bytes", "lustreclient.osc.write_bytes", "lustreclient.osc.read_rpcs",
+    "lustreclient.osc.write_rpcs", "lustreclient.osc.req_waittime", "lustreclient.osc.req_count",
+    "lustreclient.osc.stats_start", "lustreclient.osc.rpc_stats_start", "lustreclient.osc.state",
+    "lustreclient.osc.connect_count", "lustreclient.osc.reconnects",
+)
+
+
+def wanted(name: str) -> bool:
+    return any(name == m or name.startswith(m + ".") for m in SNAPSHOT_METRICS)
 
 try:  # PCP's bindings exist only for the Debian Python; everything else uses pminfo.
     from pcp import pmapi  # type: ignore[import-not-found]
@@ -55,7 +67,7 @@ def fetch_pmapi(host: str, spec: str) -> HostSnapshot:
         names: list[str] = []
         with _TRAVERSE_LOCK:
             ctx.pmTraversePMNS(METRIC_ROOT, names.append)
-        names = [n for n in names if not n.startswith(EXCLUDED)]
+        names = [n for n in names if wanted(n)]
         pmids = ctx.pmLookupName(names)
         descs = ctx.pmLookupDescs(pmids)
         result = ctx.pmFetch(pmids)
@@ -160,7 +172,7 @@ def parse_pminfo(text: str, host: str, spec: str, fetched_at: float) -> HostSnap
     for line in text.splitlines():
         if line and not line[0].isspace():
             metric, is_string = line.strip(), False
-            if metric.startswith(EXCLUDED):
+            if not wanted(metric):
                 metric = None
             continue
         if metric is None:
@@ -185,7 +197,7 @@ def parse_pminfo(text: str, host: str, spec: str, fetched_at: float) -> HostSnap
 
 def fetch_cli(host: str, spec: str, timeout_s: float) -> HostSnapshot:
     try:
-        proc = subprocess.run(["pminfo", "-h", spec, "-df", METRIC_ROOT], capture_output=True,
+        proc = subprocess.run(["pminfo", "-h", spec, "-df", *SNAPSHOT_METRICS], capture_output=True,
                               text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         return HostSnapshot(host, spec, ok=False, error="pminfo not found (install pcp)")

@@ -9,7 +9,7 @@ no pandas and no Jinja2 here.
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,8 +81,13 @@ def choose_backend(requested: str) -> str:
 
 
 def take(targets: list[HostTarget], *, connect_timeout_s: float, fetch_timeout_s: float,
-         parallel: int = 64, backend: str = "auto") -> Snapshot:
-    """Fetch all targets; a host that fails is recorded with its error, never raised."""
+         parallel: int = 64, backend: str = "auto", deadline_s: float | None = None) -> Snapshot:
+    """Fetch all targets; a host that fails is recorded with its error, never raised.
+
+    deadline_s bounds the whole call: hosts without an answer by then are recorded as failed
+    and their threads are abandoned (libpcp waits a fixed 10 s for a pmcd that accepts but never
+    greets, whatever PMCD_*_TIMEOUT say), so the caller should end with os._exit (the hooks do).
+    """
     backend = choose_backend(backend)
     pcpfetch.set_timeouts(connect_timeout_s, fetch_timeout_s)
     # A duplicated name would silently overwrite a host: refuse it instead.
@@ -101,6 +106,15 @@ def take(targets: list[HostTarget], *, connect_timeout_s: float, fetch_timeout_s
             return HostSnapshot(t.name, t.spec, ok=False, error=f"{type(exc).__name__}: {exc}")
 
     taken_at = time.time()
-    with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(targets) or 1))) as pool:
-        results = list(pool.map(one, targets))
+    if deadline_s is None:
+        with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(targets) or 1))) as pool:
+            results = list(pool.map(one, targets))
+        return Snapshot.from_hosts(taken_at, results)
+    pool = ThreadPoolExecutor(max_workers=max(1, min(parallel, len(targets) or 1)))
+    futures = [pool.submit(one, t) for t in targets]
+    wait(futures, timeout=max(0.0, deadline_s))
+    results = [f.result() if f.done() else
+               HostSnapshot(t.name, t.spec, ok=False, error=f"no answer within {deadline_s:.1f} s")
+               for t, f in zip(targets, futures)]
+    pool.shutdown(wait=False, cancel_futures=True)
     return Snapshot.from_hosts(taken_at, results)

@@ -3,7 +3,9 @@
 from lustre_jobreport.snapfile import Column, HostSnapshot, Snapshot
 
 P = "lustreclient."
-SEMS = {"version": "discrete", "llite.mount_id": "discrete", "osc.rpcs_in_flight.read": "instant"}
+SEMS = {"version": "discrete", "llite.mount_id": "discrete", "osc.rpcs_in_flight.read": "instant",
+        "llite.stats_start": "discrete", "osc.stats_start": "discrete", "osc.rpc_stats_start": "discrete",
+        "osc.state": "instant"}
 
 
 def host(name, metrics, ok=True, error=None):

@@ -1,0 +1,206 @@
+"""Who, what and where of a batch job, as its scheduler tells a root prolog/epilog.
+
+- Slurm (Prolog/Epilog run by slurmd as root, no argv): SLURM_JOB_ID, SLURM_JOB_USER,
+  SLURM_JOB_UID/GID, SLURM_NODELIST (SLURM_JOB_NODELIST is absent there), SLURMD_NODENAME,
+  SLURM_CLUSTER_NAME; the job's stdout path from `scontrol show job -o` (StdOut=, expanded),
+  never SLURM_JOB_STDOUT (the raw, unexpanded pattern).
+- PBS/Torque (mom_priv/prologue, epilogue run by MoM as root on the primary host only):
+  argv $1 job id, $2 user, $3 group (epilogue: ... $10 exit status); nodes from PBS_NODEFILE,
+  else OpenPBS's $PBS_HOME/aux/<jobid>; the epilogue's stdout already is the job's output.
+
+Everything here comes from root-controlled sources (the daemon's environment and argv), but job
+ids still go into file names, so they are checked. Light on purpose: the prolog imports it.
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import re
+import socket
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import hostlist
+
+from .errors import JobReportError
+
+_JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+\-\[\]]{0,127}")
+_SCONTROL_KEY = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9_/:]*)=")
+
+
+class JobEnvError(JobReportError):
+    """The scheduler's environment does not describe a job we can act on."""
+
+
+@dataclass(frozen=True)
+class Job:
+    scheduler: str                    # "slurm" | "pbs"
+    job_id: str                       # safe as a file name (checked)
+    user: str | None
+    uid: int | None
+    gid: int | None
+    nodes: list[str]                  # the job's nodes, first = the node that acts
+    this_node: str
+    cluster: str                      # for record names; safe as a file name
+    nodelist: str | None = None       # Slurm: the raw node list (for snapshot.targets_for_nodes)
+    nodefile: str | None = None       # PBS: the node file read (for snapshot.read_hosts_file)
+    workdir: str | None = None
+    exit_code: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def acts_here(self) -> bool:
+        """Only the job's first node (Slurm) / the primary host (PBS) snapshots and reports."""
+        return not self.nodes or self.nodes[0] == self.this_node
+
+    def describe(self) -> str:
+        return f"{self.scheduler} job {self.job_id}"
+
+
+def check_job_id(job_id: str | None) -> str:
+    if not job_id or not _JOB_ID.fullmatch(job_id) or ".." in job_id:
+        raise JobEnvError(f"unusable job id {job_id!r}")
+    return job_id
+
+
+def safe_name(text: str, fallback: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", text or "").strip("._")[:64]
+    return name or fallback
+
+
+def short_hostname() -> str:
+    return socket.gethostname().split(".")[0]
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def from_slurm(env: dict[str, str]) -> Job:
+    job_id = check_job_id(env.get("SLURM_JOB_ID") or env.get("SLURM_JOBID"))
+    nodelist = env.get("SLURM_NODELIST") or env.get("SLURM_JOB_NODELIST") or ""
+    this = env.get("SLURMD_NODENAME") or short_hostname()
+    try:
+        nodes = hostlist.expand_hostlist(nodelist) if nodelist else [this]
+    except hostlist.BadHostlist as exc:
+        raise JobEnvError(f"bad SLURM_NODELIST {nodelist!r}: {exc}") from None
+    return Job("slurm", job_id, env.get("SLURM_JOB_USER") or None,
+               _int(env.get("SLURM_JOB_UID")), _int(env.get("SLURM_JOB_GID")), nodes, this,
+               safe_name(env.get("SLURM_CLUSTER_NAME", ""), "slurm"),
+               nodelist=nodelist or this, workdir=env.get("SLURM_JOB_WORK_DIR"),
+               exit_code=env.get("SLURM_JOB_EXIT_CODE2"))
+
+
+def _pbs_home(env: dict[str, str]) -> str:
+    if env.get("PBS_HOME"):
+        return env["PBS_HOME"]
+    try:
+        for line in Path(env.get("PBS_CONF_FILE", "/etc/pbs.conf")).read_text().splitlines():
+            key, _, value = line.strip().partition("=")
+            if key == "PBS_HOME" and value:
+                return value
+    except OSError:
+        pass
+    return "/var/spool/pbs"
+
+
+def pbs_nodefile(job_id: str, env: dict[str, str]) -> str | None:
+    """Torque gives PBS_NODEFILE to its prologue/epilogue; OpenPBS keeps it in $PBS_HOME/aux."""
+    candidates = [env.get("PBS_NODEFILE") or ""]
+    candidates += [os.path.join(_pbs_home(env), "aux", job_id), os.path.join("/var/spool/torque/aux", job_id)]
+    for c in candidates:
+        if c and os.path.isfile(c):
+            return c
+    return None
+
+
+def read_node_names(path: str) -> list[str]:
+    """A PBS node file lists a host once per slot: unique names, first-seen order."""
+    names: dict[str, None] = {}
+    for line in Path(path).read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            names.setdefault(line.split()[0], None)
+    return list(names)
+
+
+def from_pbs(argv: list[str], env: dict[str, str]) -> Job:
+    """argv is the prologue's/epilogue's own: job id, user, group[, job name, ..., exit status]."""
+    if len(argv) < 2:
+        raise JobEnvError(f"PBS hook needs at least job id and user as arguments, got {len(argv)}")
+    job_id = check_job_id(argv[0])
+    user = argv[1] or None
+    group = argv[2] if len(argv) > 2 else None
+    uid = gid = None
+    if user:
+        try:
+            pw = pwd.getpwnam(user)
+            uid, gid = pw.pw_uid, pw.pw_gid
+        except KeyError:
+            pass
+    if group:
+        try:
+            gid = grp.getgrnam(group).gr_gid
+        except KeyError:
+            pass
+    this = short_hostname()
+    nodefile = pbs_nodefile(job_id, env)
+    nodes: list[str] = []
+    if nodefile:
+        try:
+            nodes = read_node_names(nodefile)
+        except OSError:
+            nodefile = None
+    if not nodes:  # no node file: this host is all we know of
+        nodes = [this]
+    server = job_id.split(".", 1)[1] if "." in job_id else ""
+    exit_code = argv[9] if len(argv) > 9 else None
+    extra = {"job_name": argv[3]} if len(argv) > 3 else {}
+    # PBS runs these scripts on the primary host only, so this host acts whatever it is called.
+    return Job("pbs", job_id, user, uid, gid, nodes, nodes[0], safe_name(server, "pbs"),
+               nodefile=nodefile, workdir=env.get("PBS_O_WORKDIR") or env.get("PBS_JOBDIR"),
+               exit_code=exit_code, extra=extra)
+
+
+def parse_scontrol(line: str) -> dict[str, str]:
+    """`scontrol show job -o` is one line of Key=Value separated by spaces; values may contain
+    spaces (paths, job names), so a value runs to the next ` Key=`. A key seen twice keeps its
+    last value: job-controlled strings (JobName, Comment, StdErr) come before StdOut, so a job
+    named "x StdOut=/etc/shadow" cannot shadow the real field. (The append runs as the job user
+    anyway, so a confused path could only ever reach the user's own files.)"""
+    line = line.strip()
+    marks = list(_SCONTROL_KEY.finditer(line))
+    fields: dict[str, str] = {}
+    for m, nxt in zip(marks, marks[1:] + [None]):
+        end = nxt.start() if nxt else len(line)
+        fields[m.group(1)] = line[m.end():end].strip()
+    return fields
+
+
+def slurm_job_fields(job_id: str, timeout_s: float, scontrol: str = "scontrol") -> dict[str, str]:
+    try:
+        proc = subprocess.run([scontrol, "show", "job", "-o", job_id], capture_output=True, text=True,
+                              timeout=max(0.1, timeout_s), stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise JobEnvError(f"{scontrol} not found (PATH={os.environ.get('PATH', '')})") from None
+    except subprocess.TimeoutExpired:
+        raise JobEnvError(f"scontrol show job {job_id}: no answer within {timeout_s:.1f} s") from None
+    if proc.returncode != 0:
+        why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        raise JobEnvError(f"scontrol show job {job_id}: {why}")
+    for line in proc.stdout.splitlines():
+        if line.strip().startswith(f"JobId={job_id} "):
+            return parse_scontrol(line)
+    raise JobEnvError(f"scontrol show job {job_id}: job not in its answer")
+
+
+def slurm_stdout(fields: dict[str, str]) -> str | None:
+    """The expanded StdOut path, or None (interactive jobs have none)."""
+    path = fields.get("StdOut", "")
+    return path if path.startswith("/") else None

@@ -1,0 +1,119 @@
+"""The hooks' spool: begin snapshots kept from a job's prolog until its epilog.
+
+One file per job, `<jobid>.begin.json` (a snapshot file), in a directory that must be root's
+alone (mode 0700, owned by the hook's uid, not a symlink): a spool that others can write could
+be fed forged begin snapshots or links. A missing spool is created; a wrong one is refused.
+Begin snapshots whose epilog never came (node crash, hook added mid-job, ...) expire by age,
+both here (each epilog sweeps) and by tmpfiles.d (systemd/lustre-jobreport.conf).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import time
+from pathlib import Path
+
+from .errors import JobReportError
+
+SUFFIX = ".begin.json"
+
+
+class SpoolError(JobReportError):
+    """The spool or a file in it is unusable; the message says why."""
+
+
+def open_spool(path: str | Path, *, create: bool = True) -> Path:
+    """Check (and if missing, create) the spool directory; return it."""
+    path = Path(path)
+    if not path.is_absolute():
+        raise SpoolError(f"spool {path}: must be an absolute path")
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        if not create:
+            raise SpoolError(f"spool {path} does not exist") from None
+        try:
+            path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass  # another hook on this node made it meanwhile
+        except OSError as exc:
+            raise SpoolError(f"cannot create spool {path}: {exc.strerror}") from None
+        st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise SpoolError(f"spool {path} is a symbolic link; refusing it")
+    if not stat.S_ISDIR(st.st_mode):
+        raise SpoolError(f"spool {path} is not a directory")
+    if st.st_uid != os.geteuid():
+        raise SpoolError(f"spool {path} is owned by uid {st.st_uid}, not {os.geteuid()}; refusing it")
+    if st.st_mode & 0o077:
+        raise SpoolError(f"spool {path} has mode {stat.S_IMODE(st.st_mode):04o}, "
+                         "must be 0700 (others could plant or read snapshots); refusing it")
+    return path
+
+
+def begin_path(spool: Path, job_id: str) -> Path:
+    return spool / f"{job_id}{SUFFIX}"
+
+
+def put(spool: Path, job_id: str, snap) -> Path:
+    """Write the begin snapshot atomically (temp file + rename in the spool)."""
+    from . import snapfile
+
+    path = begin_path(spool, job_id)
+    try:
+        snapfile.write(snap, path)
+    except OSError as exc:
+        raise SpoolError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path
+
+
+def take(spool: Path, job_id: str):
+    """The job's begin snapshot, or None if there is none. A damaged one is removed, then raised."""
+    from . import snapfile
+
+    path = begin_path(spool, job_id)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+        _unlink(path)
+        raise SpoolError(f"{path} is not a regular file of uid {os.geteuid()}; removed it")
+    try:
+        return snapfile.read(path)
+    except JobReportError as exc:
+        _unlink(path)
+        raise SpoolError(f"corrupt begin snapshot removed: {exc}") from None
+
+
+def remove(spool: Path, job_id: str) -> None:
+    _unlink(begin_path(spool, job_id))
+
+
+def _unlink(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError as exc:
+        if exc.errno != errno.ENOENT:
+            raise
+
+
+def expire(spool: Path, max_age_s: float, now: float | None = None) -> list[str]:
+    """Remove begin snapshots (and temp files of interrupted writes) older than max_age_s."""
+    now = time.time() if now is None else now
+    removed = []
+    with os.scandir(spool) as entries:
+        for e in entries:
+            if not (e.name.endswith(SUFFIX) or (e.name.startswith(".") and SUFFIX in e.name)):
+                continue
+            try:
+                st = e.stat(follow_symlinks=False)
+                if now - st.st_mtime > max_age_s:
+                    os.unlink(e.path)
+                    removed.append(e.name)
+            except FileNotFoundError:
+                continue
+    return sorted(removed)
