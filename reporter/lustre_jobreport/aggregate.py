@@ -51,6 +51,7 @@ class FsTotals:
     hosts: dict[str, dict[str, int]] = field(default_factory=dict)
     ost_count: int = 0
     trouble: list[dict] = field(default_factory=list)   # targets that reconnected or were not FULL
+    trouble_total: int = 0                              # ... all of them, when the list is cut
 
     @property
     def bytes_moved(self) -> int:
@@ -147,33 +148,38 @@ def aggregate(delta: JobDelta) -> dict[str, FsTotals]:
     return out
 
 
-def _target_trouble(delta: JobDelta, out: dict[str, FsTotals]) -> None:
-    """OSCs/MDCs that reconnected during the job or were not FULL at its end, per host."""
+def _target_trouble(delta: JobDelta, out: dict[str, FsTotals], limit: int = 50) -> None:
+    """OSCs/MDCs that reconnected during the job or were not FULL at its end, per host
+    (at most `limit` listed per filesystem, the most reconnected first)."""
     end = delta.end_snapshot
-    rows = {h: i for i, h in enumerate(end.hosts)}
+    end_rows = np.array([list(end.hosts).index(h) for h in delta.hosts], dtype=np.intp)
+    found: dict[str, list[dict]] = {}
     for kind in ("osc", "mdc"):
         # reconnects where the agent has it; connect_count (which counts the first connect too)
         # gives the same delta over a job that began connected
         reconnects = delta.tables.get(P + f"{kind}.reconnects", delta.tables.get(P + f"{kind}.connect_count"))
         states = end.metrics.get(P + f"{kind}.state")
-        found: dict[tuple[str, str], dict] = {}
+        entries: dict[tuple[int, str], dict] = {}
         if reconnects is not None:
             for r, c in zip(*np.nonzero(reconnects.delta)):
-                host, target = delta.hosts[r], reconnects.instances[c]
-                found[(host, target)] = {"host": host, "target": target, "reconnects": int(reconnects.delta[r, c]),
-                                         "state": None}
-        if states is not None:
-            for host in delta.hosts:
-                r = rows[host]
-                for c, target in enumerate(states.instances):
-                    if states.present[r, c] and states.values[r, c] != "FULL":
-                        entry = found.setdefault((host, target), {"host": host, "target": target,
-                                                                  "reconnects": 0, "state": None})
-                        entry["state"] = states.values[r, c]
-        for (host, target), entry in sorted(found.items()):
-            fs = fs_of(target)
-            if fs in out:
-                if entry["state"] is None and states is not None and states.column(target) is not None \
-                        and states.present[rows[host], states.column(target)]:
-                    entry["state"] = states.values[rows[host], states.column(target)]
-                out[fs].trouble.append(entry)
+                entries[(int(r), reconnects.instances[c])] = {"reconnects": int(reconnects.delta[r, c])}
+        state_at: dict[tuple[int, str], str] = {}
+        if states is not None and len(end_rows):
+            values, present = states.values[end_rows], states.present[end_rows]
+            not_full = present & (values != "FULL")
+            for r, c in zip(*np.nonzero(not_full)):
+                entries.setdefault((int(r), states.instances[c]), {"reconnects": 0})
+            col = {name: i for i, name in enumerate(states.instances)}
+            for (r, target) in entries:
+                c = col.get(target)
+                if c is not None and present[r, c]:
+                    state_at[(r, target)] = values[r, c]
+        for (r, target), e in entries.items():
+            found.setdefault(fs_of(target), []).append(
+                {"host": delta.hosts[r], "target": target, "reconnects": e["reconnects"],
+                 "state": state_at.get((r, target))})
+    for fs, entries in found.items():
+        if fs in out:
+            entries.sort(key=lambda e: (-e["reconnects"], e["state"] == "FULL", e["host"], e["target"]))
+            out[fs].trouble = entries[:limit]
+            out[fs].trouble_total = len(entries)

@@ -35,7 +35,8 @@ DEFAULTS: dict[str, Any] = {
         "log": "syslog",       # "syslog" (daemon facility) or a log file path
         "prolog_timeout_s": 5.0,
         "epilog_timeout_s": 30.0,
-        "scheduler_timeout_s": 10.0,   # scontrol show job
+        "scheduler_timeout_s": 10.0,   # scontrol show job, squeue
+        "check_shared_nodes": True,    # Slurm: ask squeue which other jobs used the job's nodes
         "cluster": "",         # record names; "" = SLURM_CLUSTER_NAME / the PBS server name
     },
     "flags": {

@@ -312,7 +312,8 @@ def fs_trouble(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
         if e["state"] and e["state"] != "FULL":
             what.append(f"was {e['state']} at the end")
         parts.append(f"{e['target']} on {e['host']} " + " and ".join(what))
-    more = f" (+{len(t.trouble) - 3} more)" if len(t.trouble) > 3 else ""
+    total = max(t.trouble_total, len(t.trouble))
+    more = f" (+{total - 3} more)" if total > 3 else ""
     return Flag(
         "FS_TROUBLE", "info", t.name,
         finding="; ".join(parts) + more,
@@ -320,7 +321,7 @@ def fs_trouble(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
             "job, and I/O waited for recovery or was lost",
         advice="tell your admins the job id, the hosts and the times; check the job's output files "
                "for completeness",
-        evidence={"targets": t.trouble})
+        evidence={"targets": t.trouble, "total": total})
 
 
 RULES: list[Rule] = [

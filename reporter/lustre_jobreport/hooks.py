@@ -167,11 +167,15 @@ def prolog(job, cfg, log: HookLog, budget: Budget) -> None:
 
 # ---- epilog -----------------------------------------------------------------------------------
 
-def _deliver_slurm(job, text: str, hk: dict, budget: Budget, log: HookLog):
+def _scheduler_timeout(hk: dict, budget: Budget) -> float:
+    return max(0.1, min(float(hk["scheduler_timeout_s"]), budget.left() - 0.5))
+
+
+def _deliver_slurm(job, text: str, fields: dict | None, budget: Budget, log: HookLog):
     from . import jobenv, safeappend
 
-    budget.step = "scontrol show job"
-    fields = jobenv.slurm_job_fields(job.job_id, min(float(hk["scheduler_timeout_s"]), budget.left() - 0.5))
+    if fields is None:
+        return None  # scontrol failed: already logged
     uid, gid = job.uid, job.gid
     if uid is None:  # UserId=ann(1001)
         uid = _paren_int(fields.get("UserId"))
@@ -288,15 +292,25 @@ def epilog(job, cfg, log: HookLog, budget: Budget, out: TextIO) -> None:
             spool.remove(spool_dir, job.job_id)
             return
 
+        fields = shared = None
+        if job.scheduler == "slurm":
+            from . import jobenv
+            fields = _attempt(log, budget, "asking Slurm for the job's output file", jobenv.slurm_job_fields,
+                              job.job_id, _scheduler_timeout(hk, budget))
+            if fields is not None and hk["check_shared_nodes"]:
+                shared = _attempt(log, budget, "asking Slurm which other jobs used the nodes",
+                                  jobenv.slurm_shared_nodes, job, fields, _scheduler_timeout(hk, budget))
+
         budget.step = "building the report"
         from . import render, report
-        doc = report.build(begin, end, cfg, job_id=job.job_id, user=job.user)
+        doc = report.build(begin, end, cfg, job_id=job.job_id, user=job.user, shared_hosts=shared or None)
         text = render.render_text(doc)
 
         if job.scheduler == "pbs":
             delivered = _attempt(log, budget, "writing the report to standard output", _deliver_pbs, text, out)
         else:
-            delivered = _attempt(log, budget, "appending the report", _deliver_slurm, job, text, hk, budget, log)
+            delivered = _attempt(log, budget, "appending the report", _deliver_slurm, job, text, fields,
+                                 budget, log)
         record = None
         if hk["records_dir"]:
             from . import records

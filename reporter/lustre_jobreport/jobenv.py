@@ -21,6 +21,7 @@ import re
 import socket
 import subprocess
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import hostlist
@@ -198,6 +199,56 @@ def slurm_job_fields(job_id: str, timeout_s: float, scontrol: str = "scontrol") 
         if line.strip().startswith(f"JobId={job_id} "):
             return parse_scontrol(line)
     raise JobEnvError(f"scontrol show job {job_id}: job not in its answer")
+
+
+def _slurm_time(text: str | None) -> datetime | None:
+    try:
+        return datetime.strptime(text or "", "%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        return None
+
+
+def slurm_shared_nodes(job: Job, fields: dict[str, str], timeout_s: float,
+                       squeue: str = "squeue") -> dict[str, str]:
+    """The job's nodes that other jobs used while it ran: {node: "job 5, 9"} (SHARED_NODE).
+
+    Exclusive jobs (OverSubscribe=NO) are not asked about. Jobs slurmctld has already forgotten
+    (MinJobAge) cannot be seen: this is a lower bound."""
+    if fields.get("OverSubscribe", "").upper() == "NO":
+        return {}
+    start, end = _slurm_time(fields.get("StartTime")), _slurm_time(fields.get("EndTime")) or datetime.max
+    if start is None:
+        return {}
+    me = {fields.get("JobId", job.job_id), job.job_id}
+    if fields.get("ArrayJobId") and fields.get("ArrayTaskId"):
+        me.add(f"{fields['ArrayJobId']}_{fields['ArrayTaskId']}")
+    try:
+        proc = subprocess.run([squeue, "-h", "-t", "all", "-w", job.nodelist or ",".join(job.nodes),
+                               "-o", "%i|%N|%S|%e"], capture_output=True, text=True,
+                              timeout=max(0.1, timeout_s), stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise JobEnvError(f"{squeue} not found") from None
+    except subprocess.TimeoutExpired:
+        raise JobEnvError(f"squeue: no answer within {timeout_s:.1f} s") from None
+    if proc.returncode != 0:
+        raise JobEnvError(f"squeue: {(proc.stderr.strip().splitlines() or [f'exit {proc.returncode}'])[-1]}")
+    mine = set(job.nodes)
+    others: dict[str, list[str]] = {}
+    for line in proc.stdout.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) != 4 or parts[0] in me:
+            continue
+        o_start, o_end = _slurm_time(parts[2]), _slurm_time(parts[3]) or datetime.max
+        if o_start is None or not (o_start <= end and o_end >= start):  # 1 s resolution: inclusive
+            continue
+        try:
+            nodes = hostlist.expand_hostlist(parts[1])
+        except hostlist.BadHostlist:
+            continue
+        for n in mine.intersection(nodes):
+            others.setdefault(n, []).append(parts[0])
+    return {n: ("job " if len(ids) == 1 else "jobs ") + ", ".join(sorted(ids)[:5]) + (" ..." if len(ids) > 5 else "")
+            for n, ids in others.items()}
 
 
 def slurm_stdout(fields: dict[str, str]) -> str | None:

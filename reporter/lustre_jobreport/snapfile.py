@@ -188,8 +188,13 @@ def _unpack(text: Any, dtype: str, count: int, where: str) -> np.ndarray:
 def _table_to_json(t: MetricTable) -> dict[str, Any]:
     doc: dict[str, Any] = {"sem": t.sem, "type": "string" if t.is_string else "u64", "instances": t.instances}
     if t.is_string:
-        doc["values"] = [[v if p else None for v, p in zip(row, prow)]
-                         for row, prow in zip(t.values.tolist(), t.present.tolist())]
+        # few distinct strings (import states, versions): levels + packed codes, 0 = absent
+        levels, codes = np.unique(t.values[t.present].astype(str), return_inverse=True) \
+            if t.present.any() else (np.array([], dtype=str), np.array([], dtype=np.intp))
+        packed = np.zeros(t.values.shape, dtype="<u4")
+        packed[t.present] = codes.astype("<u4") + 1
+        doc["levels"] = levels.tolist()
+        doc["values"] = _pack(packed)
     else:
         doc["values"] = _pack(t.values.astype("<u8"))
         doc["present"] = _pack(np.packbits(t.present, axis=None))
@@ -200,7 +205,8 @@ def to_json(s: Snapshot) -> dict[str, Any]:
     return {"schema": SCHEMA, "kind": "snapshot", "taken_at": s.taken_at,
             "hosts": [{"name": h.name, "spec": h.spec, "ok": h.ok, "error": h.error,
                        "fetched_at": h.fetched_at} for h in s.hosts.values()],
-            "encoding": "values: little-endian u64, zlib, base64; present: packbits, zlib, base64",
+            "encoding": "u64 values: little-endian u64, zlib, base64; present: packbits, zlib, base64; "
+                        "strings: levels + little-endian u32 codes (0 absent, i+1 levels[i]), zlib, base64",
             "metrics": {name: _table_to_json(t) for name, t in s.metrics.items()}}
 
 
@@ -265,15 +271,14 @@ def _table_from_json(name: str, raw: Any, n_hosts: int) -> MetricTable:
         bits = _unpack(raw.get("present"), "u1", (shape[0] * shape[1] + 7) // 8, name + " present")
         present = np.unpackbits(bits, count=shape[0] * shape[1]).astype(bool).reshape(shape)
         return MetricTable(sem, False, instances, values.astype(np.uint64), present)
-    rows = raw.get("values")
-    if not isinstance(rows, list) or len(rows) != n_hosts or \
-            any(not isinstance(r, list) or len(r) != len(instances) for r in rows):
-        raise ValueError(f"metric {name}: string values must be {n_hosts} rows of {len(instances)}")
-    if any(v is not None and not isinstance(v, str) for r in rows for v in r):
-        raise ValueError(f"metric {name}: string values must be strings or null")
-    values = np.array([[v or "" for v in r] for r in rows], dtype=object).reshape(shape)
-    present = np.array([[v is not None for v in r] for r in rows], dtype=bool).reshape(shape)
-    return MetricTable(sem, True, instances, values, present)
+    levels = raw.get("levels")
+    if not isinstance(levels, list) or not all(isinstance(v, str) for v in levels):
+        raise ValueError(f"metric {name}: 'levels' must be a list of strings")
+    codes = _unpack(raw.get("values"), "<u4", shape[0] * shape[1], name).reshape(shape)
+    if codes.size and int(codes.max()) > len(levels):
+        raise ValueError(f"metric {name}: a value refers to a missing level")
+    lookup = np.array([""] + levels, dtype=object)
+    return MetricTable(sem, True, instances, lookup[codes], codes > 0)
 
 
 def read(path: str | Path) -> Snapshot:

@@ -46,8 +46,9 @@ def _doc(metric):
            "values": snapfile._pack(np.array([1], "<u8")), "present": snapfile._pack(np.packbits([1, 1]))}),
      "1 packed values, expected 2"),
     (_doc({"sem": "rate", "type": "u64", "instances": []}), "bad sem"),
-    (_doc({"sem": "discrete", "type": "string", "instances": ["i"], "values": [[5]]}), "strings or null"),
-    (_doc({"sem": "discrete", "type": "string", "instances": ["i"], "values": []}), "1 rows of 1"),
+    (_doc({"sem": "discrete", "type": "string", "instances": ["i"], "levels": [5], "values": ""}), "list of strings"),
+    (_doc({"sem": "discrete", "type": "string", "instances": ["i"], "levels": ["a"],
+           "values": snapfile._pack(np.array([2], "<u4"))}), "missing level"),
 ])
 def test_corrupt_snapshot_is_a_clear_error(tmp_path, content, why):
     p = tmp_path / "bad.json"

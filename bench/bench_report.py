@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Report build at scale: 1,000 hosts x 2,048 OSCs (4 filesystems x 512 OSTs), 2.15 layout.
+
+One real client (a sim tree in a private pmcd with the real agent) is fetched for its metric
+set and instance names; 1,000 hosts are made from it with per-host values (begin) and per-host
+job deltas (end), some hosts with cleared stats, and written as snapshot files. Then
+`lustre-jobreport report --format json` runs on them as a separate process, timed, with its
+peak RSS. Goal (issue 5): <= 10 s and <= 2 GB. Floor, measured in the same run: a process that
+only reads the two snapshot files (snapfile.read).
+"""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+from privpmcd import PrivatePmcd  # noqa: E402
+
+from lustre_jobreport import pcpfetch, snapfile  # noqa: E402
+from lustre_jobreport.snapfile import Column, HostSnapshot, Snapshot  # noqa: E402
+from lustre_sim import SimClient  # noqa: E402
+
+HOSTS, GOAL_S, GOAL_RSS = 1000, 10.0, 2 << 30
+
+
+def template(tmp: Path) -> HostSnapshot:
+    tree = tmp / "tree"
+    SimClient.create(tree, version="2.15.4", filesystems=[(f"fs{i}", 512, 1) for i in range(4)],
+                     seed=1, background=False)
+    with PrivatePmcd(tmp / "pmcd", tree) as pmcd:
+        host = pcpfetch.fetch_pmapi("template", pmcd.spec)
+    if not host.ok:
+        raise SystemExit(f"fetch failed: {host.error}")
+    return host
+
+
+def fleet(base: HostSnapshot, rng: np.random.Generator, deltas: dict | None) -> tuple[list[HostSnapshot], dict]:
+    hosts, made = [], {}
+    for h in range(HOSTS):
+        metrics = {}
+        for name, col in base.metrics.items():
+            if col.is_string:
+                metrics[name] = col
+                continue
+            if base.sems[name] != "counter":
+                metrics[name] = col
+                continue
+            if deltas is None:
+                values = rng.integers(0, 1 << 40, len(col.instances), dtype=np.uint64)
+                made[(h, name)] = values
+            elif name.endswith(("reconnects", "connect_count")):
+                values = deltas[(h, name)] + (rng.random(len(col.instances)) < 1e-4).astype(np.uint64)
+            else:
+                values = deltas[(h, name)] + rng.integers(0, 1 << 20, len(col.instances), dtype=np.uint64)
+                if h % 100 == 7:            # 1 % of hosts had their stats cleared during the job
+                    values = values // np.uint64(1000)
+            metrics[name] = Column(col.instances, values)
+        hosts.append(HostSnapshot(f"node{h:04d}", f"node{h:04d}", ok=True, fetched_at=0.0,
+                                  sems=base.sems, metrics=metrics))
+    return hosts, made
+
+
+def timed(cmd: list[str]) -> tuple[float, int]:
+    """Wall time and peak RSS (bytes) of a child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return wall, max(after, before) * 1024
+
+
+def main() -> int:
+    rng = np.random.default_rng(1)
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        base = template(tmp)
+        values = sum(len(c.instances) for c in base.metrics.values())
+        begin_hosts, made = fleet(base, rng, None)
+        end_hosts, _ = fleet(base, rng, made)
+        snapfile.write(Snapshot.from_hosts(1000.0, begin_hosts), tmp / "begin.json")
+        snapfile.write(Snapshot.from_hosts(4600.0, end_hosts), tmp / "end.json")
+        del begin_hosts, end_hosts, made
+        size = (tmp / "begin.json").stat().st_size
+        print(f"snapshots: {HOSTS} hosts x {values:,} values = {HOSTS * values / 1e6:.1f} M values each, "
+              f"{size / 2**20:.0f} MiB per file")
+        py = sys.executable
+        floor, floor_rss = timed([py, "-c", "import sys; from lustre_jobreport import snapfile; "
+                                  "snapfile.read(sys.argv[1]); snapfile.read(sys.argv[2])",
+                                  str(tmp / "begin.json"), str(tmp / "end.json")])
+        wall, rss = timed([py, "-m", "lustre_jobreport", "report", str(tmp / "begin.json"),
+                           str(tmp / "end.json"), "--format", "json", "-o", str(tmp / "report.json")])
+        wall_t, _ = timed([py, "-m", "lustre_jobreport", "report", str(tmp / "begin.json"),
+                           str(tmp / "end.json"), "--format", "text", "-o", str(tmp / "report.txt")])
+    print(f"report build (json): {wall:.2f} s = {wall / GOAL_S:.2f}x the 10 s goal, "
+          f"{wall / floor:.2f}x the floor (reading both snapshots: {floor:.2f} s)")
+    print(f"report build (text): {wall_t:.2f} s = {wall_t / GOAL_S:.2f}x the 10 s goal")
+    print(f"peak RSS: {rss / 2**30:.2f} GiB = {rss / GOAL_RSS:.2f}x the 2 GB goal "
+          f"(floor {floor_rss / 2**30:.2f} GiB)")
+    return 0 if wall <= GOAL_S and rss <= GOAL_RSS else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
