@@ -262,6 +262,15 @@ def _write_root_file(path: Path, data: bytes) -> Path:
     return path
 
 
+def _preload(html: bool) -> None:
+    try:
+        from . import render, report  # noqa: F401
+        if html:
+            from . import charts  # noqa: F401
+    except Exception:
+        pass  # the real import, later, reports it
+
+
 def epilog(job, cfg, log: HookLog, budget: Budget, out: TextIO) -> None:
     from . import snapshot, spool
 
@@ -279,6 +288,8 @@ def epilog(job, cfg, log: HookLog, budget: Budget, out: TextIO) -> None:
             log.error("no begin snapshot in the spool (prolog not run, or it failed: see above); no report")
             return
         targets = [snapshot.HostTarget(name, h.spec) for name, h in begin.hosts.items()]
+        # the report's heavier modules load while the end snapshot waits on the network
+        threading.Thread(target=_preload, args=(hk["html"] != "off",), daemon=True).start()
         end = _take_snapshot(targets, cfg, budget, share=0.6)
         nbad, n, why = _hosts_summary(end)
         if nbad == n:
