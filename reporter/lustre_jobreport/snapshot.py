@@ -9,7 +9,7 @@ no pandas and no Jinja2 here.
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor, wait
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,11 +82,14 @@ def choose_backend(requested: str) -> str:
 
 def take(targets: list[HostTarget], *, connect_timeout_s: float, fetch_timeout_s: float,
          parallel: int = 64, backend: str = "auto", deadline_s: float | None = None) -> Snapshot:
-    """Fetch all targets; a host that fails is recorded with its error, never raised.
+    """Fetch all targets, at most `parallel` at a time; a host that fails is recorded with its
+    error, never raised.
 
-    deadline_s bounds the whole call: hosts without an answer by then are recorded as failed
-    and their threads are abandoned (libpcp waits a fixed 10 s for a pmcd that accepts but never
-    greets, whatever PMCD_*_TIMEOUT say), so the caller should end with os._exit (the hooks do).
+    Each host gets connect_timeout_s + fetch_timeout_s: libpcp itself waits a fixed ~10 s for a
+    pmcd that accepts a connection but never greets, whatever PMCD_*_TIMEOUT say, so a host
+    over its bound is recorded as failed and its thread (a daemon: it cannot hold up the
+    process's exit) is left to finish on its own while the next host starts. deadline_s, if
+    given, also bounds the whole call.
     """
     backend = choose_backend(backend)
     pcpfetch.set_timeouts(connect_timeout_s, fetch_timeout_s)
@@ -97,24 +100,57 @@ def take(targets: list[HostTarget], *, connect_timeout_s: float, fetch_timeout_s
             raise JobReportError(f"host {t.name} is given twice")
         seen.add(t.name)
 
+    catalog = pcpfetch.Catalog() if backend == "pmapi" else None
+
     def one(t: HostTarget) -> HostSnapshot:
         try:
             if backend == "pmapi":
-                return pcpfetch.fetch_pmapi(t.name, t.spec)
+                return pcpfetch.fetch_pmapi(t.name, t.spec, catalog)
             return pcpfetch.fetch_cli(t.name, t.spec, connect_timeout_s + fetch_timeout_s)
         except Exception as exc:  # a bug or odd answer on one host must not cost the others
             return HostSnapshot(t.name, t.spec, ok=False, error=f"{type(exc).__name__}: {exc}")
 
     taken_at = time.time()
-    if deadline_s is None:
-        with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(targets) or 1))) as pool:
-            results = list(pool.map(one, targets))
-        return Snapshot.from_hosts(taken_at, results)
-    pool = ThreadPoolExecutor(max_workers=max(1, min(parallel, len(targets) or 1)))
-    futures = [pool.submit(one, t) for t in targets]
-    wait(futures, timeout=max(0.0, deadline_s))
-    results = [f.result() if f.done() else
-               HostSnapshot(t.name, t.spec, ok=False, error=f"no answer within {deadline_s:.1f} s")
-               for t, f in zip(targets, futures)]
-    pool.shutdown(wait=False, cancel_futures=True)
+    results = _run_bounded(targets, one, max(1, parallel), connect_timeout_s + fetch_timeout_s, deadline_s)
     return Snapshot.from_hosts(taken_at, results)
+
+
+def _run_bounded(targets: list[HostTarget], fetch, parallel: int, per_host_s: float,
+                 deadline_s: float | None) -> list[HostSnapshot]:
+    done: dict[int, HostSnapshot] = {}
+    changed = threading.Condition()
+
+    def worker(i: int, t: HostTarget) -> None:
+        result = fetch(t)
+        with changed:
+            done.setdefault(i, result)   # too late if the host was already given up on
+            changed.notify()
+
+    start = time.monotonic()
+    end = start + deadline_s if deadline_s is not None else None
+    pending = list(enumerate(targets))[::-1]
+    running: dict[int, float] = {}                 # index -> when it must have answered
+    with changed:
+        while pending or running:
+            now = time.monotonic()
+            for i in [i for i in running if i in done]:
+                del running[i]
+            for i, due in list(running.items()):
+                if now >= due or (end is not None and now >= end):
+                    t = targets[i]
+                    bound = per_host_s if now >= due else deadline_s
+                    done.setdefault(i, HostSnapshot(t.name, t.spec, ok=False,
+                                                    error=f"no answer within {bound:g} s"))
+                    del running[i]
+            if end is not None and now >= end:
+                for i, t in pending:
+                    done[i] = HostSnapshot(t.name, t.spec, ok=False, error=f"not reached within {deadline_s:g} s")
+                break
+            while pending and len(running) < parallel:
+                i, t = pending.pop()
+                running[i] = now + per_host_s
+                threading.Thread(target=worker, args=(i, t), daemon=True, name=f"fetch {t.name}").start()
+            if running:
+                wake = min(running.values())
+                changed.wait(timeout=max(0.0, min(wake, end or wake) - time.monotonic()))
+    return [done[i] for i in range(len(targets))]
