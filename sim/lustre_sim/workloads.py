@@ -132,6 +132,25 @@ def seq_write(io: FsIO, h, offset: int, nbytes: int, call: int) -> None:
         io.write(h, offset + n * call, rem)
 
 
+def shared_layout(io: FsIO, path: str, stripe_count=None, stripe_size=None) -> None:
+    """A file that the ranks of several nodes share. Each node is its own simulated client, so
+    the file is declared on every node with a layout taken from its name (as for files that
+    existed before the run): every node then agrees on its OSTs, as they would on the layout the
+    MDS gave when rank 0 created it. (Rank 0's node thereby skips the create, which costs only
+    its first FID-sequence RPC.)"""
+    if path not in io.files:
+        io.existing(path, 0, stripe_count, stripe_size)
+
+
+def skip_files(io: FsIO, n: int) -> None:
+    """Multi-node runs: the per-process files of the n ranks on the nodes before this one were
+    created first, so the round-robin start OST of this node's first file is n further on.
+    Without this every simulated node would start its files on the same OST."""
+    if n:
+        active = sum(1 for o in io.m["osc"] if o["active"])
+        io.m["next_ost"] = (io.m["next_ost"] + n) % active
+
+
 def _check_1m_rpcs(io: FsIO, name: str) -> None:
     P = io.P
     bad = [o["index"] for o in io.m["osc"] if o["max_pages_per_rpc"] * P != MiB]
@@ -324,9 +343,12 @@ def enzo(cl: Client, fs: str, rng: random.Random, files_out: int, files_in: int,
 
 @workload("overflow", "Overflow-like, 8 cores: rank 0 reads a ~2 GB grid and writes a ~3 GB "
                       "restart in 1 MiB RPCs; 40 opens, 264 4K read and 25 4K write RPCs",
-          ranks=8, grid_mib=1860, restart_mib=2850, elapsed=1800)
+          ranks=8, grid_mib=1860, restart_mib=2850, small_reads=258, elapsed=1800)
 def overflow(cl: Client, fs: str, rng: random.Random, ranks: int, grid_mib: int, restart_mib: int,
-             elapsed: int) -> float:
+             small_reads: int, elapsed: int) -> float:
+    """small_reads: the one-page record reads of the x-ray file. With the 6 first reads of the
+    namelists they make the 4K read row: 258 gives F.5's 264 at 8 cores; F.5 has 2016 at 128
+    cores, i.e. ranks=128, small_reads=2010."""
     io = cl.fs(fs)
     _check_1m_rpcs(io, "overflow")
     P = io.P
@@ -335,7 +357,7 @@ def overflow(cl: Client, fs: str, rng: random.Random, ranks: int, grid_mib: int,
     grids = [io.existing(f"{top}/grid.in.{i}", m * MiB)
              for i, m in enumerate(partition(grid_mib, 3, rng, minimum=100))]
     # random record reads: 258 one-page, 100 in the 512K row, 40 in the 256K row, a few between
-    recs = [rng.randint(256, P) for _ in range(258)]
+    recs = [rng.randint(256, P) for _ in range(small_reads)]
     recs += [bytes_for_pages(bucket_pages(7, rng), P, rng) for _ in range(100)]
     recs += [bytes_for_pages(bucket_pages(6, rng), P, rng) for _ in range(40)]
     for i in (1, 2, 3, 4, 5):
@@ -468,24 +490,34 @@ def release(cl: Client, fs: str, rng: random.Random, count: int) -> float:
 @workload("ior", "IOR POSIX: tasks x segments x block_size in transfer_size calls, "
                  "file per process or one shared file, write and/or read phase",
           tasks=8, block_size=16 * MiB, transfer_size=MiB, segments=1, file_per_process=True,
-          write=True, read=True, fsync=True, reorder=True, stripe_count=None, stripe_size=None)
+          write=True, read=True, fsync=True, reorder=True, stripe_count=None, stripe_size=None,
+          first_task=None, elapsed=None)
 def ior(cl: Client, fs: str, rng: random.Random, tasks: int, block_size: int, transfer_size: int,
         segments: int, file_per_process: bool, write: bool, read: bool, fsync: bool, reorder: bool,
-        stripe_count, stripe_size) -> float:
+        stripe_count, stripe_size, first_task=None, elapsed=None) -> float:
+    """tasks: the tasks on this client. first_task: for a file-per-process job over several
+    nodes, the first task of this node (its files are named by the global task number and
+    continue the round-robin of the nodes before); None = a one-node job.
+    elapsed: the job's duration in seconds; None = the transfer time at 1.5 GB/s (at least 1 s)."""
     if block_size % transfer_size:
         raise ValueError("IOR: block_size must be a multiple of transfer_size")
     io = cl.fs(fs)
     top = f"/ior.{cl.st['run_seq']}"
     calls = block_size // transfer_size
+    first = first_task or 0
 
     def path(t):
-        return f"{top}/testFile.{t:08d}" if file_per_process else f"{top}/testFile"
+        return f"{top}/testFile.{first + t:08d}" if file_per_process else f"{top}/testFile"
 
     def offset(t, s):
         return s * block_size if file_per_process else (s * tasks + t) * block_size
 
     moved = 0
     tl = range(tasks)
+    if first_task is not None:
+        if not file_per_process:
+            raise ValueError("IOR: first_task is for file-per-process runs")
+        skip_files(io, first)
     if write:                       # tasks run concurrently: open all, write, fsync, close all
         hs = [io.open(path(t), "w", create=True, stripe_count=stripe_count, stripe_size=stripe_size)
               for t in tl]
@@ -513,7 +545,7 @@ def ior(cl: Client, fs: str, rng: random.Random, tasks: int, block_size: int, tr
         for h in hs:
             io.close(h)
         moved += tasks * segments * block_size
-    return max(1.0, moved / 1.5e9)
+    return float(elapsed) if elapsed is not None else max(1.0, moved / 1.5e9)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -579,12 +611,21 @@ def mitgcm(cl: Client, fs: str, rng: random.Random, ranks: int, grid_mib: int, c
 
 @workload("madbench", "MADbench2 (Borrill et al.): per process 2*NBIN writes and 2*NBIN reads of "
                       "8*NPIX^2/P bytes, unique or shared file",
-          npix=12500, nbin=8, procs=16, shared=False, stripe_count=None, elapsed=1800)
+          npix=12500, nbin=8, procs=16, shared=False, stripe_count=None, node_procs=None,
+          first_proc=None, elapsed=1800)
 def madbench(cl: Client, fs: str, rng: random.Random, npix: int, nbin: int, procs: int, shared: bool,
-             stripe_count, elapsed: int) -> float:
+             stripe_count, node_procs, first_proc, elapsed: int) -> float:
+    """procs: the job's processes (they set the call size 8*NPIX^2/procs). By default all run on
+    this client. For a job over several nodes run it on each node with node_procs (the processes
+    of that node) and first_proc (its first rank): the shared file then has the same layout on
+    every node and per-process files continue the round-robin of the nodes before."""
     io = cl.fs(fs)
     top = f"/madbench.{cl.st['run_seq']}"
     call = 8 * npix * npix // procs
+    first = first_proc or 0
+    mine = range(first, first + (procs if node_procs is None else node_procs))
+    if not 0 < len(mine) <= procs - first:
+        raise ValueError("madbench: first_proc + node_procs must be within procs")
 
     def path(p):
         return f"{top}/data" if shared else f"{top}/data.{p:04d}"
@@ -592,26 +633,31 @@ def madbench(cl: Client, fs: str, rng: random.Random, npix: int, nbin: int, proc
     def off(p, b):
         return (p * nbin + b) * call if shared else b * call
 
-    hs = [io.open(path(p), "w", create=True, stripe_count=stripe_count) for p in range(procs)]
+    if first_proc is not None:
+        if shared:
+            shared_layout(io, path(0), stripe_count)
+        else:
+            skip_files(io, first)
+    hs = {p: io.open(path(p), "w", create=True, stripe_count=stripe_count) for p in mine}
     for b in range(nbin):                        # S: build and write the matrices
-        for p in range(procs):
+        for p in mine:
             io.write(hs[p], off(p, b), call)
-    for h in hs:
+    for h in hs.values():
         io.close(h)
     io.drop_caches()                             # the run fills 73 % of memory: no cache help
-    hs = [io.open(path(p), "rw") for p in range(procs)]
+    hs = {p: io.open(path(p), "rw") for p in mine}
     for b in range(nbin):                        # W: read, busy-work, write back
-        for p in range(procs):
+        for p in mine:
             io.read(hs[p], off(p, b), call)
             io.write(hs[p], off(p, b), call)
-    for h in hs:
+    for h in hs.values():
         io.close(h)
     io.drop_caches()
-    hs = [io.open(path(p), "r") for p in range(procs)]
+    hs = {p: io.open(path(p), "r") for p in mine}
     for b in range(nbin):                        # C: read pairs
-        for p in range(procs):
+        for p in mine:
             io.read(hs[p], off(p, b), call)
-    for h in hs:
+    for h in hs.values():
         io.close(h)
     return float(elapsed)
 
@@ -619,10 +665,14 @@ def madbench(cl: Client, fs: str, rng: random.Random, npix: int, nbin: int, proc
 @workload("boito", "MPI-IO Test classes of Boito et al.: pattern=sfsa-nonstrided|sfsa-strided|mfwa, "
                    "nseg requests of size/nseg per process, the ranks of this node only",
           pattern="sfsa-nonstrided", procs=40, node_ranks=1, per_proc=256 * MiB, nseg=32,
-          stripe_size=64 * KiB, stripe_count=4, phase="both", elapsed=600)
+          stripe_size=64 * KiB, stripe_count=4, phase="both", first_rank=None, elapsed=600)
 def boito(cl: Client, fs: str, rng: random.Random, pattern: str, procs: int, node_ranks: int,
           per_proc: int, nseg: int, stripe_size: int, stripe_count: int, phase: str,
-          elapsed: int) -> float:
+          first_rank, elapsed: int) -> float:
+    """node_ranks: the ranks on this client, by default ranks 0..node_ranks-1. For the -SMP
+    classes over several nodes (4 procs/node x 10 nodes) run it on each node with first_rank
+    = the node's first rank: the shared file then has the same layout on every node, and MFWA
+    files continue the round-robin of the nodes before."""
     if pattern not in ("sfsa-nonstrided", "sfsa-strided", "mfwa"):
         raise ValueError("boito: pattern is sfsa-nonstrided, sfsa-strided or mfwa")
     io = cl.fs(fs)
@@ -641,11 +691,19 @@ def boito(cl: Client, fs: str, rng: random.Random, pattern: str, procs: int, nod
             return (k * procs + i) * s
         return k * s
 
-    ranks = range(node_ranks)
+    first = first_rank or 0
+    ranks = range(first, first + node_ranks)
+    if first + node_ranks > procs:
+        raise ValueError("boito: first_rank + node_ranks must be within procs")
+    if first_rank is not None:
+        if pattern == "mfwa":
+            skip_files(io, first)
+        else:
+            shared_layout(io, path(first), stripe_count, stripe_size)
     # the ranks of a node run concurrently: open all, issue the requests interleaved, close all
     if phase in ("write", "both"):
-        hs = [io.open(path(i), "w", create=True, stripe_count=stripe_count, stripe_size=stripe_size)
-              for i in ranks]
+        hs = {i: io.open(path(i), "w", create=True, stripe_count=stripe_count, stripe_size=stripe_size)
+              for i in ranks}
         if pattern == "sfsa-strided":
             for k in range(nseg):
                 for i in ranks:
@@ -653,7 +711,7 @@ def boito(cl: Client, fs: str, rng: random.Random, pattern: str, procs: int, nod
         else:
             for i in ranks:
                 io.write(hs[i], offset(i, 0), s, nseg)
-        for h in hs:
+        for h in hs.values():
             io.close(h)
     if phase in ("read", "both"):
         io.drop_caches()                          # clients restart between the phases
@@ -663,7 +721,7 @@ def boito(cl: Client, fs: str, rng: random.Random, pattern: str, procs: int, nod
                 io.existing(path(i), size, stripe_count, stripe_size)
             f = io.files[path(i)]
             f.size = max(f.size, size)
-        hs = [io.open(path(i), "r") for i in ranks]
+        hs = {i: io.open(path(i), "r") for i in ranks}
         if pattern == "sfsa-strided":
             for k in range(nseg):
                 for i in ranks:
@@ -671,16 +729,18 @@ def boito(cl: Client, fs: str, rng: random.Random, pattern: str, procs: int, nod
         else:
             for i in ranks:
                 io.read(hs[i], offset(i, 0), s, nseg)
-        for h in hs:
+        for h in hs.values():
             io.close(h)
     return float(elapsed)
 
 
 @workload("postmark", "Cluster PostMark (Sebepou et al.): a private file set, transactions pair a "
                       "create or delete with a whole-file read or an append; config a|b|c",
-          config="c", transactions=2000, files=None, elapsed=600)
+          config="c", transactions=2000, files=None, stripe_count=1, stripe_size=None, elapsed=600)
 def postmark(cl: Client, fs: str, rng: random.Random, config: str, transactions: int, files,
-             elapsed: int) -> float:
+             stripe_count: int, stripe_size, elapsed: int) -> float:
+    """stripe_count/stripe_size: the layout of every file. Sebepou et al. striped round-robin in
+    64 KB units over all 12 servers (stripe_count=-1, stripe_size=64K on a 12-OST filesystem)."""
     cfgs = {"a": (100, 10 * MiB, 100 * MiB, 64 * KiB, 2 * MiB),
             "b": (800, MiB, 10 * MiB, 16 * KiB, MiB),
             "c": (8000, 4 * KiB, MiB, 4 * KiB, 128 * KiB)}
@@ -697,7 +757,7 @@ def postmark(cl: Client, fs: str, rng: random.Random, config: str, transactions:
         nonlocal seq
         p = f"{top}/s{seq % 16}/f{seq:06d}"
         seq += 1
-        h = io.open(p, "w", create=True, stripe_count=1)
+        h = io.open(p, "w", create=True, stripe_count=stripe_count, stripe_size=stripe_size)
         seq_write(io, h, 0, rng.randint(smin, smax), rng.randint(bmin, bmax))
         io.close(h)
         live.append(p)
@@ -723,4 +783,326 @@ def postmark(cl: Client, fs: str, rng: random.Random, config: str, transactions:
         io.close(h)
     for p in live:
         io.unlink(p)
+    return float(elapsed)
+
+
+# ----------------------------------------------------------------------------------------------
+# The NASA codes of the Pleiades study that behave well (io-findings §1.6, §3.3): Cart3D, USM3D.
+# They funnel their I/O through rank 0, open < 60 files and move most data in 1 MiB RPCs.
+
+@workload("cart3d", "Cart3D-like, 8 cores (io-findings §1.6 F.6): rank 0 reads a 1.63 GiB mesh in "
+                    "1 MiB RPCs (1667 of them) and again from the page cache (4 GB read), 300 4K "
+                    "record reads, 1 GiB of output written back under memory pressure in 512K RPCs "
+                    "(no 1M writes); < 60 opens",
+          ranks=8, mesh_mib=1667, read_bytes=4_000_000_000, small_reads=300, output_mib=1024,
+          writeback=512 * KiB, history=20, elapsed=1800)
+def cart3d(cl: Client, fs: str, rng: random.Random, ranks: int, mesh_mib: int, read_bytes: int,
+           small_reads: int, output_mib: int, writeback: int, history: int, elapsed: int) -> float:
+    """[SAINI] F.6 (8-128 cores): RPCs are mostly 4 KB or 1024 KB; 1662-1672 1024 KB reads at
+    every core count; no 1024 KB writes; 4 KB reads far above 4 KB writes. F.2: 4 GB read, 1 GB
+    written; §VII: input 1.8 GB (the two conflict, io-findings §5).
+
+    * mesh_mib: the mesh, read once from the OSTs by rank 0 -> mesh_mib 1 MiB RPCs (§VII's
+      1.8 GB input). The rest of F.2's 4 GB (read_bytes) is re-read from the page cache
+      (the partitioner reads the mesh again), as Enzo's reads do (io-findings §1.5).
+    * small_reads: one-page record reads of the surface triangulation, each of an uncached page
+      with no sequential run, so each is one 4K RPC. F.6 gives no count (a plot); 300 at 8
+      cores is ours, of the order of Overflow's 264 (F.5).
+    * output_mib written by rank 0 in `writeback`-sized calls. The paper shows no 1024 KB write
+      RPC and does not say why; here the solver's memory footprint leaves the page cache under
+      pressure, so the kernel writes dirty pages back (and drops clean ones) every `writeback`
+      bytes: partial RPCs, a flush trigger listed in io-findings §2.2 ([BOITO] §3). 512 KiB
+      puts every output RPC in the 512K row.
+    * history: appends to the convergence history, each followed by an fsync (one 4K RPC each).
+    """
+    io = cl.fs(fs)
+    _check_1m_rpcs(io, "cart3d")
+    P = io.P
+    top = f"/cart3d.{cl.st['run_seq']}"
+    io.statfs()
+    cntl = io.existing(f"{top}/input.c3d.cntl", rng.randint(2000, 6000))
+    others = [io.existing(f"{top}/{n}", rng.randint(300, 3800)) for n in ("aero.csh", "Config.xml")]
+    for r in range(ranks):                         # every rank parses the control file
+        h = io.open(cntl.path, "r")
+        io.stat(h)
+        io.read(h, 0, cntl.size)
+        io.close(h)
+    for f in others:                               # rank 0 reads the rest
+        h = io.open(f.path, "r")
+        io.read(h, 0, f.size)
+        io.close(h)
+    mesh = io.existing(f"{top}/Mesh.mg.c3d", mesh_mib * MiB)
+    h = io.open(mesh.path, "r")
+    io.stat(h)
+    seq_read(io, h, 0, mesh.size, 4 * MiB)
+    io.close(h)
+    tri = io.existing(f"{top}/Components.i.tri", (small_reads + 2) * MiB)
+    recs = [rng.randint(256, P) for _ in range(small_reads)]
+    slots = list(range(small_reads))
+    rng.shuffle(slots)
+    h = io.open(tri.path, "r")
+    io.stat(h)
+    for c, nb in zip(slots, recs):
+        io.read(h, c * MiB, nb)
+    io.close(h)
+    done = mesh.size + sum(recs) + cntl.size * ranks + sum(f.size for f in others)
+    remaining = read_bytes - done
+    while remaining > 0:                           # the partitioner's pass, from the page cache
+        take = min(mesh.size, remaining)
+        h = io.open(mesh.path, "r")
+        seq_read(io, h, 0, take, 4 * MiB)
+        io.close(h)
+        remaining -= take
+    # output: check file written by rank 0, written back every `writeback` bytes
+    out = f"{top}/check.01000"
+    h = io.open(out, "w", create=True)
+    total = output_mib * MiB
+    for off in range(0, total, writeback):
+        io.write(h, off, min(writeback, total - off))
+        io.drop_caches()                           # memory pressure: write back, drop clean pages
+    io.close(h)
+    io.stat(out)
+    hist = f"{top}/history.dat"
+    h = io.open(hist, "w", create=True)
+    off = 0
+    for _ in range(history):
+        n = rng.randint(90, 140)
+        io.write(h, off, n)
+        off += n
+        io.fsync(h)
+    io.close(h)
+    return float(elapsed)
+
+
+@workload("usm3d", "USM3D-like, 32 cores (io-findings §1.6 F.7): rank 0 reads a 6 GB grid in 1 MiB "
+                   "RPCs plus 600 4K record reads of the boundary data, writes a 1 GB solution in "
+                   "1 MiB RPCs; < 60 opens",
+          ranks=32, grid_bytes=6_000_000_000, small_reads=600, solution_bytes=1_000_000_000,
+          elapsed=3600)
+def usm3d(cl: Client, fs: str, rng: random.Random, ranks: int, grid_bytes: int, small_reads: int,
+          solution_bytes: int, elapsed: int) -> float:
+    """[SAINI] F.7 (32/64/128 cores): writes (1 GB) mostly as 1024 KB RPCs; reads (the 6 GB
+    grid) as 4 KB and 1024 KB RPCs; F.2: 6 GB read, 1 GB written (§VII says 1 GB in, 8 GB out,
+    a conflict, io-findings §5); opens < 60 at these core counts (F.3/F.4).
+
+    * grid_bytes: the grid, read sequentially by rank 0 in 4 MiB calls (1 MiB RPCs).
+    * small_reads: one-page reads of boundary-condition records at scattered offsets (one 4K
+      RPC each). F.7 gives no count; 600 at 32 cores is ours.
+    * solution_bytes: the flow solution, written sequentially by rank 0 (1 MiB RPCs and a tail).
+    * every rank reads the input deck once; rank 0 also appends to a residual history.
+    """
+    io = cl.fs(fs)
+    _check_1m_rpcs(io, "usm3d")
+    P = io.P
+    top = f"/usm3d.{cl.st['run_seq']}"
+    inp = io.existing(f"{top}/case.inpt", rng.randint(1500, 4000))
+    for r in range(ranks):
+        h = io.open(inp.path, "r")
+        io.stat(h)
+        io.read(h, 0, inp.size)
+        io.close(h)
+    mapbc = io.existing(f"{top}/case.mapbc", rng.randint(500, 3000))
+    h = io.open(mapbc.path, "r")
+    io.read(h, 0, mapbc.size)
+    io.close(h)
+    grid = io.existing(f"{top}/case.cogsg", grid_bytes)
+    h = io.open(grid.path, "r")
+    io.stat(h)
+    seq_read(io, h, 0, grid.size, 4 * MiB)
+    io.close(h)
+    bc = io.existing(f"{top}/case.bc", (small_reads + 2) * MiB)
+    slots = list(range(small_reads))
+    rng.shuffle(slots)
+    h = io.open(bc.path, "r")
+    io.stat(h)
+    for c in slots:
+        io.read(h, c * MiB, rng.randint(256, P))
+    io.close(h)
+    sol = f"{top}/case.flo"
+    h = io.open(sol, "w", create=True)
+    seq_write(io, h, 0, solution_bytes, 4 * MiB)
+    io.close(h)
+    io.stat(sol)
+    hist = f"{top}/case_hist.dat"
+    h = io.open(hist, "w", create=True)
+    seq_write(io, h, 0, rng.randint(20_000, 60_000), 80)
+    io.close(h)
+    return float(elapsed)
+
+
+# ----------------------------------------------------------------------------------------------
+# Stripe width with small I/O (io-findings §2.4, §3.4)
+
+@workload("yu", "Yu et al. single-client stripe-width tests: test=dd (2 GiB in 512 B writes, then "
+                "read back in 512 B reads) or iozone (a 4 GiB file in 64 KiB records: write, "
+                "rewrite, read, reread), one file striped over stripe_count OSTs (-1 = all)",
+          test="dd", size=None, record=None, stripe_count=-1, stripe_size=None, elapsed=300)
+def yu(cl: Client, fs: str, rng: random.Random, test: str, size, record, stripe_count: int,
+       stripe_size, elapsed: int) -> float:
+    """[YU] §2.2 T.1: `dd if=/dev/zero of=/Lustre/file count=4M` (512 B blocks, 2 GiB) and the
+    matching read; `iozone -e -i 0|1 ... -s 4194304 -r 64K` (4 GiB in 64 KB records; -i 0 is
+    write + rewrite, -i 1 is read + reread, -e adds the fsync). Single client, stripe width
+    1-64 OSTs. The file is larger than the client's cache, so the read phase starts cold; the
+    reread is served by the pages the read left.
+
+    Buffered and sequential, so the client still sends 1 MiB RPCs whatever the width: what
+    Yu measured (no gain from width for 512 B, losses beyond 4-8 OSTs for 64 KB records) is
+    per-OST protocol work, which the counters show only as the number of OSTs touched.
+    """
+    if test not in ("dd", "iozone"):
+        raise ValueError("yu: test is dd or iozone")
+    io = cl.fs(fs)
+    top = f"/yu.{cl.st['run_seq']}"
+    size = size or (2 * GiB if test == "dd" else 4 * GiB)
+    record = record or (512 if test == "dd" else 64 * KiB)
+    if size % record:
+        raise ValueError("yu: size must be a multiple of record")
+    n = size // record
+    path = f"{top}/file"
+    h = io.open(path, "w", create=True, stripe_count=stripe_count, stripe_size=stripe_size)
+    io.write(h, 0, record, n)
+    if test == "iozone":
+        io.fsync(h)
+        io.write(h, 0, record, n)                  # rewrite
+        io.fsync(h)
+    io.close(h)
+    io.drop_caches()
+    h = io.open(path, "r")
+    io.read(h, 0, record, n)
+    if test == "iozone":
+        io.read(h, 0, record, n)                   # reread
+    io.close(h)
+    return float(elapsed)
+
+
+# ----------------------------------------------------------------------------------------------
+# Rank-0 funnelled I/O (io-findings §2.10, §3.3)
+
+@workload("rank0", "rank-0 funnelled I/O: role=root reads the input and writes the gathered "
+                   "output (SWR-like) on this node, role=worker nodes only read the namelists",
+          role="root", ranks=12, input_mib=1024, output_mib=4096, stripe_count=None, namelists=2,
+          elapsed=1800)
+def rank0(cl: Client, fs: str, rng: random.Random, role: str, ranks: int, input_mib: int,
+          output_mib: int, stripe_count, namelists: int, elapsed: int) -> float:
+    """[SAINI] §II, §VII, §VIII.C: most NASA codes read and write through rank 0, which then
+    scatters and gathers by MPI; SWR "mimics rank-0 gather/write". Run it on every node of the
+    job: role=root on rank 0's node, role=worker elsewhere. ranks = ranks on this node; every
+    rank reads the namelists (one-page files). The root reads input_mib sequentially and writes
+    output_mib sequentially in 4 MiB calls (1 MiB RPCs) to a file of stripe_count OSTs (None =
+    the filesystem default, 1 as on Pleiades)."""
+    if role not in ("root", "worker"):
+        raise ValueError("rank0: role is root or worker")
+    io = cl.fs(fs)
+    top = "/rank0"
+    nml = [io.existing(f"{top}/run.{k}.nml", 800 + 700 * k) for k in range(namelists)]
+    for r in range(ranks):
+        for f in nml:
+            h = io.open(f.path, "r")
+            io.read(h, 0, f.size)
+            io.close(h)
+    if role == "root":
+        inp = io.existing(f"{top}/input.{cl.st['run_seq']}.grid", input_mib * MiB, stripe_count)
+        h = io.open(inp.path, "r")
+        io.stat(h)
+        seq_read(io, h, 0, inp.size, 4 * MiB)
+        io.close(h)
+        out = f"{top}/restart.{cl.st['run_seq']}"
+        h = io.open(out, "w", create=True, stripe_count=stripe_count)
+        seq_write(io, h, 0, output_mib * MiB, 4 * MiB)
+        io.close(h)
+        io.stat(out)
+    return float(elapsed)
+
+
+# ----------------------------------------------------------------------------------------------
+# Read-ahead over-fetch by strided reads (io-findings §2.2)
+
+@workload("strided-read", "one field of a record-interleaved file read record by record: each "
+                          "field is a short sequential run, so read-ahead fetches to the end of "
+                          "the 1 MiB chunk and the rest is never used",
+          records=2048, record=64 * KiB, fields=16, field=0, calls=4, procs=1, stripe_count=4,
+          elapsed=600)
+def strided_read(cl: Client, fs: str, rng: random.Random, records: int, record: int, fields: int,
+                 field: int, calls: int, procs: int, stripe_count: int, elapsed: int) -> float:
+    """[BOITO] §3: read-ahead opens a 1 MB window once it sees a sequential run, and "may fail
+    with large stride sizes"; §5.2: strided reads suffer more than strided writes "because the
+    read-ahead ... requests too much data that are not used by the client".
+
+    The file holds `records` records of `fields` fields of `record` bytes (a netCDF record
+    variable, or an array of structures); the job wants field `field` only, so its reads are
+    `record` bytes at a stride of fields*record. Each is read in `calls` contiguous calls: a
+    sequential run, so the model's read-ahead (to the end of the 1 MiB chunk, README) fetches
+    the other fields of the chunk too, and the next record starts in another chunk. With the
+    defaults every 64 KiB read costs one 1 MiB RPC: 16x over-fetch. procs readers on this node
+    take the records round-robin."""
+    if record % calls or not 0 <= field < fields:
+        raise ValueError("strided-read: record must be a multiple of calls and field < fields")
+    io = cl.fs(fs)
+    top = f"/strided.{cl.st['run_seq']}"
+    f = io.existing(f"{top}/fields.nc", records * fields * record, stripe_count)
+    hs = [io.open(f.path, "r") for _ in range(procs)]
+    for h in hs:
+        io.stat(h)
+    for k in range(records):
+        io.read(hs[k % procs], (k * fields + field) * record, record // calls, calls)
+    for h in hs:
+        io.close(h)
+    return float(elapsed)
+
+
+# ----------------------------------------------------------------------------------------------
+# A slow OST: the same job, one OST answering late
+
+# osc stats counters whose samples are the wait of an RPC (usec): req_waittime and the opcodes
+OST_RPC_WAITS = ("req_waittime", "ost_read", "ost_write", "ost_punch", "ost_sync", "ost_statfs",
+                 "ost_setattr", "ost_getattr", "ost_connect", "ost_disconnect", "obd_ping",
+                 "ldlm_enqueue", "ldlm_cancel", "ost_get_info", "ost_set_info", "ost_quotactl")
+
+
+def delay_rpcs(osc: dict, before: dict, delay_us: int) -> None:
+    """Every RPC sent to `osc` since `before` (a copy of its stats) waited delay_us longer.
+
+    Count and sum are exact; sumsq is exact too (sum of (x+d)^2 = sumsq + 2d*sum + n*d^2); min
+    and max move by d where they belong to the new samples, else stay (max is then a lower
+    bound: the largest new sample is not kept by the counter)."""
+    stats = osc["stats"]
+    for name in OST_RPC_WAITS:
+        c = stats.get(name)
+        if not c:
+            continue
+        b = before.get(name) or [0, None, 0, 0, 0]
+        n, dsum = c[0] - b[0], c[3] - b[3]
+        if n <= 0:
+            continue
+        c[3] += n * delay_us
+        c[4] += 2 * delay_us * dsum + n * delay_us * delay_us
+        if b[0] == 0 or c[1] < b[1]:
+            c[1] = c[1] + delay_us if b[0] == 0 else min(b[1], c[1] + delay_us)
+        c[2] = c[2] + delay_us if c[2] > b[2] else max(c[2], dsum // n + delay_us)
+
+
+@workload("slow-ost", "a well-formed IOR file-per-process job (1 MiB transfers) while one OST "
+                      "answers slowly: every RPC to `target` waits delay_ms longer",
+          target="OST0003", delay_ms=30.0, tasks=8, block_size=256 * MiB, transfer_size=MiB,
+          elapsed=600)
+def slow_ost(cl: Client, fs: str, rng: random.Random, target: str, delay_ms: float, tasks: int,
+             block_size: int, transfer_size: int, elapsed: int) -> float:
+    """A busy, degraded or recovering OST (a rebuilding RAID, a full OSS queue) delays every
+    request it serves. The client sees it in the wait of each RPC to that OST: req_waittime and
+    the opcode latencies of that OSC's stats grow by delay_ms per RPC, and nothing else changes
+    (same RPCs, same sizes). Pings and connects outside the run are not delayed; the llite
+    syscall latencies are left as the model made them."""
+    io = cl.fs(fs)
+    t = target.upper().removeprefix(f"{fs.upper()}-")
+    if not t.startswith("OST"):
+        raise ValueError("slow-ost: target is an OST, e.g. OST0003")
+    idx = int(t[3:], 16)
+    if idx >= len(io.m["osc"]):
+        raise ValueError(f"slow-ost: {fs} has no {target}")
+    osc = io.osc(idx)
+    before = {k: list(v) for k, v in osc["stats"].items()}
+    ior(cl, fs, rng, tasks=tasks, block_size=block_size, transfer_size=transfer_size, segments=1,
+        file_per_process=True, write=True, read=True, fsync=True, reorder=True, stripe_count=None,
+        stripe_size=None)
+    delay_rpcs(osc, before, int(delay_ms * 1000))
     return float(elapsed)
