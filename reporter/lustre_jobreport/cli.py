@@ -47,7 +47,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     cfg = config.load(args.config)
     begin, end = snapfile.read(args.begin), snapfile.read(args.end)
-    doc = report.build(begin, end, cfg, job_id=args.job_id, user=args.user)
+    shared = {}
+    for item in args.shared_node or []:
+        host, _, why = item.partition("=")
+        shared[host] = why or "other jobs"
+    doc = report.build(begin, end, cfg, job_id=args.job_id, user=args.user, shared_hosts=shared)
     text = render.render(doc, args.format)
     if args.output in (None, "-"):
         sys.stdout.write(text)
@@ -93,6 +97,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output", metavar="OUT", help="default: standard output")
     r.add_argument("--job-id")
     r.add_argument("--user")
+    r.add_argument("--shared-node", action="append", metavar="HOST[=WHY]",
+                   help="a host that ran other jobs during this one (its counters include theirs)")
     r.set_defaults(func=_cmd_report)
 
     for name, what in (("prolog", "job start (scheduler hook): snapshot all the job's hosts into the spool"),

@@ -99,3 +99,13 @@ def test_node_lists_and_host_map(tmp_path):
     assert got == [("n1", "n1-ib:44321"), ("n2", "n2-ib:44321"), ("n3", "unix:/x/pmcd.socket")]
     with pytest.raises(Exception, match="bad node list"):
         snapshot.targets_for_nodes("node[01-", cfg)
+
+
+def test_cli_shared_node_is_reported(tmp_path):
+    snapfile.write(snap(0.0, node("n1", llite={"open": 1})), tmp_path / "b.json")
+    snapfile.write(snap(5.0, node("n1", llite={"open": 4})), tmp_path / "e.json")
+    r = run_cli("report", str(tmp_path / "b.json"), str(tmp_path / "e.json"), "--format", "json",
+                "--shared-node", "n1=job 99", "--shared-node", "n7")
+    doc = json.loads(r.stdout)
+    shared = [q for q in doc["data_quality"] if q["id"] == "SHARED_NODE"]
+    assert [(q["host"], "job 99" in q["detail"]) for q in shared] == [("n1", True)]   # n7 is not in the job
