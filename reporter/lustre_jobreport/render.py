@@ -76,13 +76,18 @@ def _wrap(label: str, text: str, indent: int) -> list[str]:
                          subsequent_indent=" " * (indent + len(label)))
 
 
-def _histogram(rpc: dict[str, dict[str, int]]) -> dict:
-    """A bar row per direction: each bucket's count and a glyph scaled to the direction's
-    largest bucket; columns from the smallest bucket to the largest non-empty one (at least 1M)."""
+def shown_buckets(rpc: dict[str, dict[str, int]]) -> list[str]:
+    """The buckets worth a column: smallest first, up to the largest non-empty one (at least 1M)."""
     labels = sorted(set(rpc["read"]) | set(rpc["write"]), key=size_bytes)
     nonzero = [l for l in labels if rpc["read"].get(l, 0) or rpc["write"].get(l, 0)]
     top = max([size_bytes(l) for l in nonzero] + [1 << 20])
-    shown = [l for l in labels if size_bytes(l) <= top]
+    return [l for l in labels if size_bytes(l) <= top]
+
+
+def _histogram(rpc: dict[str, dict[str, int]]) -> dict:
+    """A bar row per direction: each bucket's count and a glyph scaled to the direction's
+    largest bucket."""
+    shown = shown_buckets(rpc)
     width = 7 if 6 + 7 * len(shown) <= WIDTH else 6 if 6 + 6 * len(shown) <= WIDTH else 5
 
     def row(direction: str) -> str:
@@ -146,15 +151,13 @@ def _touched(fs: dict) -> bool:
 
 
 def _html_rows(rpc: dict[str, dict[str, int]]) -> list[dict]:
-    """One row per bucket up to the largest non-empty one; bars scaled to the largest count."""
-    labels = sorted(set(rpc["read"]) | set(rpc["write"]), key=size_bytes)
-    nonzero = [l for l in labels if rpc["read"].get(l, 0) or rpc["write"].get(l, 0)]
-    top = max([size_bytes(l) for l in nonzero] + [1 << 20])
-    peak = max([1] + [rpc[d].get(l, 0) for d in ("read", "write") for l in labels])
+    """One row per shown bucket; bars scaled to the largest count."""
+    shown = shown_buckets(rpc)
+    peak = max([1] + [rpc[d].get(l, 0) for d in ("read", "write") for l in shown])
     return [{"label": l, "read": f"{rpc['read'].get(l, 0):,}", "write": f"{rpc['write'].get(l, 0):,}",
              "read_px": round(200 * rpc["read"].get(l, 0) / peak),
              "write_px": round(200 * rpc["write"].get(l, 0) / peak)}
-            for l in labels if size_bytes(l) <= top]
+            for l in shown]
 
 
 def html_view(doc: dict) -> dict:
