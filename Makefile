@@ -16,8 +16,9 @@ all: agent venv
 deps:
 	@scripts/install-deps.sh
 
-# What only the tests need: a browser to check the HTML report's charts.
-TEST_PKGS := chromium
+# What only the tests need: a browser to check the HTML report's charts; Slurm and munge for
+# the end-to-end scheduler-hook test (tests/slurm), which starts its own daemons.
+TEST_PKGS := chromium slurmctld slurmd slurm-client munge
 deps-test:
 	@scripts/install-deps.sh $(TEST_PKGS)
 
@@ -39,6 +40,7 @@ demo: agent venv
 test: agent venv deps-test
 	$(MAKE) -C pmda-lustre test
 	$(PY) -m pytest -q tests
+	$(MAKE) -C pmda-lustre test-install
 
 # Performance figures as ratios against a floor or peer measured in the same run.
 bench: agent venv

@@ -34,6 +34,7 @@ DEFAULTS: dict[str, Any] = {
         "html_dir": "",
         "log": "syslog",       # "syslog" (daemon facility) or a log file path
         "prolog_timeout_s": 5.0,
+        "prolog_cli_max_hosts": 16,    # jobs on <= this many nodes: one pminfo per node at start
         "epilog_timeout_s": 30.0,
         "scheduler_timeout_s": 10.0,   # scontrol show job, squeue
         "check_shared_nodes": True,    # Slurm: ask squeue which other jobs used the job's nodes

@@ -115,10 +115,7 @@ def _is_expected(exc: BaseException) -> bool:
 
 def _hosts_summary(snap, limit: int = 4) -> tuple[int, int, str]:
     bad = [(name, h.error) for name, h in snap.hosts.items() if not h.ok]
-    text = "; ".join(f"{name}: {err}" for name, err in bad[:limit])
-    if len(bad) > limit:
-        text += f"; and {len(bad) - limit} more"
-    return len(bad), len(snap.hosts), text
+    return _summary_of(bad, len(snap.hosts), limit)
 
 
 def _take_snapshot(targets, cfg, budget: Budget, share: float = 1.0):
@@ -146,16 +143,41 @@ def _targets(job, cfg):
 
 # ---- prolog -----------------------------------------------------------------------------------
 
+def _take_raw(job, cfg, budget: Budget) -> dict:
+    """A small job's begin snapshot: one pminfo per node, kept raw (see rawsnap)."""
+    from . import rawsnap
+
+    s = cfg.snapshot
+    left = budget.left() - 0.3
+    targets = [rawsnap.Target(n, cfg.host_spec(n)) for n in dict.fromkeys(job.nodes)]
+    budget.step = f"pminfo of {len(targets)} host(s)"
+    return rawsnap.take(targets, connect_timeout_s=min(float(s["connect_timeout_s"]), max(0.2, 0.4 * left)),
+                        fetch_timeout_s=min(float(s["fetch_timeout_s"]), max(0.2, 0.6 * left)),
+                        parallel=int(s["parallel"]), deadline_s=max(0.2, left))
+
+
+def _summary_of(failed: list[tuple[str, str]], n: int, limit: int = 4) -> tuple[int, int, str]:
+    text = "; ".join(f"{name}: {err}" for name, err in failed[:limit])
+    if len(failed) > limit:
+        text += f"; and {len(failed) - limit} more"
+    return len(failed), n, text
+
+
 def prolog(job, cfg, log: HookLog, budget: Budget) -> None:
     from . import spool
 
     hk = cfg.values["hooks"]
     budget.step = "opening the spool"
     spool_dir = spool.open_spool(hk["spool_dir"])
-    budget.step = "reading the node list"
-    targets = _targets(job, cfg)
-    snap = _take_snapshot(targets, cfg, budget)
-    nbad, n, why = _hosts_summary(snap)
+    if len(set(job.nodes)) <= int(hk["prolog_cli_max_hosts"]):
+        snap = _take_raw(job, cfg, budget)
+        from . import rawsnap
+        nbad, n, why = _summary_of(rawsnap.failed_hosts(snap), len(snap["hosts"]))
+    else:
+        budget.step = "reading the node list"
+        targets = _targets(job, cfg)
+        snap = _take_snapshot(targets, cfg, budget)
+        nbad, n, why = _hosts_summary(snap)
     if nbad == n:
         log.error(f"no host could be read at job start, nothing spooled: {why}")
         return
@@ -401,7 +423,7 @@ def run(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
             prolog(job, cfg, log, budget)
         else:
             epilog(job, cfg, log, budget, out)
-    except Exception as exc:
+    except BaseException as exc:  # whatever it is (even SystemExit from a library): logged, exit 0
         log.error(_describe(exc) if not _is_expected(exc) else str(exc))
     finally:
         if timer is not None:

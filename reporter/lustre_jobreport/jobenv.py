@@ -165,7 +165,7 @@ def from_pbs(argv: list[str], env: dict[str, str]) -> Job:
     extra = {"job_name": argv[3]} if len(argv) > 3 else {}
     # PBS runs these scripts on the primary host only, so this host acts whatever it is called.
     return Job("pbs", job_id, user, uid, gid, nodes, nodes[0], safe_name(server, "pbs"),
-               nodefile=nodefile, workdir=env.get("PBS_O_WORKDIR") or env.get("PBS_JOBDIR"),
+               nodefile=nodefile, workdir=env.get("PBS_O_WORKDIR"),   # (PBS_JOBDIR may be a sandbox)
                exit_code=exit_code, extra=extra)
 
 

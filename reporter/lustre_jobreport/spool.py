@@ -59,21 +59,40 @@ def begin_path(spool: Path, job_id: str) -> Path:
 
 
 def put(spool: Path, job_id: str, snap) -> Path:
-    """Write the begin snapshot atomically (temp file + rename in the spool)."""
-    from . import snapfile
-
+    """Write the begin snapshot atomically (temp file + rename in the spool): a Snapshot, or a
+    rawsnap document (dict) of a small job's pminfo answers."""
     path = begin_path(spool, job_id)
     try:
-        snapfile.write(snap, path)
+        if isinstance(snap, dict):
+            _write_text(path, _rawsnap().to_json_text(snap))
+        else:
+            from . import snapfile
+            snapfile.write(snap, path)
     except OSError as exc:
         raise SpoolError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path
 
 
+def _rawsnap():
+    from . import rawsnap
+    return rawsnap
+
+
+def _write_text(path: Path, text: str) -> None:
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
 def take(spool: Path, job_id: str):
     """The job's begin snapshot, or None if there is none. A damaged one is removed, then raised."""
-    from . import snapfile
-
     path = begin_path(spool, job_id)
     try:
         st = os.lstat(path)
@@ -83,10 +102,30 @@ def take(spool: Path, job_id: str):
         _unlink(path)
         raise SpoolError(f"{path} is not a regular file of uid {os.geteuid()}; removed it")
     try:
-        return snapfile.read(path)
+        return _read(path)
     except JobReportError as exc:
         _unlink(path)
         raise SpoolError(f"corrupt begin snapshot removed: {exc}") from None
+
+
+def _read(path: Path):
+    """A snapshot file, or a small job's raw pminfo answers (rawsnap), as a Snapshot."""
+    import json
+
+    from . import snapfile
+    from .errors import SnapshotFileError
+
+    try:
+        head = path.read_bytes()[:200]
+    except OSError as exc:
+        raise SnapshotFileError(f"{path}: cannot read: {exc.strerror}") from None
+    raw = _rawsnap()
+    if f'"kind":"{raw.KIND}"'.encode() not in head:
+        return snapfile.read(path)
+    try:
+        return raw.to_snapshot(json.loads(path.read_text()), source=str(path))
+    except Exception as exc:  # damaged in any way: JSON, zlib, base64, fields
+        raise SnapshotFileError(f"{path}: not a usable begin snapshot: {type(exc).__name__}: {exc}") from None
 
 
 def remove(spool: Path, job_id: str) -> None:

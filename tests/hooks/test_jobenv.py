@@ -1,0 +1,128 @@
+"""Job facts from the scheduler: Slurm hook environment, scontrol lines, PBS argv and node files."""
+
+
+import pytest
+
+from lustre_jobreport import jobenv
+
+# The environment slurmd 22.05 gave a real Epilog on this machine (notes/slurm.md §4.2).
+SLURM_EPILOG_ENV = {
+    "SLURMD_NODENAME": "vm", "SLURM_CLUSTER_NAME": "ljrtest", "SLURM_CONF": "/x/slurm.conf",
+    "SLURM_JOBID": "1", "SLURM_JOB_ID": "1", "SLURM_JOB_CPUS_PER_NODE": "1", "SLURM_JOB_DERIVED_EC": "0",
+    "SLURM_JOB_EXIT_CODE2": "3:0", "SLURM_JOB_EXIT_CODE": "768", "SLURM_JOB_GID": "1001",
+    "SLURM_JOB_NUM_NODES": "1", "SLURM_JOB_PARTITION": "debug", "SLURM_JOB_RESTART_COUNT": "0",
+    "SLURM_JOB_STDIN": "/dev/null", "SLURM_JOB_STDOUT": "/tmp/w/job %j.out", "SLURM_JOB_UID": "1001",
+    "SLURM_JOB_USER": "ann", "SLURM_JOB_WORK_DIR": "/tmp/w", "SLURM_NODELIST": "vm",
+    "SLURM_SCRIPT_CONTEXT": "epilog_slurmd", "SLURM_UID": "1001"}
+
+# A real `scontrol show job -o` line (Slurm 22.05.8, this machine), output path with a space.
+SCONTROL_LINE = (
+    "JobId=1 JobName=wrap UserId=ljr-test(1001) GroupId=ljr-test(1001) MCS_label=N/A Priority=4294901759 "
+    "Nice=0 Account=(null) QOS=(null) JobState=COMPLETING Reason=None Dependency=(null) Requeue=1 Restarts=0 "
+    "BatchFlag=1 Reboot=0 ExitCode=0:0 RunTime=00:00:00 TimeLimit=UNLIMITED TimeMin=N/A "
+    "SubmitTime=2026-11-22T02:54:20 EligibleTime=2026-11-22T02:54:20 AccrueTime=2026-11-22T02:54:20 "
+    "StartTime=2026-11-22T02:54:22 EndTime=2026-11-22T02:54:22 Deadline=N/A SuspendTime=None SecsPreSuspend=0 "
+    "LastSchedEval=2026-11-22T02:54:22 Scheduler=Main Partition=debug AllocNode:Sid=localhost:10833 "
+    "ReqNodeList=(null) ExcNodeList=(null) NodeList=vm BatchHost=vm NumNodes=1 NumCPUs=1 NumTasks=1 "
+    "CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=1,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* "
+    "CoreSpec=* MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 "
+    "OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=(null) WorkDir=/tmp/ljr-exp-RQiM/work "
+    "StdErr=/tmp/ljr-exp-RQiM/work/job 1.out StdIn=/dev/null StdOut=/tmp/ljr-exp-RQiM/work/job 1.out Power= ")
+
+
+def test_slurm_epilog_environment():
+    job = jobenv.from_slurm(SLURM_EPILOG_ENV)
+    assert (job.job_id, job.user, job.uid, job.gid) == ("1", "ann", 1001, 1001)
+    assert job.nodes == ["vm"] and job.this_node == "vm" and job.acts_here
+    assert (job.cluster, job.exit_code, job.nodelist) == ("ljrtest", "3:0", "vm")
+
+
+def test_only_the_first_node_of_a_slurm_job_acts():
+    env = dict(SLURM_EPILOG_ENV, SLURM_NODELIST="n[01-03],gpu7")
+    firsts = {n: jobenv.from_slurm(dict(env, SLURMD_NODENAME=n)).acts_here for n in ("n01", "n02", "gpu7")}
+    assert firsts == {"n01": True, "n02": False, "gpu7": False}
+    assert jobenv.from_slurm(dict(env, SLURMD_NODENAME="n02")).nodes == ["n01", "n02", "n03", "gpu7"]
+
+
+def test_bad_slurm_environments_are_refused():
+    with pytest.raises(jobenv.JobEnvError):
+        jobenv.from_slurm({k: v for k, v in SLURM_EPILOG_ENV.items() if "JOB" not in k and k != "SLURM_JOBID"})
+    for bad in ("../../etc/passwd", "1/2", ".hidden", "a b", "x" * 200):
+        with pytest.raises(jobenv.JobEnvError):
+            jobenv.from_slurm(dict(SLURM_EPILOG_ENV, SLURM_JOB_ID=bad))
+    with pytest.raises(jobenv.JobEnvError):
+        jobenv.from_slurm(dict(SLURM_EPILOG_ENV, SLURM_NODELIST="n[01-"))
+    # array and PBS-style ids are fine as file names
+    assert jobenv.check_job_id("1234_7") == "1234_7" and jobenv.check_job_id("99.pbs01.example") == "99.pbs01.example"
+
+
+def test_scontrol_line_gives_the_expanded_stdout_with_spaces():
+    fields = jobenv.parse_scontrol(SCONTROL_LINE)
+    assert jobenv.slurm_stdout(fields) == "/tmp/ljr-exp-RQiM/work/job 1.out"
+    assert fields["UserId"] == "ljr-test(1001)" and fields["JobState"] == "COMPLETING"
+    assert fields["TRES"] == "cpu=1,node=1,billing=1" and fields["Power"] == ""
+
+
+def test_job_controlled_strings_cannot_shadow_stdout():
+    sneaky = SCONTROL_LINE.replace("JobName=wrap", "JobName=x StdOut=/etc/shadow").replace(
+        "StdErr=/tmp/ljr-exp-RQiM/work/job 1.out", "StdErr=/tmp/e StdOut=/root/.bashrc")
+    assert jobenv.slurm_stdout(jobenv.parse_scontrol(sneaky)) == "/tmp/ljr-exp-RQiM/work/job 1.out"
+    # interactive jobs have no StdOut; a relative one is not trusted either
+    assert jobenv.slurm_stdout(jobenv.parse_scontrol("JobId=3 JobName=bash StdIn=/dev/null Power=")) is None
+    assert jobenv.slurm_stdout({"StdOut": "slurm-%j.out"}) is None
+
+
+def test_pbs_prologue_and_epilogue_argv(tmp_path):
+    nodefile = tmp_path / "nodes"
+    nodefile.write_text("nodeA\nnodeA\nnodeB\nnodeA\nnodeB\n")   # one line per slot
+    env = {"PBS_NODEFILE": str(nodefile), "PBS_O_WORKDIR": "/home/ann/run"}
+    pro = jobenv.from_pbs(["123.pbs01", "root", "root"], env)
+    assert (pro.job_id, pro.user, pro.uid, pro.gid) == ("123.pbs01", "root", 0, 0)
+    assert pro.nodes == ["nodeA", "nodeB"] and pro.acts_here and pro.nodefile == str(nodefile)
+    assert (pro.cluster, pro.workdir, pro.exit_code) == ("pbs01", "/home/ann/run", None)
+    epi = jobenv.from_pbs(["123.pbs01", "root", "root", "my job", "4242", "ncpus=4,walltime=01:00:00",
+                           "cput=00:01:00,mem=1gb", "workq", "null", "3"], env)
+    assert epi.exit_code == "3" and epi.extra == {"job_name": "my job"}
+    with pytest.raises(jobenv.JobEnvError):
+        jobenv.from_pbs(["123"], env)
+    with pytest.raises(jobenv.JobEnvError):
+        jobenv.from_pbs(["../x", "root", "root"], env)
+
+
+def test_pbs_node_file_fallbacks(tmp_path):
+    # OpenPBS gives its scripts no PBS_NODEFILE: the node file is $PBS_HOME/aux/<jobid>
+    (tmp_path / "aux").mkdir()
+    (tmp_path / "aux" / "77.srv").write_text("n1.example\nn2.example\n")
+    job = jobenv.from_pbs(["77.srv", "root", "root"], {"PBS_HOME": str(tmp_path)})
+    assert job.nodes == ["n1.example", "n2.example"] and job.nodefile.endswith("aux/77.srv")
+    conf = tmp_path / "pbs.conf"
+    conf.write_text(f"PBS_EXEC=/opt/pbs\nPBS_HOME={tmp_path}\n")
+    assert jobenv.from_pbs(["77.srv", "root", "root"], {"PBS_CONF_FILE": str(conf)}).nodes == \
+        ["n1.example", "n2.example"]
+    # nothing at all: this host only; an unknown user has no uid (then nothing is written as it)
+    lone = jobenv.from_pbs(["78", "no-such-user-ljr", "nogroup"], {"PBS_HOME": str(tmp_path / "none")})
+    assert lone.nodes == [jobenv.short_hostname()] and lone.nodefile is None and lone.uid is None
+    assert lone.cluster == "pbs"
+
+
+def test_slurm_shared_nodes_from_squeue(tmp_path):
+    """Other jobs on the job's nodes during its run (SHARED_NODE), from squeue's answer."""
+    squeue = tmp_path / "squeue"
+    squeue.write_text("#!/bin/sh\n[ \"$5\" = 'n[01-02]' ] || exit 9\ncat <<'EOF'\n"
+                      "7|n[01-02]|2026-11-22T10:00:00|2026-11-22T11:00:00\n"       # the job itself
+                      "8|n02|2026-11-22T10:30:00|2026-11-22T10:40:00\n"            # inside the window
+                      "9|n[02-05]|2026-11-22T11:00:00|Unknown\n"                   # starts as it ends
+                      "10|n01|2026-11-22T09:00:00|2026-11-22T09:59:59\n"          # before it
+                      "11|n03|2026-11-22T10:10:00|2026-11-22T10:20:00\n"          # other nodes
+                      "12|n01|N/A|N/A\n"                                          # pending
+                      "EOF\n")
+    squeue.chmod(0o755)
+    job = jobenv.from_slurm(dict(SLURM_EPILOG_ENV, SLURM_JOB_ID="7", SLURM_NODELIST="n[01-02]",
+                                 SLURMD_NODENAME="n01"))
+    fields = {"JobId": "7", "StartTime": "2026-11-22T10:00:00", "EndTime": "2026-11-22T11:00:00",
+              "OverSubscribe": "OK"}
+    assert jobenv.slurm_shared_nodes(job, fields, 5, squeue=str(squeue)) == {"n02": "jobs 8, 9"}
+    assert jobenv.slurm_shared_nodes(job, dict(fields, OverSubscribe="NO"), 5, squeue="/nonexistent") == {}
+    other = jobenv.from_slurm(dict(SLURM_EPILOG_ENV, SLURM_NODELIST="x1", SLURMD_NODENAME="x1"))
+    with pytest.raises(jobenv.JobEnvError, match="exit 9"):      # squeue failing is an error
+        jobenv.slurm_shared_nodes(other, fields, 5, squeue=str(squeue))

@@ -1,0 +1,130 @@
+"""The PBS/Torque wrappers (hooks/pbs/prologue, epilogue), run as MoM runs them: as root on the
+primary host, with the documented argv (prologue: job id, user, group; epilogue: those plus job
+name, session, resources asked and used, queue, account, exit status), stdin /dev/null, a
+PBS_NODEFILE listing each host once per slot, and, for the epilogue, standard output opened on
+the job's output file (MoM appends it there). PBS itself does not exist on Debian 12, so this is
+its contract, not a live pbs_mom; the nodes are two private pmcds with the real agent.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from hookkit import HOOKS, dead_spec, log_lines, run_hook, user_dir, user_file, write_config, write_defaults
+from lustre_jobreport import records, render
+from lustre_sim import SimClient
+from privpmcd import PrivatePmcd
+
+JOB = "123.pbs01"
+
+
+class PbsRig:
+    def __init__(self, d, pw, hosts, job=JOB):
+        self.d, self.pw, self.job = d, pw, job
+        self.workdir = user_dir(d / "home", pw)                      # PBS_O_WORKDIR
+        self.out = user_file(self.workdir / f"myjob.o{job.split('.')[0]}", pw, "job output\n")
+        self.nodefile = d / "aux" / job
+        self.nodefile.parent.mkdir()
+        self.nodefile.write_text("".join(f"{h}\n" for h in ["nodeA"] * 4 + ["nodeB"] * 4))
+        self.spool, self.records, self.log = d / "spool", d / "records", d / "hooks.log"
+        self.config = write_config(d / "config.toml", hosts=hosts, spool=self.spool, records=self.records,
+                                   log=self.log)
+        self.defaults = write_defaults(d / "default", config=self.config)
+
+    def env(self):
+        return {"PBS_NODEFILE": str(self.nodefile), "PBS_O_WORKDIR": str(self.workdir), "PBS_JOBID": self.job,
+                "PBS_MSHOST": "nodeA", "PBS_NUM_NODES": "2", "LUSTRE_JOBREPORT_DEFAULTS": str(self.defaults)}
+
+    def prologue(self):
+        return run_hook(HOOKS / "pbs" / "prologue", self.env(), (self.job, self.pw.pw_name, self.pw.pw_name))
+
+    def epilogue(self):
+        argv = (self.job, self.pw.pw_name, self.pw.pw_name, "myjob", "4242", "ncpus=16,nodes=2,walltime=01:00:00",
+                "cput=00:10:00,mem=2gb,walltime=00:05:00", "workq", "null", "0")
+        with open(self.out, "ab") as job_output:     # MoM opens it (as the user) and hands it over
+            return run_hook(HOOKS / "pbs" / "epilogue", self.env(), argv, stdout=job_output)
+
+    def errors(self):
+        return [line for line in log_lines(self.log) if ": error: " in line]
+
+
+@pytest.fixture
+def two_nodes(tmp_path):
+    clients, pmcds = [], []
+    for name in ("A", "B"):
+        clients.append(SimClient.create(tmp_path / f"tree{name}", version="2.12.9",
+                                        filesystems=[("scratch", 4, 1)], seed=len(name) + len(clients)))
+        pmcds.append(PrivatePmcd(tmp_path / f"pmcd{name}", tmp_path / f"tree{name}").start())
+    try:
+        yield clients, pmcds
+    finally:
+        for p in pmcds:
+            p.stop()
+
+
+def test_prologue_and_epilogue_put_the_report_in_the_job_output(wdir, job_user, two_nodes):
+    (a, b), (pa, pb) = two_nodes
+    rig = PbsRig(wdir, job_user, {"nodeA": pa.spec, "nodeB": pb.spec})
+    rc, took, out, err = rig.prologue()
+    assert (rc, out, err) == (0, "", "") and took < 5           # nothing for the job's output
+    assert (rig.spool / f"{JOB}.begin.json").exists(), log_lines(rig.log)
+    ran_a = a.run("overflow", fs="scratch")
+    ran_b = b.run("ior", fs="scratch", tasks=2, block_size=1 << 22, transfer_size=1 << 20)
+    rc, took, out, err = rig.epilogue()
+    assert (rc, err) == (0, "") and took < 30
+    recs = sorted(rig.records.rglob("*.json"))
+    assert len(recs) == 1, log_lines(rig.log)
+    rec = recs[0]
+    assert rec.name == f"pbs01-{JOB}.json"
+    doc = records.load(rec)
+    fs = doc["filesystems"]["scratch"]
+    assert doc["job"]["hosts"] == ["nodeA", "nodeB"] and doc["job"]["user"] == job_user.pw_name
+    assert fs["hosts"]["nodeA"]["read_bytes"] == ran_a["read_bytes"]
+    assert fs["hosts"]["nodeB"]["write_bytes"] == ran_b["write_bytes"]
+    assert fs["write_bytes"] == ran_a["write_bytes"] + ran_b["write_bytes"]
+    assert doc["record"]["exit_code"] == "0" and doc["record"]["job_name"] == "myjob"
+    assert rig.out.read_text() == "job output\n" + "\n" + render.render_text(doc), log_lines(rig.log)
+    assert "2 hosts" in rig.out.read_text()
+    html = rig.workdir / f"{JOB}.lustre.html"
+    st = os.stat(html)
+    assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (job_user.pw_uid, 0o600)
+    assert rig.errors() == [] and os.listdir(rig.spool) == []
+
+
+def test_a_node_dead_at_the_end_is_reported_not_fatal(wdir, job_user, two_nodes):
+    (a, b), (pa, pb) = two_nodes
+    rig = PbsRig(wdir, job_user, {"nodeA": pa.spec, "nodeB": pb.spec})
+    assert rig.prologue()[0] == 0
+    a.run("overflow", fs="scratch")
+    pb.stop()                                                        # nodeB's pmcd dies
+    rc, took, out, err = rig.epilogue()
+    assert (rc, err) == (0, "")
+    text = rig.out.read_text()
+    assert "1 host | 1 unreachable" in text and "nodeB could not be read" in text, (text, rig.errors())
+    [line] = rig.errors()
+    assert "1 of 2 hosts not read at job end: nodeB: cannot connect to pmcd" in line
+
+
+def test_failures_never_reach_the_job_output(wdir, job_user):
+    rig = PbsRig(wdir, job_user, {"nodeA": dead_spec(), "nodeB": dead_spec()})
+    rc, took, out, err = rig.prologue()
+    assert (rc, out, err) == (0, "", "") and took < 5
+    rc, took, out, err = rig.epilogue()
+    assert (rc, err) == (0, "") and rig.out.read_text() == "job output\n"
+    assert "no host could be read at job start" in rig.errors()[0]
+    assert "no begin snapshot in the spool" in rig.errors()[-1]
+
+
+def test_epilogue_with_a_broken_reporter_says_nothing_to_the_job(wdir, job_user):
+    rig = PbsRig(wdir, job_user, {"nodeA": dead_spec()})
+    crash = wdir / "crash"
+    crash.write_text("#!/bin/sh\necho partial-stderr >&2\nexit 3\n")
+    crash.chmod(0o755)
+    write_defaults(rig.defaults, config=rig.config, reporter=crash)
+    rc, took, out, err = rig.epilogue()
+    assert (rc, err) == (0, "") and rig.out.read_text() == "job output\n"
+    [line] = rig.errors()
+    assert line.endswith(f"error: pbs epilog job {JOB}: exit 3: partial-stderr")
