@@ -25,6 +25,26 @@ struct candlist {
     size_t		n, cap;
 };
 
+/*
+ * Per device type: the raw listing of the last scan (paths.c), and the
+ * candidates parsed from it.  A fetch scans only the types its metrics
+ * need, and when a listing is byte for byte the one of last time (the
+ * usual case: devices come and go with mounts and OSTs), nothing else is
+ * done, which saves parsing every name and touching every instance of a
+ * client with thousands of OSCs.
+ */
+struct typestate {
+    const char		*type;
+    struct lc_scan	now, last;
+    int			scanned;
+    struct candlist	cands;
+};
+static struct typestate	types[3] = {
+    { "llite", { NULL, 0, 0 }, { NULL, 0, 0 }, 0, { LC_DEV_LLITE, NULL, 0, 0 } },
+    { "osc", { NULL, 0, 0 }, { NULL, 0, 0 }, 0, { LC_DEV_OSC, NULL, 0, 0 } },
+    { "mdc", { NULL, 0, 0 }, { NULL, 0, 0 }, 0, { LC_DEV_MDC, NULL, 0, 0 } },
+};
+
 static void
 collect(const char *name, void *arg)
 {
@@ -149,20 +169,52 @@ chosen_sbi(const struct lc_fs *fs, int match, const char *min)
     return (fs->has_llite && match) ? fs->sbi : min;
 }
 
+static void assign(struct candlist ll, struct candlist oc, struct candlist md);
+
+/*
+ * which: bits 0, 1, 2 = list llite, osc, mdc (DEV_* in lustreclient.h);
+ * a type never listed yet is listed whatever which says.
+ */
 void
-lc_devices_refresh(void)
+lc_devices_refresh(unsigned which)
 {
-    struct candlist	ll = { LC_DEV_LLITE, NULL, 0, 0 };
-    struct candlist	oc = { LC_DEV_OSC, NULL, 0, 0 };
-    struct candlist	md = { LC_DEV_MDC, NULL, 0, 0 };
+    struct candlist	*lists[3];
+    int			k, changed = 0;
+
+    for (k = 0; k < 3; k++) {
+	struct typestate *t = &types[k];
+
+	lists[k] = &t->cands;
+	if (t->scanned && !(which & (1u << k)))
+	    continue;		/* not needed by this fetch: as last seen */
+	if (lc_scan_devices(t->type, &t->now) < 0)
+	    continue;		/* out of memory: keep the last listing */
+	if (t->scanned && t->now.n == t->last.n && memcmp(t->now.p, t->last.p, t->now.n) == 0)
+	    continue;
+	/* a change: parse this type's names again */
+	t->cands.n = 0;
+	lc_scan_names(t->type, &t->now, collect, &t->cands);
+	{
+	    struct lc_scan x = t->last;
+
+	    t->last = t->now;
+	    t->now = x;
+	}
+	t->scanned = 1;
+	changed = 1;
+    }
+    if (changed)
+	assign(*lists[0], *lists[1], *lists[2]);
+}
+
+/* the instance domains from the candidates of the three device types */
+static void
+assign(struct candlist ll, struct candlist oc, struct candlist md)
+{
     struct lc_fs	*fs;
     struct lc_osc	*osc;
     struct lc_mdc	*mdc;
     size_t		i;
-
-    lc_list_devices("llite", collect, &ll);
-    lc_list_devices("osc", collect, &oc);
-    lc_list_devices("mdc", collect, &md);
 
     for (i = 0; i < lc.nfs; i++) {
 	fs = lc.fs[i];
@@ -236,11 +288,9 @@ lc_devices_refresh(void)
 	mdc->fs = fs;
 	strcpy(mdc->dev, md.c[i].dev);
     }
-    free(ll.c);
-    free(oc.c);
-    free(md.c);
 
     /* publish: everything inactive, then re-activate what is there */
+    lc_indoms_changed();
     pmdaCacheOp(lc.indom[FS_INDOM], PMDA_CACHE_INACTIVE);
     pmdaCacheOp(lc.indom[OSC_INDOM], PMDA_CACHE_INACTIVE);
     pmdaCacheOp(lc.indom[MDC_INDOM], PMDA_CACHE_INACTIVE);
@@ -299,6 +349,7 @@ lc_buckets_refresh(void)
     size_t		i;
     int			idx, lim = idx_limit();
 
+    lc_indoms_changed();
     pmdaCacheOp(lc.indom[FS_BUCKET_INDOM], PMDA_CACHE_INACTIVE);
     pmdaCacheOp(lc.indom[OSC_BUCKET_INDOM], PMDA_CACHE_INACTIVE);
     for (i = 0; i < lc.nosc; i++) {

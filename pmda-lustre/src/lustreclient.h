@@ -19,18 +19,23 @@
 #include "parse_version.h"
 
 enum lc_cluster {
-    CL_GLOBAL = 0,	/* version, pagesize */
+    CL_GLOBAL = 0,	/* version, pagesize, agent self-statistics */
     CL_LLITE_DEV = 1,	/* llite.mount_id: directory names only */
-    CL_LLITE_STATS = 2,	/* llite stats: bytes, calls, op counts */
+    CL_LLITE_STATS = 2,	/* llite stats: bytes, calls, op counts, start time */
     CL_LLITE_LAT = 3,	/* llite stats: op latency sums (2.14+) */
     CL_FS_RPC = 4,	/* osc rpc_stats pages per rpc, summed per fs */
     CL_OSC_RPC = 5,	/* osc rpc_stats pages per rpc */
-    CL_OSC_RPCHDR = 6,	/* osc rpc_stats header gauges */
+    CL_OSC_RPCHDR = 6,	/* osc rpc_stats header gauges, start time */
     CL_OSC_STATS = 7,	/* osc stats */
     CL_MDC_MD = 8,	/* mdc md_stats */
     CL_MDC_STATS = 9,	/* mdc stats */
     CL_OSC_IMPORT = 10,	/* osc import / state */
     CL_MDC_IMPORT = 11,	/* mdc import / state */
+    CL_LLITE_RA = 12,	/* llite read_ahead_stats */
+    CL_OSC_TUNABLE = 13, /* osc max_pages_per_rpc, max_rpcs_in_flight */
+    CL_OSC_LOCKLESS = 14, /* osc osc_stats (lockless I/O) */
+    CL_MDC_RPC = 15,	/* mdc rpc_stats (2.8+) */
+    CL_LNET = 16,	/* lnet stats */
     CL_NCLUSTERS
 };
 
@@ -43,8 +48,12 @@ enum lc_indom_serial {
     LC_NINDOMS
 };
 
-/* what a fetch needs refreshed */
-#define NEED_DEVICES	(1u << 0)
+/* what a fetch needs refreshed; NEED_DEV_* are also lc_devices_refresh() bits */
+#define NEED_DEV_LLITE	(1u << 14)
+#define NEED_DEV_OSC	(1u << 15)
+#define NEED_DEV_MDC	(1u << 16)
+#define NEED_DEVICES	(NEED_DEV_LLITE | NEED_DEV_OSC | NEED_DEV_MDC)
+#define NEED_DEV_SHIFT	14
 #define NEED_VERSION	(1u << 1)
 #define NEED_LLITE	(1u << 2)
 #define NEED_OSC_RPC	(1u << 3)
@@ -53,33 +62,100 @@ enum lc_indom_serial {
 #define NEED_MDC_MD	(1u << 6)
 #define NEED_MDC_STATS	(1u << 7)
 #define NEED_MDC_IMPORT	(1u << 8)
+#define NEED_LLITE_RA	(1u << 9)
+#define NEED_OSC_TUNABLE (1u << 10)
+#define NEED_OSC_LOCKLESS (1u << 11)
+#define NEED_MDC_RPC	(1u << 12)
+#define NEED_LNET	(1u << 13)
+#define NEED_OSC_ALL	(NEED_OSC_RPC | NEED_OSC_STATS | NEED_OSC_IMPORT | NEED_OSC_TUNABLE | \
+			 NEED_OSC_LOCKLESS)
 
-/* file kinds, for per-device base hints and log-once bits */
+/* file kinds, for per-device base hints and log-once bits (at most 20) */
 enum lc_filekind {
     FK_LLITE_STATS, FK_OSC_RPC, FK_OSC_STATS, FK_OSC_IMPORT, FK_OSC_STATE,
-    FK_MDC_MD, FK_MDC_STATS, FK_MDC_IMPORT, FK_MDC_STATE, FK_NKINDS
+    FK_MDC_MD, FK_MDC_STATS, FK_MDC_IMPORT, FK_MDC_STATE, FK_LLITE_RA,
+    FK_OSC_MAXPAGES, FK_OSC_MAXRIF, FK_OSC_LOCKLESS, FK_MDC_RPC,
+    FK_VERSION, FK_LNET, FK_NKINDS
 };
 
 #define LC_MAXITEM	64
 
-/* a counter line name in a stats file -> metric item */
+/* a counter line name in a stats file -> metric item(s) */
+#define LC_OP_COUNT	1u	/* CL_LLITE_STATS / CL_MDC_MD: samples */
+#define LC_OP_LAT	2u	/* CL_LLITE_LAT: sum where the unit is usec(s) (2.14+) */
+#define LC_OP_SUM	4u	/* CL_LLITE_RA: the sum where the line has one */
 struct lc_op {
     const char	*file_name;
     unsigned	item;
     const char	*metric;	/* last PMNS component */
+    unsigned	flags;
 };
-extern const struct lc_op lc_llite_ops[];	/* CL_LLITE_STATS, item >= 10 */
+extern const struct lc_op lc_llite_ops[];	/* CL_LLITE_STATS item >= 10, CL_LLITE_LAT */
 extern const size_t lc_llite_nops;
-extern const struct lc_op lc_llite_lat[];	/* CL_LLITE_LAT */
-extern const size_t lc_llite_nlat;
 extern const struct lc_op lc_mdc_ops[];		/* CL_MDC_MD */
 extern const size_t lc_mdc_nops;
+extern const struct lc_op lc_ra_ops[];		/* CL_LLITE_RA */
+extern const size_t lc_ra_nops;
+
+/* CL_GLOBAL items */
+#define GLOBAL_VERSION		0
+#define GLOBAL_PAGESIZE		1
+#define GLOBAL_FILES_READ	2
+#define GLOBAL_READ_FAILURES	3
+#define GLOBAL_PARSE_FAILURES	4
+#define GLOBAL_BUDGET_SKIPS	5
 
 /* CL_LLITE_STATS fixed items */
 #define LLITE_READ_BYTES	0
 #define LLITE_WRITE_BYTES	1
 #define LLITE_READ_CALLS	2
 #define LLITE_WRITE_CALLS	3
+#define LLITE_STATS_START	4
+
+/* CL_OSC_RPCHDR items */
+#define RPCHDR_READ_INFLIGHT	0
+#define RPCHDR_WRITE_INFLIGHT	1
+#define RPCHDR_PENDING_READ	2
+#define RPCHDR_PENDING_WRITE	3
+#define RPCHDR_DIO_INFLIGHT	4
+#define RPCHDR_START		5
+
+/* CL_OSC_STATS / CL_MDC_STATS items */
+#define OSTATS_READ_BYTES	0
+#define OSTATS_WRITE_BYTES	1
+#define OSTATS_READ_RPCS	2
+#define OSTATS_WRITE_RPCS	3
+#define OSTATS_WAITTIME		4
+#define OSTATS_REQ_COUNT	5
+#define OSTATS_START		6
+#define MSTATS_WAITTIME		0
+#define MSTATS_REQ_COUNT	1
+#define MSTATS_START		2
+
+/* CL_MDC_MD: the start time, beside the op items of lc_mdc_ops */
+#define MDMD_START		30
+
+/* CL_OSC_IMPORT / CL_MDC_IMPORT items */
+#define IMP_STATE		0
+#define IMP_CONNECT_COUNT	1
+#define IMP_RECONNECTS		2
+#define IMP_TIMEOUTS		3
+#define IMP_INFLIGHT		4
+
+/* CL_MDC_RPC items */
+#define MRPC_MOD_INFLIGHT	0
+#define MRPC_MOD_RPCS		1
+#define MRPC_READ_INFLIGHT	2
+#define MRPC_WRITE_INFLIGHT	3
+#define MRPC_START		4
+
+#define LNET_NVALS		11
+
+/* a start_time header line: when the counters were allocated or cleared */
+struct lc_start {
+    int		ok;
+    double	sec;
+};
 
 struct lc_fs {
     char	name[LC_NAME_MAX];	/* fsname: FS instance name */
@@ -91,7 +167,7 @@ struct lc_fs {
     int		nosc;			/* OSCs present now */
     int		maxidx;			/* highest FS_BUCKET exported */
     int		hint[FK_NKINDS];
-    unsigned	logged;
+    uint64_t	logged;
     /* scratch for choosing one mount when an fs is mounted twice */
     int		osc_match, mdc_match;
     char	osc_min[LC_NAME_MAX], mdc_min[LC_NAME_MAX];
@@ -100,6 +176,10 @@ struct lc_fs {
     uint64_t	ll[LC_MAXITEM];
     uint64_t	lat[LC_MAXITEM];
     uint64_t	lat_valid;		/* bit per item */
+    struct lc_start ll_start;
+    /* llite read_ahead_stats */
+    int		ra_ok;
+    uint64_t	ra[LC_MAXITEM];
     /* fs.rpc: sum over the OSCs */
     int		rpc_ok;
     uint64_t	rpc_read[RPC_HIST_MAX], rpc_write[RPC_HIST_MAX];
@@ -111,15 +191,21 @@ struct lc_osc {
     struct lc_fs *fs;
     int		present;
     int		maxidx;			/* highest OSC_BUCKET exported */
+    int		grew;			/* maxidx went up in this fetch */
     int		hint[FK_NKINDS];
-    unsigned	logged;
+    uint64_t	logged;
     int		rpc_ok;
     struct rpc_stats rs;
     int		stats_ok;
     uint64_t	read_bytes, write_bytes, read_rpcs, write_rpcs;
     uint64_t	waittime, req_count;
+    struct lc_start stats_start;
     struct import_info imp;
     int		imp_ok;
+    int		maxpages_ok, maxrif_ok;
+    uint32_t	maxpages, maxrif;
+    int		lockless_ok;
+    uint64_t	lockless_read, lockless_write;
 };
 
 struct lc_mdc {
@@ -128,13 +214,17 @@ struct lc_mdc {
     struct lc_fs *fs;
     int		present;
     int		hint[FK_NKINDS];
-    unsigned	logged;
+    uint64_t	logged;
     int		md_ok;
     uint64_t	md[LC_MAXITEM];
+    struct lc_start md_start;
     int		stats_ok;
     uint64_t	waittime, req_count;
+    struct lc_start stats_start;
     struct import_info imp;
     int		imp_ok;
+    int		rpc_ok;
+    struct rpc_stats rs;
 };
 
 struct lc_bucket {
@@ -148,45 +238,75 @@ struct lc_agent {
     uint64_t		pagesize;
     int			persist;	/* pmdaCache LOAD/SAVE */
     char		version[LC_VERSION_MAX];
-    int			version_ok, version_hint;
-    unsigned		version_logged;
+    int			version_ok;
+    int			hint[FK_NKINDS];	/* version, lnet */
+    uint64_t		logged;
     struct lc_fs	**fs;
     size_t		nfs;
     struct lc_osc	**osc;
     size_t		nosc;
     struct lc_mdc	**mdc;
     size_t		nmdc;
+    int			lnet_ok;
+    uint64_t		lnet[LNET_NVALS];
+    /* fetch time budget: files not yet read when it runs out are skipped */
+    uint64_t		budget_ns;	/* 0 = none */
+    uint64_t		deadline_ns;	/* CLOCK_MONOTONIC */
+    volatile int	deadline_hit;	/* set once the deadline has passed */
+    /* self statistics */
+    uint64_t		files_read, read_failures, parse_failures, budget_skips;
 };
 
 extern struct lc_agent lc;
 
 /* devices.c */
-void lc_devices_refresh(void);
+void lc_devices_refresh(unsigned which);	/* 1 llite, 2 osc, 4 mdc */
 void lc_buckets_refresh(void);
 void lc_cache_save(void);
 
 /* refresh_*.c */
 void lc_refresh_version(void);
+void lc_refresh_lnet(void);
 void lc_refresh_llite(void);
-void lc_refresh_osc_rpc(void);
-void lc_refresh_osc_stats(void);
-void lc_refresh_osc_import(void);
+void lc_refresh_llite_ra(void);
+void lc_refresh_osc(unsigned need);	/* the NEED_OSC_* files, on the reader threads */
 void lc_refresh_mdc_md(void);
 void lc_refresh_mdc_stats(void);
 void lc_refresh_mdc_import(void);
+void lc_refresh_mdc_rpc(void);
 void lc_refresh_import(const char *type, const char *dev, int *hints,
-		       unsigned *logged, int kimport, int kstate,
+		       uint64_t *logged, int kimport, int kstate,
 		       struct import_info *imp, int *ok);
+
+/* pool.c: reader threads */
+int lc_pool_init(int threads);
+int lc_pool_threads(void);
+void lc_parallel_for(size_t n, void (*fn)(size_t i, void *arg), void *arg);
+
+/* fetch.c */
+int lc_value(unsigned cluster, unsigned item, void *priv, pmAtomValue *atom);
+void lc_fetch_init(pmdaMetric *metrics, int nmetrics);
+void lc_indoms_changed(void);
+int lc_fast_fetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda);
+void lc_fast_fetch_done(pmResult *result);
+
+/* start the fetch time budget (lc.budget_ns from now) */
+void lc_budget_start(void);
 
 /*
  * Read one parameter file of a device; on failure log once per
- * (device, file kind) until it works again.  Returns the length or < 0.
+ * (device, file kind) until it works again.  Returns the length or < 0:
+ * -ETIME when the fetch budget is used up (nothing read), -EBADMSG when
+ * the file ends in the middle of a line (kernel seq files never do: it was
+ * cut off), else the read error.
  */
 ssize_t lc_read_devfile(const char *type, const char *dev, const char *file,
-			int *hint, unsigned *logged, int kind, const char **bufp);
+			int *hint, uint64_t *logged, int kind, const char **bufp);
 /* log a parse failure once per (device, kind); lc_log_ok re-arms it */
-void lc_log_bad(unsigned *logged, int kind, const char *type,
+void lc_log_bad(uint64_t *logged, int kind, const char *type,
 		const char *dev, const char *file);
-void lc_log_ok(unsigned *logged, int kind);
+void lc_log_ok(uint64_t *logged, int kind);
+/* a parsed start_time header line as a struct lc_start */
+void lc_start_set(struct lc_start *s, const struct lc_time *t);
 
 #endif /* LC_LUSTRECLIENT_H */

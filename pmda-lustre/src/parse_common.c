@@ -4,18 +4,6 @@
 #include <string.h>
 #include "parse_common.h"
 
-static int
-is_space(char c)
-{
-    return c == ' ' || c == '\t';
-}
-
-static int
-is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
-
 int
 lc_next_line(const char **cur, const char *end, struct lc_slice *line)
 {
@@ -37,14 +25,14 @@ lc_next_token(const char **cur, const char *end, struct lc_slice *tok)
 {
     const char	*p = *cur;
 
-    while (p < end && is_space(*p))
+    while (p < end && lc_is_space(*p))
 	p++;
     if (p >= end) {
 	*cur = end;
 	return 0;
     }
     tok->p = p;
-    while (p < end && !is_space(*p))
+    while (p < end && !lc_is_space(*p))
 	p++;
     tok->n = (size_t)(p - tok->p);
     *cur = p;
@@ -54,29 +42,13 @@ lc_next_token(const char **cur, const char *end, struct lc_slice *tok)
 struct lc_slice
 lc_trim(struct lc_slice s)
 {
-    while (s.n > 0 && is_space(s.p[0])) {
+    while (s.n > 0 && lc_is_space(s.p[0])) {
 	s.p++;
 	s.n--;
     }
-    while (s.n > 0 && is_space(s.p[s.n - 1]))
+    while (s.n > 0 && lc_is_space(s.p[s.n - 1]))
 	s.n--;
     return s;
-}
-
-int
-lc_slice_eq(struct lc_slice s, const char *lit)
-{
-    size_t	n = strlen(lit);
-
-    return s.n == n && memcmp(s.p, lit, n) == 0;
-}
-
-int
-lc_slice_startswith(struct lc_slice s, const char *lit)
-{
-    size_t	n = strlen(lit);
-
-    return s.n >= n && memcmp(s.p, lit, n) == 0;
 }
 
 int
@@ -96,7 +68,7 @@ lc_parse_u64(struct lc_slice s, uint64_t *v)
     for (i = 0; i < s.n; i++) {
 	unsigned d;
 
-	if (!is_digit(s.p[i]))
+	if (!lc_is_digit(s.p[i]))
 	    return -1;
 	d = (unsigned)(s.p[i] - '0');
 	if (x > (UINT64_MAX - d) / 10)
@@ -145,9 +117,9 @@ lc_parse_time_value(struct lc_slice rest, struct lc_time *t)
     }
     p = rest.p;
     end = rest.p + rest.n;
-    if (p >= end || !is_digit(*p))
+    if (p >= end || !lc_is_digit(*p))
 	return -1;
-    while (p < end && is_digit(*p)) {
+    while (p < end && lc_is_digit(*p)) {
 	unsigned d = (unsigned)(*p - '0');
 
 	if (sec > (UINT64_MAX - d) / 10)
@@ -163,7 +135,7 @@ lc_parse_time_value(struct lc_slice rest, struct lc_time *t)
 	p++;
 	fwidth++;
     }
-    while (p < end && is_digit(*p)) {
+    while (p < end && lc_is_digit(*p)) {
 	if (++fdigits > 9)
 	    return -1;
 	frac = frac * 10 + (unsigned)(*p - '0');
@@ -175,12 +147,18 @@ lc_parse_time_value(struct lc_slice rest, struct lc_time *t)
     unit.p = p;
     unit.n = (size_t)(end - p);
     unit = lc_trim(unit);
-    if (unit.n > 0 && memmem(unit.p, unit.n, "usec", 4) != NULL)
-	usec = 1;
-    else if (unit.n > 0 && memmem(unit.p, unit.n, "nsec", 4) != NULL)
-	usec = 0;
-    else
-	usec = fwidth <= 6;
+    usec = fwidth <= 6;		/* no unit word: 7+ digits are nanoseconds */
+    {
+	/* the first "usec"/"nsec" in the unit word (a byte loop: cheaper than memmem) */
+	size_t	i;
+
+	for (i = 0; i + 4 <= unit.n; i++) {
+	    if ((unit.p[i] == 'u' || unit.p[i] == 'n') && memcmp(unit.p + i + 1, "sec", 3) == 0) {
+		usec = unit.p[i] == 'u';
+		break;
+	    }
+	}
+    }
     if (usec) {
 	if (frac >= 1000000)
 	    return -1;
@@ -210,7 +188,7 @@ lc_parse_header_time(struct lc_slice line, struct lc_time *snapshot,
 	n = strlen(names[i].name);
 	if (line.n <= n || memcmp(line.p, names[i].name, n) != 0)
 	    continue;
-	if (!is_space(line.p[n]) && line.p[n] != ':')
+	if (!lc_is_space(line.p[n]) && line.p[n] != ':')
 	    continue;
 	dst = names[i].which == 0 ? snapshot :
 	      names[i].which == 1 ? start : elapsed;
@@ -221,4 +199,25 @@ lc_parse_header_time(struct lc_slice line, struct lc_time *snapshot,
 	return 1;
     }
     return 0;
+}
+
+int
+lc_parse_single_u64(const char *buf, size_t len, uint64_t *v)
+{
+    struct lc_slice s;
+
+    if (buf == NULL)
+	return -1;
+    s.p = buf;
+    s.n = len;
+    if (s.n > 0 && s.p[s.n - 1] == '\n')
+	s.n--;
+    s = lc_trim(s);
+    return lc_parse_u64(s, v);
+}
+
+int
+lc_complete_lines(const char *buf, size_t len)
+{
+    return len == 0 || (buf != NULL && buf[len - 1] == '\n');
 }

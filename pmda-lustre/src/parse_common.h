@@ -8,11 +8,25 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct lc_slice {
     const char	*p;
     size_t	n;
 };
+
+/* the only whitespace the kernel's seq_printf formats produce inside a line */
+static inline int
+lc_is_space(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+static inline int
+lc_is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
 
 /* A timestamp line from a stats header; nsec is always nanoseconds. */
 struct lc_time {
@@ -33,8 +47,23 @@ int lc_next_token(const char **cur, const char *end, struct lc_slice *tok);
 /* Trim spaces and tabs on both sides. */
 struct lc_slice lc_trim(struct lc_slice s);
 
-int lc_slice_eq(struct lc_slice s, const char *lit);
-int lc_slice_startswith(struct lc_slice s, const char *lit);
+/* inline, so that strlen() of a literal is folded at compile time */
+static inline int
+lc_slice_eq(struct lc_slice s, const char *lit)
+{
+    size_t	n = strlen(lit);
+
+    return s.n == n && memcmp(s.p, lit, n) == 0;
+}
+
+static inline int
+lc_slice_startswith(struct lc_slice s, const char *lit)
+{
+    size_t	n = strlen(lit);
+
+    return s.n >= n && memcmp(s.p, lit, n) == 0;
+}
+
 int lc_is_blank(struct lc_slice s);
 
 /*
@@ -67,5 +96,16 @@ int lc_parse_time_value(struct lc_slice rest, struct lc_time *t);
  */
 int lc_parse_header_time(struct lc_slice line, struct lc_time *snapshot,
 			 struct lc_time *start, struct lc_time *elapsed);
+
+/*
+ * A file holding one unsigned decimal (max_pages_per_rpc, max_rpcs_in_flight,
+ * enable_stats_header ...): optional surrounding spaces/tabs and one trailing
+ * newline, nothing else.  Returns 0 and sets *v, or -1.
+ */
+int lc_parse_single_u64(const char *buf, size_t len, uint64_t *v);
+
+/* 1 if buf[0..len) is empty or ends with a newline (the kernel always ends
+ * its lines; a last line without one was cut off). */
+int lc_complete_lines(const char *buf, size_t len);
 
 #endif /* LC_PARSE_COMMON_H */

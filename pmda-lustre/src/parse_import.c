@@ -51,7 +51,16 @@ import_parse(const char *buf, size_t len, struct import_info *out)
 	} else if (lc_slice_eq(key, "connection_attempts") && !out->have_attempts) {
 	    if (lc_parse_u64(lc_trim(val), &out->connection_attempts) == 0)
 		out->have_attempts = 1;
+	} else if (lc_slice_eq(key, "timeouts") && !out->have_timeouts) {
+	    if (lc_parse_u64(lc_trim(val), &out->timeouts) == 0)
+		out->have_timeouts = 1;
+	} else if (lc_slice_eq(key, "inflight") && !out->have_inflight) {
+	    if (lc_parse_u64(lc_trim(val), &out->inflight) == 0)
+		out->have_inflight = 1;
 	}
+	/* all found: the rest (service estimates, averages ...) is not used */
+	if (out->have_state && out->have_attempts && out->have_timeouts && out->have_inflight)
+	    break;
     }
     return (out->have_state || out->have_attempts) ? 0 : -1;
 }

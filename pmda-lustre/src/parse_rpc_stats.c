@@ -7,7 +7,7 @@
 #include <string.h>
 #include "parse_rpc_stats.h"
 
-enum section { SEC_NONE, SEC_PPR, SEC_OTHER };
+enum section { SEC_NONE, SEC_PPR, SEC_MODIFY, SEC_OTHER };
 
 static const struct {
     const char	*key;
@@ -28,6 +28,8 @@ static const struct {
       offsetof(struct rpc_stats, dio_read_inflight) },
     { "dio write RPCs in flight", RPCS_DIO_WRITE_INFLIGHT,
       offsetof(struct rpc_stats, dio_write_inflight) },
+    { "modify_RPCs_in_flight", RPCS_MOD_INFLIGHT,
+      offsetof(struct rpc_stats, mod_inflight) },
 };
 
 /* "<key>:<spaces><int>"; 1 if the line was a known gauge */
@@ -106,6 +108,32 @@ label_index(struct lc_slice lab)
     return -1;
 }
 
+/*
+ * A row of the mdc "modify" section: "<i>:\t\t<count> <pct> <cum%>", labels
+ * 0, 1, 2 ... in order.  1 if it was one (and is summed), 0 if not.
+ */
+static int
+parse_mod_row(struct lc_slice t, struct lc_slice lab, const char *colon,
+	      int *last, struct rpc_stats *rs)
+{
+    struct lc_slice tok[4];
+    uint64_t	v[3], label;
+    int		n, i;
+
+    n = row_tokens(colon + 1, t.p + t.n, tok, 4);
+    if (n != 3)
+	return 0;
+    for (i = 0; i < 3; i++)
+	if (lc_parse_u64(tok[i], &v[i]) < 0)
+	    return 0;
+    if (lc_parse_u64(lab, &label) < 0 || label >= RPC_HIST_MAX || (int)label <= *last)
+	return 0;
+    *last = (int)label;
+    /* a corrupt count must not wrap the sum: saturate */
+    rs->mod_total = (rs->mod_total + v[0] < rs->mod_total) ? UINT64_MAX : rs->mod_total + v[0];
+    return 1;
+}
+
 /* 1 = a histogram row (stored if in the pages-per-rpc section), 0 = not */
 static int
 parse_row(struct lc_slice line, enum section sec, int *last, struct rpc_stats *rs)
@@ -122,6 +150,10 @@ parse_row(struct lc_slice line, enum section sec, int *last, struct rpc_stats *r
 	return 0;
     lab.p = t.p;
     lab.n = (size_t)(colon - t.p);
+    if (sec == SEC_MODIFY)
+	return parse_mod_row(t, lab, colon, last, rs);
+    if (sec == SEC_OTHER)
+	return 1;	/* rpcs in flight, offset, latency rows: not exported */
     n = row_tokens(colon + 1, t.p + t.n, tok, 8);
     if (n != 7 || !lc_slice_eq(tok[3], "|"))
 	return 0;
@@ -152,7 +184,7 @@ rpc_stats_parse(const char *buf, size_t len, struct rpc_stats *rs)
     const char		*cur = buf, *end = buf + len;
     struct lc_slice	line, t;
     enum section	sec = SEC_NONE;
-    int			last = -1;
+    int			last = -1, modify_title = 0, ppr_closed = 0;
 
     memset(rs, 0, sizeof(*rs));
     rs->ppr_maxidx = -1;
@@ -162,14 +194,37 @@ rpc_stats_parse(const char *buf, size_t len, struct rpc_stats *rs)
     while (lc_next_line(&cur, end, &line)) {
 	t = lc_trim(line);
 	if (t.n == 0) {
+	    if (sec == SEC_PPR)
+		ppr_closed = 1;
 	    sec = SEC_NONE;
+	    modify_title = 0;
 	    continue;
 	}
+	/*
+	 * Everything the agent uses (header, gauges, mdc modify section)
+	 * comes before the end of the pages-per-rpc section: the rpcs in
+	 * flight, offset and latency sections after it are not parsed.
+	 */
+	if (ppr_closed && line.n > 0 && line.p[0] == '\t')
+	    break;
 	/* section headers; the 2.16+ mdc file prints "%%" literally */
 	if (lc_slice_startswith(t, "pages per rpc")) {
-	    sec = SEC_PPR;
+	    /*
+	     * One such section per file (osc, and the mdc DoM block).  A
+	     * second one is not from the kernel: ignore it rather than let
+	     * it overwrite the first (found by libFuzzer).
+	     */
+	    sec = rs->ppr_seen ? SEC_OTHER : SEC_PPR;
 	    last = -1;
 	    rs->ppr_seen = 1;
+	    continue;
+	}
+	if (lc_slice_startswith(t, "rpcs in flight") && modify_title) {
+	    /* "\t\t\tmodify" then "rpcs in flight        rpcs   % cum %" */
+	    sec = SEC_MODIFY;
+	    last = -1;
+	    rs->mod_seen = 1;
+	    modify_title = 0;
 	    continue;
 	}
 	if (lc_slice_startswith(t, "rpcs in flight") ||
@@ -185,14 +240,19 @@ rpc_stats_parse(const char *buf, size_t len, struct rpc_stats *rs)
 	if (parse_gauge(t, rs))
 	    continue;
 	/* "\t\t\tread\t\t\twrite" and "\t\t\tmodify" column titles */
-	if (lc_slice_eq(t, "modify") ||
-	    (lc_slice_startswith(t, "read") && t.n >= 5 &&
-	     memcmp(t.p + t.n - 5, "write", 5) == 0)) {
+	if (lc_slice_eq(t, "modify")) {
 	    sec = SEC_NONE;
+	    modify_title = 1;
+	    continue;
+	}
+	if (lc_slice_startswith(t, "read") && t.n >= 5 &&
+	    memcmp(t.p + t.n - 5, "write", 5) == 0) {
+	    sec = SEC_NONE;
+	    modify_title = 0;
 	    continue;
 	}
 	/* a stray line does not end a section: only a blank line does */
 	rs->garbage++;
     }
-    return rs->ppr_seen ? 0 : -1;
+    return (rs->ppr_seen || rs->mod_seen) ? 0 : -1;
 }

@@ -11,18 +11,6 @@
 
 static const char SAMPLES[] = " samples [";
 
-static int
-is_space(char c)
-{
-    return c == ' ' || c == '\t';
-}
-
-static int
-is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
-
 /* Printable ASCII (and inner spaces) only, so names are safe strings. */
 static int
 clean_text(const char *p, size_t n)
@@ -35,9 +23,22 @@ clean_text(const char *p, size_t n)
     return 1;
 }
 
-/* 1 = counter parsed into *c, 0 = not a counter line */
 static int
-parse_counter(struct lc_slice line, struct lstats_counter *c)
+wanted(const struct lstats *st, struct lc_slice name)
+{
+    size_t	i;
+
+    if (st->want == NULL)
+	return 1;
+    for (i = 0; i < st->nwant; i++)
+	if (lc_slice_eq(name, st->want[i]))
+	    return 1;
+    return 0;
+}
+
+/* 1 = counter parsed into *c, 2 = a counter line not wanted, 0 = not a counter line */
+static int
+parse_counter(struct lc_slice line, struct lstats_counter *c, const struct lstats *st)
 {
     const char	*base = line.p, *end = line.p + line.n, *hit, *p, *q;
     size_t	off = 0;
@@ -48,20 +49,25 @@ parse_counter(struct lc_slice line, struct lstats_counter *c)
     for (;;) {
 	if (off >= line.n)
 	    return 0;
-	hit = memmem(base + off, line.n - off, SAMPLES, sizeof(SAMPLES) - 1);
+	/* find the '[' of " samples [" (memchr is much cheaper than memmem) */
+	hit = memchr(base + off, '[', line.n - off);
 	if (hit == NULL)
 	    return 0;
 	off = (size_t)(hit - base) + 1;
+	if ((size_t)(hit - base) < sizeof(SAMPLES) - 2 ||
+	    memcmp(hit - (sizeof(SAMPLES) - 2), SAMPLES, sizeof(SAMPLES) - 2) != 0)
+	    continue;
+	hit -= sizeof(SAMPLES) - 2;	/* at the space before "samples" */
 	/* count: digits right before the token, preceded by whitespace */
 	q = hit;
-	while (q > base && is_digit(q[-1]))
+	while (q > base && lc_is_digit(q[-1]))
 	    q--;
-	if (q == hit || q == base || !is_space(q[-1]))
+	if (q == hit || q == base || !lc_is_space(q[-1]))
 	    continue;
 	num.p = q;
 	num.n = (size_t)(hit - q);
 	p = q;
-	while (p > base && is_space(p[-1]))
+	while (p > base && lc_is_space(p[-1]))
 	    p--;
 	name.p = base;
 	name.n = (size_t)(p - base);
@@ -79,6 +85,8 @@ parse_counter(struct lc_slice line, struct lstats_counter *c)
     unit.n = (size_t)(p - unit.p);
     if (unit.n >= LSTATS_UNIT_MAX || !clean_text(unit.p, unit.n))
 	return 0;
+    if (!wanted(st, name))
+	return 2;
     memcpy(c->name, name.p, name.n);
     c->name[name.n] = '\0';
     memcpy(c->unit, unit.p, unit.n);
@@ -116,6 +124,7 @@ lstats_parse(const char *buf, size_t len, struct lstats *st)
     int			sts;
 
     st->n = 0;
+    st->lines = 0;
     st->garbage = 0;
     st->header_seen = 0;
     memset(&st->snapshot, 0, sizeof(st->snapshot));
@@ -131,7 +140,10 @@ lstats_parse(const char *buf, size_t len, struct lstats *st)
 	 * Header lines never carry " samples [", so test for a counter
 	 * first: that way a header value can never be read as a counter.
 	 */
-	if (parse_counter(line, &tmp)) {
+	if ((sts = parse_counter(line, &tmp, st)) != 0) {
+	    st->lines++;
+	    if (sts == 2)
+		continue;
 	    if (st->n == st->cap) {
 		size_t	ncap = st->cap ? st->cap * 2 : 64;
 		void	*np = realloc(st->c, ncap * sizeof(*st->c));
@@ -150,7 +162,7 @@ lstats_parse(const char *buf, size_t len, struct lstats *st)
 	else
 	    st->garbage++;
     }
-    return (st->header_seen || st->n > 0) ? 0 : -1;
+    return (st->header_seen || st->lines > 0) ? 0 : -1;
 }
 
 void

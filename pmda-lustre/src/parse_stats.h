@@ -25,13 +25,22 @@ struct lstats {
     struct lc_time	snapshot, start, elapsed;
     int			header_seen;
     unsigned		garbage;	/* lines that were neither */
+    size_t		lines;		/* counter lines, kept or not */
     size_t		n, cap;
     struct lstats_counter *c;
+    /*
+     * Optional: keep only the counters named here (NULL = all).  The
+     * other counter lines are recognised but their values not parsed,
+     * which is most of the work for a 40-line osc stats file of which
+     * the agent uses 3 counters.
+     */
+    const char * const	*want;
+    size_t		nwant;
 };
 
 /*
- * Parse buf[0..len).  *st must be zeroed before the first call; it can be
- * reused (the counter array is kept and grown).  Returns 0 when the buffer
+ * Parse buf[0..len).  *st must be zeroed before the first call (then set
+ * want/nwant if wanted); it can be reused (the counter array is kept).  Returns 0 when the buffer
  * looks like a stats file (a header or at least one counter line), -1 when
  * it does not, -2 when out of memory.  Unrecognised lines are counted in
  * st->garbage and otherwise ignored.

@@ -2,12 +2,6 @@
 #include "parse_common.h"
 #include "parse_version.h"
 
-static int
-is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
-
 /* token at the start of s must look like ^[0-9]+\.[0-9]+ */
 static int
 take_version(struct lc_slice s, char *out, size_t outsz)
@@ -15,9 +9,9 @@ take_version(struct lc_slice s, char *out, size_t outsz)
     size_t	i = 0, n;
 
     s = lc_trim(s);
-    while (i < s.n && is_digit(s.p[i]))
+    while (i < s.n && lc_is_digit(s.p[i]))
 	i++;
-    if (i == 0 || i + 1 >= s.n || s.p[i] != '.' || !is_digit(s.p[i + 1]))
+    if (i == 0 || i + 1 >= s.n || s.p[i] != '.' || !lc_is_digit(s.p[i + 1]))
 	return -1;
     for (n = 0; n < s.n; n++) {
 	unsigned char c = (unsigned char)s.p[n];

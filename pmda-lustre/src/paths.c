@@ -6,7 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <linux/openat2.h>
+#endif
 #include "paths.h"
 
 /* lctl's search order for 2.10+ (libcfs/util/param.c), then 1.8-2.9 */
@@ -15,16 +19,54 @@ static const char *bases[LC_NBASES] = {
     "sys/kernel/debug/lustre",
     "proc/fs/lustre",
 };
+static const char *lnet_bases[LC_NLNET_BASES] = {
+    "sys/kernel/debug/lnet",
+    "proc/sys/lnet",
+};
 
 static char	rootdir[PATH_MAX];
 static size_t	rootlen;
-static char	*rbuf;
-static size_t	rcap;
+static int	rootfd = -1;
+static int	use_openat2;
+/* per reader thread (pool.c): the read buffer and the last path read */
+static __thread char	*rbuf;
+static __thread size_t	rcap;
+static __thread char	lastrel[PATH_MAX];	/* ROOT-relative path of the last good read */
+
+#if defined(__linux__) && defined(SYS_openat2) && defined(RESOLVE_BENEATH)
+static int
+sys_openat2(int dirfd, const char *path, int flags)
+{
+    struct open_how how;
+
+    memset(&how, 0, sizeof(how));
+    how.flags = (unsigned long long)flags;
+    /*
+     * BENEATH: absolute symlinks and ".." that leave ROOT fail with EXDEV;
+     * relative symlinks inside ROOT (osc -> ../osp/...) are followed.
+     * With ROOT "/" nothing can leave it, and absolute symlinks are fine.
+     */
+    if (rootlen > 1)
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    else
+	how.resolve = RESOLVE_NO_MAGICLINKS;
+    return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+#else
+static int
+sys_openat2(int dirfd, const char *path, int flags)
+{
+    (void)dirfd; (void)path; (void)flags;
+    errno = ENOSYS;
+    return -1;
+}
+#endif
 
 int
 lc_paths_init(const char *root)
 {
     struct stat	st;
+    int		fd;
 
     if (realpath(root, rootdir) == NULL)
 	return -1;
@@ -35,6 +77,18 @@ lc_paths_init(const char *root)
 	return -1;
     }
     rootlen = strlen(rootdir);
+    if (rootfd >= 0)
+	close(rootfd);
+    rootfd = open(rootdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    use_openat2 = 0;
+    if (rootfd >= 0) {
+	/* probe: the root itself, relative to its own descriptor */
+	fd = sys_openat2(rootfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+	    close(fd);
+	    use_openat2 = 1;
+	}
+    }
     return 0;
 }
 
@@ -54,6 +108,24 @@ const char *
 lc_paths_base(int i)
 {
     return (i >= 0 && i < LC_NBASES) ? bases[i] : NULL;
+}
+
+const char *
+lc_paths_last(void)
+{
+    return lastrel;
+}
+
+int
+lc_paths_have_openat2(void)
+{
+    return use_openat2;
+}
+
+void
+lc_paths_force_fallback(void)
+{
+    use_openat2 = 0;
 }
 
 static int
@@ -86,24 +158,75 @@ fd_under_root(int fd)
     return under_root(target);
 }
 
-ssize_t
-lc_read_confined(const char *path, const char **bufp, int *truncated)
+/* fallback open: rel is relative to ROOT */
+static int
+open_checked(const char *rel, int flags)
 {
-    char	real[PATH_MAX];
-    struct stat	st;
-    size_t	len = 0;
-    ssize_t	n;
+    char	path[PATH_MAX], real[PATH_MAX];
     int		fd, sts;
 
-    *truncated = 0;
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", rootlen == 1 ? "" : rootdir, rel)
+	>= sizeof(path)) {
+	errno = ENAMETOOLONG;
+	return -1;
+    }
     if (realpath(path, real) == NULL)
-	return -errno;
-    if (!under_root(real))
-	return -EXDEV;
-    /* O_NONBLOCK: a FIFO planted in a tree must not hang the agent */
-    fd = open(real, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0)
-	return -errno;
+	return -1;
+    if (!under_root(real)) {
+	errno = EXDEV;
+	return -1;
+    }
+    if ((fd = open(real, flags | O_NOFOLLOW)) < 0)
+	return -1;
+    if (!fd_under_root(fd)) {
+	sts = EXDEV;
+	close(fd);
+	errno = sts;
+	return -1;
+    }
+    return fd;
+}
+
+static int
+open_rel(const char *rel, int flags)
+{
+    if (use_openat2)
+	return sys_openat2(rootfd, rel, flags);
+    return open_checked(rel, flags);
+}
+
+/* make rbuf hold at least want bytes (capped at LC_READ_CAP + 1) */
+static int
+grow_rbuf(size_t want)
+{
+    size_t	ncap = rcap ? rcap : 65536;
+    char	*nb;
+
+    if (want > LC_READ_CAP + 1)
+	want = LC_READ_CAP + 1;
+    while (ncap < want)
+	ncap *= 2;
+    if (ncap > LC_READ_CAP + 1)
+	ncap = LC_READ_CAP + 1;
+    if (ncap <= rcap)
+	return 0;
+    if ((nb = realloc(rbuf, ncap)) == NULL)
+	return -ENOMEM;
+    rbuf = nb;
+    rcap = ncap;
+    return 0;
+}
+
+/* read an open descriptor into rbuf, up to the cap; closes fd */
+static ssize_t
+read_fd(int fd, const char **bufp, int *truncated)
+{
+    struct stat	st;
+    size_t	len = 0, want;
+    ssize_t	n;
+    int		sts;
+
+    *truncated = 0;
     if (fstat(fd, &st) < 0) {
 	sts = -errno;
 	close(fd);
@@ -113,31 +236,32 @@ lc_read_confined(const char *path, const char **bufp, int *truncated)
 	close(fd);
 	return -EINVAL;
     }
-    if (!fd_under_root(fd)) {
+    /*
+     * procfs/debugfs report st_size 0: read until EOF, up to the cap + 1.
+     * A regular file that reports its size (a captured or simulated tree)
+     * is complete once that many bytes are in, which saves the read that
+     * would only see EOF.
+     */
+    want = (st.st_size > 0 && (unsigned long long)st.st_size <= LC_READ_CAP)
+	   ? (size_t)st.st_size : 0;
+    if ((sts = grow_rbuf(want + 1)) < 0) {
 	close(fd);
-	return -EXDEV;
+	return sts;
     }
-    /* procfs/debugfs report st_size 0: read until EOF, up to the cap + 1 */
     for (;;) {
 	if (len == rcap) {
-	    size_t	ncap = rcap ? rcap * 2 : 65536;
-	    char	*nb;
-
-	    if (ncap > LC_READ_CAP + 1)
-		ncap = LC_READ_CAP + 1;
-	    if (ncap <= rcap)
+	    if (rcap >= LC_READ_CAP + 1)
 		break;
-	    if ((nb = realloc(rbuf, ncap)) == NULL) {
+	    if ((sts = grow_rbuf(rcap * 2)) < 0) {
 		close(fd);
-		return -ENOMEM;
+		return sts;
 	    }
-	    rbuf = nb;
-	    rcap = ncap;
 	}
 	n = read(fd, rbuf + len, rcap - len);
 	if (n < 0) {
 	    if (errno == EINTR)
 		continue;
+	    /* e.g. EAGAIN: never wait for data */
 	    sts = -errno;
 	    close(fd);
 	    return sts;
@@ -145,7 +269,7 @@ lc_read_confined(const char *path, const char **bufp, int *truncated)
 	if (n == 0)
 	    break;
 	len += (size_t)n;
-	if (len > LC_READ_CAP)
+	if (len > LC_READ_CAP || (want && len >= want))
 	    break;
     }
     close(fd);
@@ -160,35 +284,175 @@ lc_read_confined(const char *path, const char **bufp, int *truncated)
     return (ssize_t)len;
 }
 
+#define RD_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+
+ssize_t
+lc_read_confined(const char *path, const char **bufp, int *truncated)
+{
+    const char	*rel = path;
+    int		fd;
+
+    *truncated = 0;
+    if (path[0] == '/') {
+	if (rootlen == 1)
+	    rel = path + 1;
+	else if (strncmp(path, rootdir, rootlen) == 0 && path[rootlen] == '/')
+	    rel = path + rootlen + 1;
+	else
+	    return -EXDEV;
+    }
+    /* O_NONBLOCK: a FIFO planted in a tree must not hang the agent */
+    if ((fd = open_rel(rel, RD_FLAGS)) < 0)
+	return -errno;
+    return read_fd(fd, bufp, truncated);
+}
+
+static ssize_t
+read_from_bases(const char **bl, int nb, const char *type, const char *dev,
+		const char *file, int *hint, const char **bufp, int *truncated)
+{
+    char	rel[PATH_MAX];
+    ssize_t	sts = -ENOENT, s;
+    int		i, b, fd, start = (hint && *hint >= 0 && *hint < nb) ? *hint : 0;
+
+    *truncated = 0;
+    for (i = 0; i < nb; i++) {
+	b = (start + i) % nb;
+	/* <base>/<type>/<dev>/<file> or <base>/<file>, without printf */
+	{
+	    const char	*part[4] = { bl[b], type, dev, file };
+	    size_t	len = 0, pl;
+	    int		k;
+
+	    for (k = 0; k < 4; k++) {
+		if (part[k] == NULL || (k == 2 && type == NULL))
+		    continue;
+		pl = strlen(part[k]);
+		if (len + pl + 2 > sizeof(rel))
+		    return -ENAMETOOLONG;
+		if (len)
+		    rel[len++] = '/';
+		memcpy(rel + len, part[k], pl);
+		len += pl;
+	    }
+	    rel[len] = '\0';
+	}
+	if ((fd = open_rel(rel, RD_FLAGS)) < 0) {
+	    s = -errno;
+	    /* a missing file is normal (it lives under another base) */
+	    if (s != -ENOENT && s != -ENOTDIR)
+		sts = s;
+	    continue;
+	}
+	s = read_fd(fd, bufp, truncated);
+	if (s >= 0) {
+	    if (hint)
+		*hint = b;
+	    memcpy(lastrel, rel, sizeof(lastrel));
+	    return s;
+	}
+	sts = s;
+    }
+    return sts;
+}
+
 ssize_t
 lc_read_param(const char *type, const char *dev, const char *file,
 	      int *hint, const char **bufp, int *truncated)
 {
-    char	path[PATH_MAX];
-    ssize_t	sts = -ENOENT, s;
-    int		i, b, start = (hint && *hint >= 0 && *hint < LC_NBASES) ? *hint : 0;
+    return read_from_bases(bases, LC_NBASES, type, dev, file, hint, bufp, truncated);
+}
 
-    for (i = 0; i < LC_NBASES; i++) {
-	b = (start + i) % LC_NBASES;
-	if (type)
-	    s = snprintf(path, sizeof(path), "%s/%s/%s/%s/%s",
-			 rootlen == 1 ? "" : rootdir, bases[b], type, dev, file);
-	else
-	    s = snprintf(path, sizeof(path), "%s/%s/%s",
-			 rootlen == 1 ? "" : rootdir, bases[b], file);
-	if (s < 0 || (size_t)s >= sizeof(path))
-	    return -ENAMETOOLONG;
-	s = lc_read_confined(path, bufp, truncated);
-	if (s >= 0) {
-	    if (hint)
-		*hint = b;
-	    return s;
-	}
-	/* a missing file is normal (it lives under another base) */
-	if (s != -ENOENT && s != -ENOTDIR)
-	    sts = s;
+ssize_t
+lc_read_lnet(const char *file, int *hint, const char **bufp, int *truncated)
+{
+    return read_from_bases(lnet_bases, LC_NLNET_BASES, NULL, NULL, file, hint,
+			   bufp, truncated);
+}
+
+
+/* is <rel> a directory inside ROOT (following symlinks that stay inside)? */
+static int
+dir_inside(const char *rel)
+{
+    struct stat	st;
+    int		fd;
+
+    if ((fd = open_rel(rel, O_PATH | O_CLOEXEC)) < 0)
+	return 0;
+    if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	close(fd);
+	return 0;
     }
-    return sts;
+    close(fd);
+    return 1;
+}
+
+/*
+ * The raw listing of <base>/<type>/ over all bases, in readdir order: per
+ * base a line "#<base index>", then one line per entry, "d<name>" for a
+ * directory and "?<name>" for anything else (a symlink to be checked).
+ * Cheap enough to do at every fetch; the caller compares it with the last
+ * one and only works through the names (lc_scan_names) when it changed.
+ */
+/* append tag, name and a newline to sc */
+static int
+scan_put(struct lc_scan *sc, char tag, const char *name, size_t len)
+{
+    if (sc->n + len + 2 > sc->cap) {
+	size_t	ncap = sc->cap ? sc->cap * 2 : 65536;
+	char	*np;
+
+	while (ncap < sc->n + len + 2)
+	    ncap *= 2;
+	if ((np = realloc(sc->p, ncap)) == NULL)
+	    return -ENOMEM;
+	sc->p = np;
+	sc->cap = ncap;
+    }
+    sc->p[sc->n++] = tag;
+    memcpy(sc->p + sc->n, name, len);
+    sc->n += len;
+    sc->p[sc->n++] = '\n';
+    return 0;
+}
+
+int
+lc_scan_devices(const char *type, struct lc_scan *sc)
+{
+    char	rel[PATH_MAX], mark[2] = { 0, 0 };
+    struct dirent *de;
+    DIR		*dir;
+    size_t	len;
+    int		b, fd, n = 0;
+
+    sc->n = 0;
+    for (b = 0; b < LC_NBASES; b++) {
+	if ((size_t)snprintf(rel, sizeof(rel), "%s/%s", bases[b], type) >= sizeof(rel))
+	    continue;
+	if ((fd = open_rel(rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK)) < 0)
+	    continue;
+	if ((dir = fdopendir(fd)) == NULL) {
+	    close(fd);
+	    continue;
+	}
+	mark[0] = (char)('0' + b);
+	if (scan_put(sc, '#', mark, 1) < 0)
+	    goto nomem;
+	while ((de = readdir(dir)) != NULL) {
+	    if (de->d_name[0] == '.' || (len = strlen(de->d_name)) >= 256)
+		continue;
+	    if (scan_put(sc, de->d_type == DT_DIR ? 'd' : '?', de->d_name, len) < 0)
+		goto nomem;
+	    n++;
+	}
+	closedir(dir);
+    }
+    return n;
+
+nomem:
+    closedir(dir);
+    return -ENOMEM;
 }
 
 static int
@@ -198,51 +462,48 @@ cmpstr(const void *a, const void *b)
 }
 
 int
-lc_list_devices(const char *type, void (*cb)(const char *name, void *arg),
-		void *arg)
+lc_scan_names(const char *type, const struct lc_scan *sc,
+	      void (*cb)(const char *name, void *arg), void *arg)
 {
-    char	path[PATH_MAX], real[PATH_MAX], ent[PATH_MAX];
+    char	rel[PATH_MAX], name[256];
     char	**names = NULL;
-    size_t	n = 0, cap = 0, i, k;
-    struct dirent *de;
-    struct stat	st;
-    DIR		*dir;
-    int		b;
+    const char	*p = sc->p, *end = sc->p + sc->n, *nl;
+    size_t	n = 0, cap = 0, i, k, len;
+    int		b = 0;
 
-    for (b = 0; b < LC_NBASES; b++) {
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", rootlen == 1 ? "" : rootdir,
-			     bases[b], type) >= sizeof(path))
+    for (; p < end; p = nl + 1) {
+	if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+	    break;
+	len = (size_t)(nl - p);
+	if (len < 1)
 	    continue;
-	if (realpath(path, real) == NULL || !under_root(real))
+	if (p[0] == '#') {
+	    b = len >= 2 ? p[1] - '0' : 0;
 	    continue;
-	if ((dir = opendir(real)) == NULL)
-	    continue;
-	while ((de = readdir(dir)) != NULL) {
-	    if (de->d_name[0] == '.' || strlen(de->d_name) >= 256)
-		continue;
-	    if (de->d_type != DT_DIR) {
-		/* symlinks (e.g. osc -> ../osp/...) must stay inside ROOT */
-		if ((size_t)snprintf(ent, sizeof(ent), "%s/%s", real, de->d_name) >= sizeof(ent))
-		    continue;
-		if (realpath(ent, path) == NULL || !under_root(path) ||
-		    stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
-		    continue;
-	    }
-	    if (n == cap) {
-		size_t	ncap = cap ? cap * 2 : 64;
-		char	**nn = realloc(names, ncap * sizeof(*names));
-
-		if (nn == NULL)
-		    goto nomem;
-		names = nn;
-		cap = ncap;
-	    }
-	    if ((names[n] = strdup(de->d_name)) == NULL)
-		goto nomem;
-	    n++;
 	}
-	closedir(dir);
-	dir = NULL;
+	if (len - 1 >= sizeof(name))
+	    continue;
+	memcpy(name, p + 1, len - 1);
+	name[len - 1] = '\0';
+	if (p[0] != 'd') {
+	    /* symlinks (e.g. osc -> ../osp/...) must be directories inside ROOT */
+	    if (b < 0 || b >= LC_NBASES ||
+		(size_t)snprintf(rel, sizeof(rel), "%s/%s/%s", bases[b], type, name) >= sizeof(rel) ||
+		!dir_inside(rel))
+		continue;
+	}
+	if (n == cap) {
+	    size_t	ncap = cap ? cap * 2 : 64;
+	    char	**nn = realloc(names, ncap * sizeof(*names));
+
+	    if (nn == NULL)
+		break;
+	    names = nn;
+	    cap = ncap;
+	}
+	if ((names[n] = strdup(name)) == NULL)
+	    break;
+	n++;
     }
     if (n)
 	qsort(names, n, sizeof(*names), cmpstr);
@@ -256,12 +517,16 @@ lc_list_devices(const char *type, void (*cb)(const char *name, void *arg),
 	free(names[i]);
     free(names);
     return (int)k;
+}
 
-nomem:
-    if (dir)
-	closedir(dir);
-    for (i = 0; i < n; i++)
-	free(names[i]);
-    free(names);
-    return -ENOMEM;
+int
+lc_list_devices(const char *type, void (*cb)(const char *name, void *arg), void *arg)
+{
+    struct lc_scan	sc = { NULL, 0, 0 };
+    int			sts;
+
+    if ((sts = lc_scan_devices(type, &sc)) >= 0)
+	sts = lc_scan_names(type, &sc, cb, arg);
+    free(sc.p);
+    return sts;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "lustreclient.h"
 #include "paths.h"
+#include "parse_lnet.h"
 #include "../domain.h"
 
 struct lc_agent	lc;
@@ -32,6 +33,7 @@ static int		nmetrics, metriccap;
 #define U_BYTES	((pmUnits)PMDA_PMUNITS(1, 0, 0, PM_SPACE_BYTE, 0, 0))
 #define U_COUNT	((pmUnits)PMDA_PMUNITS(0, 0, 1, 0, 0, PM_COUNT_ONE))
 #define U_USEC	((pmUnits)PMDA_PMUNITS(0, 1, 0, 0, PM_TIME_USEC, 0))
+#define U_SEC	((pmUnits)PMDA_PMUNITS(0, 1, 0, 0, PM_TIME_SEC, 0))
 
 static void
 add_metric(unsigned cluster, unsigned item, int type, int indom, int sem, pmUnits units)
@@ -39,7 +41,7 @@ add_metric(unsigned cluster, unsigned item, int type, int indom, int sem, pmUnit
     pmdaMetric	*m;
     int		i;
 
-    /* aliases (md_stats sync/fsync) share an item: one descriptor */
+    /* aliases (md_stats sync/fsync, old read-ahead names) share an item */
     for (i = 0; i < nmetrics; i++)
 	if (metrictab[i].m_desc.pmid == PMDA_PMID(cluster, item))
 	    return;
@@ -59,79 +61,155 @@ add_metric(unsigned cluster, unsigned item, int type, int indom, int sem, pmUnit
     m->m_desc.units = units;
 }
 
+/* the fixed metrics: every one has a line here (and in pmns and help) */
+static const struct {
+    unsigned	cluster, item;
+    int		type, indom, sem;
+    pmUnits	units;
+} fixed[] = {
+    { CL_GLOBAL, GLOBAL_VERSION, PM_TYPE_STRING, -1, PM_SEM_DISCRETE, U_NONE },
+    { CL_GLOBAL, GLOBAL_PAGESIZE, PM_TYPE_U32, -1, PM_SEM_DISCRETE, U_BYTES },
+    { CL_GLOBAL, GLOBAL_FILES_READ, PM_TYPE_U64, -1, PM_SEM_COUNTER, U_COUNT },
+    { CL_GLOBAL, GLOBAL_READ_FAILURES, PM_TYPE_U64, -1, PM_SEM_COUNTER, U_COUNT },
+    { CL_GLOBAL, GLOBAL_PARSE_FAILURES, PM_TYPE_U64, -1, PM_SEM_COUNTER, U_COUNT },
+    { CL_GLOBAL, GLOBAL_BUDGET_SKIPS, PM_TYPE_U64, -1, PM_SEM_COUNTER, U_COUNT },
+
+    { CL_LLITE_DEV, 0, PM_TYPE_STRING, FS_INDOM, PM_SEM_DISCRETE, U_NONE },
+
+    { CL_LLITE_STATS, LLITE_READ_BYTES, PM_TYPE_U64, FS_INDOM, PM_SEM_COUNTER, U_BYTES },
+    { CL_LLITE_STATS, LLITE_WRITE_BYTES, PM_TYPE_U64, FS_INDOM, PM_SEM_COUNTER, U_BYTES },
+    { CL_LLITE_STATS, LLITE_READ_CALLS, PM_TYPE_U64, FS_INDOM, PM_SEM_COUNTER, U_COUNT },
+    { CL_LLITE_STATS, LLITE_WRITE_CALLS, PM_TYPE_U64, FS_INDOM, PM_SEM_COUNTER, U_COUNT },
+    { CL_LLITE_STATS, LLITE_STATS_START, PM_TYPE_DOUBLE, FS_INDOM, PM_SEM_DISCRETE, U_SEC },
+
+    { CL_FS_RPC, 0, PM_TYPE_U64, FS_BUCKET_INDOM, PM_SEM_COUNTER, U_COUNT },
+    { CL_FS_RPC, 1, PM_TYPE_U64, FS_BUCKET_INDOM, PM_SEM_COUNTER, U_COUNT },
+    { CL_OSC_RPC, 0, PM_TYPE_U64, OSC_BUCKET_INDOM, PM_SEM_COUNTER, U_COUNT },
+    { CL_OSC_RPC, 1, PM_TYPE_U64, OSC_BUCKET_INDOM, PM_SEM_COUNTER, U_COUNT },
+
+    { CL_OSC_RPCHDR, RPCHDR_READ_INFLIGHT, PM_TYPE_U32, OSC_INDOM, PM_SEM_INSTANT, U_COUNT },
+    { CL_OSC_RPCHDR, RPCHDR_WRITE_INFLIGHT, PM_TYPE_U32, OSC_INDOM, PM_SEM_INSTANT, U_COUNT },
+    { CL_OSC_RPCHDR, RPCHDR_PENDING_READ, PM_TYPE_U32, OSC_INDOM, PM_SEM_INSTANT, U_COUNT },
+    { CL_OSC_RPCHDR, RPCHDR_PENDING_WRITE, PM_TYPE_U32, OSC_INDOM, PM_SEM_INSTANT, U_COUNT },
+    { CL_OSC_RPCHDR, RPCHDR_DIO_INFLIGHT, PM_TYPE_U32, OSC_INDOM, PM_SEM_INSTANT, U_COUNT },
+    { CL_OSC_RPCHDR, RPCHDR_START, PM_TYPE_DOUBLE, OSC_INDOM, PM_SEM_DISCRETE, U_SEC },
+
+    { CL_OSC_STATS, OSTATS_READ_BYTES, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_BYTES },
+    { CL_OSC_STATS, OSTATS_WRITE_BYTES, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_BYTES },
+    { CL_OSC_STATS, OSTATS_READ_RPCS, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_COUNT },
+    { CL_OSC_STATS, OSTATS_WRITE_RPCS, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_COUNT },
+    { CL_OSC_STATS, OSTATS_WAITTIME, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_USEC },
+    { CL_OSC_STATS, OSTATS_REQ_COUNT, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_COUNT },
+    { CL_OSC_STATS, OSTATS_START, PM_TYPE_DOUBLE, OSC_INDOM, PM_SEM_DISCRETE, U_SEC },
+
+    { CL_MDC_MD, MDMD_START, PM_TYPE_DOUBLE, MDC_INDOM, PM_SEM_DISCRETE, U_SEC },
+    { CL_MDC_STATS, MSTATS_WAITTIME, PM_TYPE_U64, MDC_INDOM, PM_SEM_COUNTER, U_USEC },
+    { CL_MDC_STATS, MSTATS_REQ_COUNT, PM_TYPE_U64, MDC_INDOM, PM_SEM_COUNTER, U_COUNT },
+    { CL_MDC_STATS, MSTATS_START, PM_TYPE_DOUBLE, MDC_INDOM, PM_SEM_DISCRETE, U_SEC },
+
+    { CL_OSC_IMPORT, IMP_STATE, PM_TYPE_STRING, OSC_INDOM, PM_SEM_INSTANT, U_NONE },
+    { CL_OSC_IMPORT, IMP_CONNECT_COUNT, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_COUNT },
+    { CL_OSC_IMPORT, IMP_RECONNECTS, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_COUNT },
+    { CL_OSC_IMPORT, IMP_TIMEOUTS, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_COUNT },
+    { CL_OSC_IMPORT, IMP_INFLIGHT, PM_TYPE_U32, OSC_INDOM, PM_SEM_INSTANT, U_COUNT },
+    { CL_MDC_IMPORT, IMP_STATE, PM_TYPE_STRING, MDC_INDOM, PM_SEM_INSTANT, U_NONE },
+    { CL_MDC_IMPORT, IMP_CONNECT_COUNT, PM_TYPE_U64, MDC_INDOM, PM_SEM_COUNTER, U_COUNT },
+    { CL_MDC_IMPORT, IMP_RECONNECTS, PM_TYPE_U64, MDC_INDOM, PM_SEM_COUNTER, U_COUNT },
+    { CL_MDC_IMPORT, IMP_TIMEOUTS, PM_TYPE_U64, MDC_INDOM, PM_SEM_COUNTER, U_COUNT },
+    { CL_MDC_IMPORT, IMP_INFLIGHT, PM_TYPE_U32, MDC_INDOM, PM_SEM_INSTANT, U_COUNT },
+
+    { CL_OSC_TUNABLE, 0, PM_TYPE_U32, OSC_INDOM, PM_SEM_DISCRETE, U_COUNT },
+    { CL_OSC_TUNABLE, 1, PM_TYPE_U32, OSC_INDOM, PM_SEM_DISCRETE, U_COUNT },
+    { CL_OSC_LOCKLESS, 0, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_BYTES },
+    { CL_OSC_LOCKLESS, 1, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_BYTES },
+
+    { CL_MDC_RPC, MRPC_MOD_INFLIGHT, PM_TYPE_U32, MDC_INDOM, PM_SEM_INSTANT, U_COUNT },
+    { CL_MDC_RPC, MRPC_MOD_RPCS, PM_TYPE_U64, MDC_INDOM, PM_SEM_COUNTER, U_COUNT },
+    { CL_MDC_RPC, MRPC_READ_INFLIGHT, PM_TYPE_U32, MDC_INDOM, PM_SEM_INSTANT, U_COUNT },
+    { CL_MDC_RPC, MRPC_WRITE_INFLIGHT, PM_TYPE_U32, MDC_INDOM, PM_SEM_INSTANT, U_COUNT },
+    { CL_MDC_RPC, MRPC_START, PM_TYPE_DOUBLE, MDC_INDOM, PM_SEM_DISCRETE, U_SEC },
+
+    { CL_LNET, LNET_MSGS_ALLOC, PM_TYPE_U32, -1, PM_SEM_INSTANT, U_COUNT },
+    { CL_LNET, LNET_MSGS_MAX, PM_TYPE_U32, -1, PM_SEM_INSTANT, U_COUNT },
+    { CL_LNET, LNET_ERRORS, PM_TYPE_U32, -1, PM_SEM_COUNTER, U_COUNT },
+    { CL_LNET, LNET_SEND_COUNT, PM_TYPE_U32, -1, PM_SEM_COUNTER, U_COUNT },
+    { CL_LNET, LNET_RECV_COUNT, PM_TYPE_U32, -1, PM_SEM_COUNTER, U_COUNT },
+    { CL_LNET, LNET_ROUTE_COUNT, PM_TYPE_U32, -1, PM_SEM_COUNTER, U_COUNT },
+    { CL_LNET, LNET_DROP_COUNT, PM_TYPE_U32, -1, PM_SEM_COUNTER, U_COUNT },
+    { CL_LNET, LNET_SEND_LENGTH, PM_TYPE_U64, -1, PM_SEM_COUNTER, U_BYTES },
+    { CL_LNET, LNET_RECV_LENGTH, PM_TYPE_U64, -1, PM_SEM_COUNTER, U_BYTES },
+    { CL_LNET, LNET_ROUTE_LENGTH, PM_TYPE_U64, -1, PM_SEM_COUNTER, U_BYTES },
+    { CL_LNET, LNET_DROP_LENGTH, PM_TYPE_U64, -1, PM_SEM_COUNTER, U_BYTES },
+};
+
 static void
 build_metrictab(void)
 {
     size_t	i;
-    unsigned	k;
 
-    add_metric(CL_GLOBAL, 0, PM_TYPE_STRING, -1, PM_SEM_DISCRETE, U_NONE);
-    add_metric(CL_GLOBAL, 1, PM_TYPE_U32, -1, PM_SEM_DISCRETE, U_BYTES);
-
-    add_metric(CL_LLITE_DEV, 0, PM_TYPE_STRING, FS_INDOM, PM_SEM_DISCRETE, U_NONE);
-
-    add_metric(CL_LLITE_STATS, LLITE_READ_BYTES, PM_TYPE_U64, FS_INDOM, PM_SEM_COUNTER, U_BYTES);
-    add_metric(CL_LLITE_STATS, LLITE_WRITE_BYTES, PM_TYPE_U64, FS_INDOM, PM_SEM_COUNTER, U_BYTES);
-    add_metric(CL_LLITE_STATS, LLITE_READ_CALLS, PM_TYPE_U64, FS_INDOM, PM_SEM_COUNTER, U_COUNT);
-    add_metric(CL_LLITE_STATS, LLITE_WRITE_CALLS, PM_TYPE_U64, FS_INDOM, PM_SEM_COUNTER, U_COUNT);
-    for (i = 0; i < lc_llite_nops; i++)
-	add_metric(CL_LLITE_STATS, lc_llite_ops[i].item, PM_TYPE_U64, FS_INDOM,
-		   PM_SEM_COUNTER, U_COUNT);
-    for (i = 0; i < lc_llite_nlat; i++)
-	add_metric(CL_LLITE_LAT, lc_llite_lat[i].item, PM_TYPE_U64, FS_INDOM,
-		   PM_SEM_COUNTER, U_USEC);
-
-    for (k = 0; k < 2; k++) {
-	add_metric(CL_FS_RPC, k, PM_TYPE_U64, FS_BUCKET_INDOM, PM_SEM_COUNTER, U_COUNT);
-	add_metric(CL_OSC_RPC, k, PM_TYPE_U64, OSC_BUCKET_INDOM, PM_SEM_COUNTER, U_COUNT);
+    for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+	add_metric(fixed[i].cluster, fixed[i].item, fixed[i].type, fixed[i].indom,
+		   fixed[i].sem, fixed[i].units);
+    for (i = 0; i < lc_llite_nops; i++) {
+	if (lc_llite_ops[i].flags & LC_OP_COUNT)
+	    add_metric(CL_LLITE_STATS, lc_llite_ops[i].item, PM_TYPE_U64, FS_INDOM,
+		       PM_SEM_COUNTER, U_COUNT);
+	if (lc_llite_ops[i].flags & LC_OP_LAT)
+	    add_metric(CL_LLITE_LAT, lc_llite_ops[i].item, PM_TYPE_U64, FS_INDOM,
+		       PM_SEM_COUNTER, U_USEC);
     }
-    for (k = 0; k < 4; k++)
-	add_metric(CL_OSC_RPCHDR, k, PM_TYPE_U32, OSC_INDOM, PM_SEM_INSTANT, U_COUNT);
-
-    add_metric(CL_OSC_STATS, 0, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_BYTES);
-    add_metric(CL_OSC_STATS, 1, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_BYTES);
-    add_metric(CL_OSC_STATS, 2, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_COUNT);
-    add_metric(CL_OSC_STATS, 3, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_COUNT);
-    add_metric(CL_OSC_STATS, 4, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_USEC);
-    add_metric(CL_OSC_STATS, 5, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_COUNT);
-
+    for (i = 0; i < lc_ra_nops; i++)
+	add_metric(CL_LLITE_RA, lc_ra_ops[i].item, PM_TYPE_U64, FS_INDOM,
+		   PM_SEM_COUNTER, U_COUNT);
     for (i = 0; i < lc_mdc_nops; i++)
 	add_metric(CL_MDC_MD, lc_mdc_ops[i].item, PM_TYPE_U64, MDC_INDOM,
 		   PM_SEM_COUNTER, U_COUNT);
-    add_metric(CL_MDC_STATS, 0, PM_TYPE_U64, MDC_INDOM, PM_SEM_COUNTER, U_USEC);
-    add_metric(CL_MDC_STATS, 1, PM_TYPE_U64, MDC_INDOM, PM_SEM_COUNTER, U_COUNT);
-
-    add_metric(CL_OSC_IMPORT, 0, PM_TYPE_STRING, OSC_INDOM, PM_SEM_INSTANT, U_NONE);
-    add_metric(CL_OSC_IMPORT, 1, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_COUNT);
-    add_metric(CL_MDC_IMPORT, 0, PM_TYPE_STRING, MDC_INDOM, PM_SEM_INSTANT, U_NONE);
-    add_metric(CL_MDC_IMPORT, 1, PM_TYPE_U64, MDC_INDOM, PM_SEM_COUNTER, U_COUNT);
 }
 
+#define NEED_LL		NEED_DEV_LLITE
+#define NEED_LL_OSC	(NEED_DEV_LLITE | NEED_DEV_OSC)
+#define NEED_LL_MDC	(NEED_DEV_LLITE | NEED_DEV_MDC)
+
+/*
+ * The files a metric's cluster comes from, and the device listings it
+ * needs: llite metrics list llite only, osc metrics llite (to pick the
+ * mount of a filesystem mounted twice) and osc, mdc metrics llite and mdc.
+ */
 static unsigned
 needs(pmID pmid)
 {
     switch (pmID_cluster(pmid)) {
     case CL_GLOBAL:
-	return pmID_item(pmid) == 0 ? NEED_VERSION : 0;
+	return pmID_item(pmid) == GLOBAL_VERSION ? NEED_VERSION : 0;
     case CL_LLITE_DEV:
-	return NEED_DEVICES;
+	return NEED_LL;
     case CL_LLITE_STATS:
     case CL_LLITE_LAT:
-	return NEED_DEVICES | NEED_LLITE;
+	return NEED_LL | NEED_LLITE;
+    case CL_LLITE_RA:
+	return NEED_LL | NEED_LLITE_RA;
     case CL_FS_RPC:
     case CL_OSC_RPC:
     case CL_OSC_RPCHDR:
-	return NEED_DEVICES | NEED_OSC_RPC;
+	return NEED_LL_OSC | NEED_OSC_RPC;
     case CL_OSC_STATS:
-	return NEED_DEVICES | NEED_OSC_STATS;
+	return NEED_LL_OSC | NEED_OSC_STATS;
     case CL_OSC_IMPORT:
-	return NEED_DEVICES | NEED_OSC_IMPORT;
+	return NEED_LL_OSC | NEED_OSC_IMPORT;
+    case CL_OSC_TUNABLE:
+	return NEED_LL_OSC | NEED_OSC_TUNABLE;
+    case CL_OSC_LOCKLESS:
+	return NEED_LL_OSC | NEED_OSC_LOCKLESS;
     case CL_MDC_MD:
-	return NEED_DEVICES | NEED_MDC_MD;
+	return NEED_LL_MDC | NEED_MDC_MD;
     case CL_MDC_STATS:
-	return NEED_DEVICES | NEED_MDC_STATS;
+	return NEED_LL_MDC | NEED_MDC_STATS;
     case CL_MDC_IMPORT:
-	return NEED_DEVICES | NEED_MDC_IMPORT;
+	return NEED_LL_MDC | NEED_MDC_IMPORT;
+    case CL_MDC_RPC:
+	return NEED_LL_MDC | NEED_MDC_RPC;
+    case CL_LNET:
+	return NEED_LNET;
     }
     return 0;
 }
@@ -139,27 +217,31 @@ needs(pmID pmid)
 static void
 refresh(unsigned need)
 {
+    lc_budget_start();
     if (need & NEED_VERSION)
 	lc_refresh_version();
     if (need & NEED_DEVICES)
-	lc_devices_refresh();
+	lc_devices_refresh((need & NEED_DEVICES) >> NEED_DEV_SHIFT);
     if (need & NEED_LLITE)
 	lc_refresh_llite();
-    if (need & NEED_OSC_RPC)
-	lc_refresh_osc_rpc();
-    if (need & NEED_OSC_STATS)
-	lc_refresh_osc_stats();
-    if (need & NEED_OSC_IMPORT)
-	lc_refresh_osc_import();
+    if (need & NEED_LLITE_RA)
+	lc_refresh_llite_ra();
+    lc_refresh_osc(need);
     if (need & NEED_MDC_MD)
 	lc_refresh_mdc_md();
     if (need & NEED_MDC_STATS)
 	lc_refresh_mdc_stats();
     if (need & NEED_MDC_IMPORT)
 	lc_refresh_mdc_import();
+    if (need & NEED_MDC_RPC)
+	lc_refresh_mdc_rpc();
+    if (need & NEED_LNET)
+	lc_refresh_lnet();
     if (need & NEED_DEVICES)
 	lc_cache_save();
 }
+
+static int	use_pmdafetch;	/* -F: through pmdaFetch(), for comparison */
 
 static int
 lc_fetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda)
@@ -170,7 +252,9 @@ lc_fetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda)
     for (i = 0; i < numpmid; i++)
 	need |= needs(pmidlist[i]);
     refresh(need);
-    return pmdaFetch(numpmid, pmidlist, resp, pmda);
+    if (use_pmdafetch)
+	return pmdaFetch(numpmid, pmidlist, resp, pmda);
+    return lc_fast_fetch(numpmid, pmidlist, resp, pmda);
 }
 
 static int
@@ -181,36 +265,94 @@ lc_instance(pmInDom indom, int inst, char *name, pmInResult **result, pmdaExt *p
 }
 
 static int
-lc_fetchCallBack(pmdaMetric *mdesc, unsigned int inst, pmAtomValue *atom)
+start_value(const struct lc_start *s, pmAtomValue *atom)
 {
-    unsigned	cluster = pmID_cluster(mdesc->m_desc.pmid);
-    unsigned	item = pmID_item(mdesc->m_desc.pmid);
-    void	*priv = NULL;
+    if (!s->ok)
+	return 0;
+    atom->d = s->sec;
+    return 1;
+}
+
+static int
+u64_value(uint64_t v, pmAtomValue *atom)
+{
+    atom->ull = v;
+    return 1;
+}
+
+static int
+u32_value(int have, uint32_t v, pmAtomValue *atom)
+{
+    if (!have)
+	return 0;
+    atom->ul = v;
+    return 1;
+}
+
+static int
+import_value(unsigned item, const struct import_info *imp, pmAtomValue *atom)
+{
+    switch (item) {
+    case IMP_STATE:
+	if (!imp->have_state)
+	    return 0;
+	atom->cp = (char *)imp->state;
+	return 1;
+    case IMP_CONNECT_COUNT:
+	if (!imp->have_attempts)
+	    return 0;
+	return u64_value(imp->connection_attempts, atom);
+    case IMP_RECONNECTS:
+	/* connection_attempts counts the first connect too */
+	if (!imp->have_attempts)
+	    return 0;
+	return u64_value(imp->connection_attempts ? imp->connection_attempts - 1 : 0, atom);
+    case IMP_TIMEOUTS:
+	if (!imp->have_timeouts)
+	    return 0;
+	return u64_value(imp->timeouts, atom);
+    case IMP_INFLIGHT:
+	if (!imp->have_inflight || imp->inflight > UINT32_MAX)
+	    return 0;
+	atom->ul = (uint32_t)imp->inflight;
+	return 1;
+    }
+    return PM_ERR_PMID;
+}
+
+/*
+ * The value of metric (cluster, item) for the instance whose struct is
+ * priv (NULL for singular metrics): 1 with *atom set, 0 for no value
+ * (file missing or not parsed), or PM_ERR_PMID.  Used by both fetch paths.
+ */
+int
+lc_value(unsigned cluster, unsigned item, void *priv, pmAtomValue *atom)
+{
     struct lc_fs *fs;
     struct lc_osc *osc;
     struct lc_mdc *mdc;
     struct lc_bucket *b;
 
-    if (mdesc->m_desc.indom != PM_INDOM_NULL) {
-	if (pmdaCacheLookup(mdesc->m_desc.indom, inst, NULL, &priv) != PMDA_CACHE_ACTIVE ||
-	    priv == NULL)
-	    return PM_ERR_INST;
-    } else if (inst != PM_IN_NULL) {
-	return PM_ERR_INST;
-    }
-
     /* return 0 (no value) where the file could not be read or parsed */
     switch (cluster) {
     case CL_GLOBAL:
-	if (item == 0) {
+	switch (item) {
+	case GLOBAL_VERSION:
 	    if (!lc.version_ok)
 		return 0;
 	    atom->cp = lc.version;
 	    return 1;
-	}
-	if (item == 1) {
+	case GLOBAL_PAGESIZE:
 	    atom->ul = (uint32_t)lc.pagesize;
 	    return 1;
+	case GLOBAL_FILES_READ:
+	    return u64_value(lc.files_read, atom);
+	case GLOBAL_READ_FAILURES:
+	    return u64_value(lc.read_failures, atom);
+	case GLOBAL_PARSE_FAILURES:
+	    return u64_value(lc.parse_failures, atom);
+	case GLOBAL_BUDGET_SKIPS:
+	    return u64_value(lc.budget_skips, atom);
 	}
 	break;
 
@@ -225,10 +367,11 @@ lc_fetchCallBack(pmdaMetric *mdesc, unsigned int inst, pmAtomValue *atom)
 	    break;
 	if (!fs->ll_ok)
 	    return 0;
+	if (item == LLITE_STATS_START)
+	    return start_value(&fs->ll_start, atom);
 	if ((item == LLITE_READ_BYTES || item == LLITE_WRITE_BYTES) && !fs->bytes_ok)
 	    return 0;
-	atom->ull = fs->ll[item];
-	return 1;
+	return u64_value(fs->ll[item], atom);
 
     case CL_LLITE_LAT:
 	fs = priv;
@@ -236,8 +379,15 @@ lc_fetchCallBack(pmdaMetric *mdesc, unsigned int inst, pmAtomValue *atom)
 	    break;
 	if (!fs->ll_ok || !fs->lat_ok || !(fs->lat_valid & ((uint64_t)1 << item)))
 	    return 0;
-	atom->ull = fs->lat[item];
-	return 1;
+	return u64_value(fs->lat[item], atom);
+
+    case CL_LLITE_RA:
+	fs = priv;
+	if (item >= LC_MAXITEM)
+	    break;
+	if (!fs->ra_ok)
+	    return 0;
+	return u64_value(fs->ra[item], atom);
 
     case CL_FS_RPC:
 	b = priv;
@@ -245,8 +395,7 @@ lc_fetchCallBack(pmdaMetric *mdesc, unsigned int inst, pmAtomValue *atom)
 	    break;
 	if (!b->fs->rpc_ok)
 	    return 0;
-	atom->ull = item == 0 ? b->fs->rpc_read[b->idx] : b->fs->rpc_write[b->idx];
-	return 1;
+	return u64_value(item == 0 ? b->fs->rpc_read[b->idx] : b->fs->rpc_write[b->idx], atom);
 
     case CL_OSC_RPC:
 	b = priv;
@@ -254,34 +403,36 @@ lc_fetchCallBack(pmdaMetric *mdesc, unsigned int inst, pmAtomValue *atom)
 	    break;
 	if (!b->osc->rpc_ok)
 	    return 0;
-	atom->ull = item == 0 ? b->osc->rs.ppr_read[b->idx] : b->osc->rs.ppr_write[b->idx];
-	return 1;
+	return u64_value(item == 0 ? b->osc->rs.ppr_read[b->idx] : b->osc->rs.ppr_write[b->idx],
+			 atom);
 
     case CL_OSC_RPCHDR:
 	osc = priv;
 	if (!osc->rpc_ok)
 	    return 0;
 	switch (item) {
-	case 0:
-	    if (!(osc->rs.have & RPCS_READ_INFLIGHT))
-		return 0;
-	    atom->ul = osc->rs.read_inflight;
-	    return 1;
-	case 1:
-	    if (!(osc->rs.have & RPCS_WRITE_INFLIGHT))
-		return 0;
-	    atom->ul = osc->rs.write_inflight;
-	    return 1;
-	case 2:
-	    if (!(osc->rs.have & RPCS_PENDING_READ))
-		return 0;
-	    atom->ul = osc->rs.pending_read_pages;
-	    return 1;
-	case 3:
-	    if (!(osc->rs.have & RPCS_PENDING_WRITE))
-		return 0;
-	    atom->ul = osc->rs.pending_write_pages;
-	    return 1;
+	case RPCHDR_READ_INFLIGHT:
+	    return u32_value(osc->rs.have & RPCS_READ_INFLIGHT, osc->rs.read_inflight, atom);
+	case RPCHDR_WRITE_INFLIGHT:
+	    return u32_value(osc->rs.have & RPCS_WRITE_INFLIGHT, osc->rs.write_inflight, atom);
+	case RPCHDR_PENDING_READ:
+	    return u32_value(osc->rs.have & RPCS_PENDING_READ, osc->rs.pending_read_pages, atom);
+	case RPCHDR_PENDING_WRITE:
+	    return u32_value(osc->rs.have & RPCS_PENDING_WRITE, osc->rs.pending_write_pages, atom);
+	case RPCHDR_DIO_INFLIGHT:
+	    /* 2.17: one "DIO RPCs in flight"; 1.8: dio read + dio write */
+	    if (osc->rs.have & RPCS_DIO_INFLIGHT)
+		return u32_value(1, osc->rs.dio_inflight, atom);
+	    if ((osc->rs.have & (RPCS_DIO_READ_INFLIGHT | RPCS_DIO_WRITE_INFLIGHT)) ==
+		(RPCS_DIO_READ_INFLIGHT | RPCS_DIO_WRITE_INFLIGHT))
+		return u32_value(1, osc->rs.dio_read_inflight + osc->rs.dio_write_inflight, atom);
+	    return 0;
+	case RPCHDR_START: {
+	    struct lc_start s;
+
+	    lc_start_set(&s, &osc->rs.start);
+	    return start_value(&s, atom);
+	}
 	}
 	break;
 
@@ -290,70 +441,115 @@ lc_fetchCallBack(pmdaMetric *mdesc, unsigned int inst, pmAtomValue *atom)
 	if (!osc->stats_ok)
 	    return 0;
 	switch (item) {
-	case 0: atom->ull = osc->read_bytes; return 1;
-	case 1: atom->ull = osc->write_bytes; return 1;
-	case 2: atom->ull = osc->read_rpcs; return 1;
-	case 3: atom->ull = osc->write_rpcs; return 1;
-	case 4: atom->ull = osc->waittime; return 1;
-	case 5: atom->ull = osc->req_count; return 1;
+	case OSTATS_READ_BYTES: return u64_value(osc->read_bytes, atom);
+	case OSTATS_WRITE_BYTES: return u64_value(osc->write_bytes, atom);
+	case OSTATS_READ_RPCS: return u64_value(osc->read_rpcs, atom);
+	case OSTATS_WRITE_RPCS: return u64_value(osc->write_rpcs, atom);
+	case OSTATS_WAITTIME: return u64_value(osc->waittime, atom);
+	case OSTATS_REQ_COUNT: return u64_value(osc->req_count, atom);
+	case OSTATS_START: return start_value(&osc->stats_start, atom);
 	}
+	break;
+
+    case CL_OSC_IMPORT:
+	osc = priv;
+	if (!osc->imp_ok)
+	    return 0;
+	return import_value(item, &osc->imp, atom);
+
+    case CL_OSC_TUNABLE:
+	osc = priv;
+	if (item == 0)
+	    return u32_value(osc->maxpages_ok, osc->maxpages, atom);
+	if (item == 1)
+	    return u32_value(osc->maxrif_ok, osc->maxrif, atom);
+	break;
+
+    case CL_OSC_LOCKLESS:
+	osc = priv;
+	if (!osc->lockless_ok)
+	    return 0;
+	if (item <= 1)
+	    return u64_value(item == 0 ? osc->lockless_read : osc->lockless_write, atom);
 	break;
 
     case CL_MDC_MD:
 	mdc = priv;
-	if (item >= LC_MAXITEM)
-	    break;
 	if (!mdc->md_ok)
 	    return 0;
-	atom->ull = mdc->md[item];
-	return 1;
+	if (item == MDMD_START)
+	    return start_value(&mdc->md_start, atom);
+	if (item >= LC_MAXITEM)
+	    break;
+	return u64_value(mdc->md[item], atom);
 
     case CL_MDC_STATS:
 	mdc = priv;
 	if (!mdc->stats_ok)
 	    return 0;
-	if (item == 0) {
-	    atom->ull = mdc->waittime;
-	    return 1;
-	}
-	if (item == 1) {
-	    atom->ull = mdc->req_count;
-	    return 1;
+	switch (item) {
+	case MSTATS_WAITTIME: return u64_value(mdc->waittime, atom);
+	case MSTATS_REQ_COUNT: return u64_value(mdc->req_count, atom);
+	case MSTATS_START: return start_value(&mdc->stats_start, atom);
 	}
 	break;
 
-    case CL_OSC_IMPORT:
-    case CL_MDC_IMPORT: {
-	struct import_info *imp;
-	int ok;
-
-	if (cluster == CL_OSC_IMPORT) {
-	    osc = priv;
-	    imp = &osc->imp;
-	    ok = osc->imp_ok;
-	} else {
-	    mdc = priv;
-	    imp = &mdc->imp;
-	    ok = mdc->imp_ok;
-	}
-	if (!ok)
+    case CL_MDC_IMPORT:
+	mdc = priv;
+	if (!mdc->imp_ok)
 	    return 0;
-	if (item == 0) {
-	    if (!imp->have_state)
-		return 0;
-	    atom->cp = imp->state;
-	    return 1;
+	return import_value(item, &mdc->imp, atom);
+
+    case CL_MDC_RPC:
+	mdc = priv;
+	if (!mdc->rpc_ok)
+	    return 0;
+	switch (item) {
+	case MRPC_MOD_INFLIGHT:
+	    return u32_value(mdc->rs.have & RPCS_MOD_INFLIGHT, mdc->rs.mod_inflight, atom);
+	case MRPC_MOD_RPCS:
+	    return u64_value(mdc->rs.mod_total, atom);
+	case MRPC_READ_INFLIGHT:
+	    return u32_value(mdc->rs.have & RPCS_READ_INFLIGHT, mdc->rs.read_inflight, atom);
+	case MRPC_WRITE_INFLIGHT:
+	    return u32_value(mdc->rs.have & RPCS_WRITE_INFLIGHT, mdc->rs.write_inflight, atom);
+	case MRPC_START: {
+	    struct lc_start s;
+
+	    lc_start_set(&s, &mdc->rs.start);
+	    return start_value(&s, atom);
 	}
-	if (item == 1) {
-	    if (!imp->have_attempts)
-		return 0;
-	    atom->ull = imp->connection_attempts;
-	    return 1;
 	}
 	break;
-    }
+
+    case CL_LNET:
+	if (item >= LNET_NVALS)
+	    break;
+	if (!lc.lnet_ok)
+	    return 0;
+	if (item < LNET_SEND_LENGTH) {
+	    atom->ul = (uint32_t)lc.lnet[item];
+	    return 1;
+	}
+	return u64_value(lc.lnet[item], atom);
     }
     return PM_ERR_PMID;
+}
+
+/* pmdaFetch() callback (option -F) */
+static int
+lc_fetchCallBack(pmdaMetric *mdesc, unsigned int inst, pmAtomValue *atom)
+{
+    void	*priv = NULL;
+
+    if (mdesc->m_desc.indom != PM_INDOM_NULL) {
+	if (pmdaCacheLookup(mdesc->m_desc.indom, inst, NULL, &priv) != PMDA_CACHE_ACTIVE ||
+	    priv == NULL)
+	    return PM_ERR_INST;
+    } else if (inst != PM_IN_NULL) {
+	return PM_ERR_INST;
+    }
+    return lc_value(pmID_cluster(mdesc->m_desc.pmid), pmID_item(mdesc->m_desc.pmid), priv, atom);
 }
 
 static int
@@ -389,12 +585,15 @@ static pmLongOptions longopts[] = {
     { "root", 1, 'r', "DIR", "directory that stands for / [default /]" },
     { "pagesize", 1, 'P', "BYTES", "client page size for RPC size buckets [default: this host's]" },
     { "instance-cache", 1, 'C', "MODE", "persist instance ids: auto (only when ROOT is /), on, off" },
+    { "budget", 1, 'b', "MSEC", "stop reading files this long into a fetch [default 2000, 0 = never]" },
+    { "pmdafetch", 0, 'F', NULL, "build results with pmdaFetch() (slower; for tests)" },
+    { "threads", 1, 't', "N", "reader threads for the per-OSC files [default 1]" },
     PMOPT_HELP,
     PMDA_OPTIONS_END
 };
 
 static pmdaOptions opts = {
-    .short_options = "D:d:h:l:U:r:P:C:?",
+    .short_options = "D:d:h:l:U:r:P:C:b:Ft:?",
     .long_options = longopts,
 };
 
@@ -405,6 +604,7 @@ main(int argc, char **argv)
     char		helppath[MAXPATHLEN];
     const char		*root = "/", *cachemode = "auto";
     long		ps;
+    int			threads;
     int			c, i, sep = pmPathSeparator();
 
     pmSetProgname(argv[0]);
@@ -415,6 +615,15 @@ main(int argc, char **argv)
 
     ps = sysconf(_SC_PAGESIZE);
     lc.pagesize = ps > 0 ? (uint64_t)ps : 4096;
+    lc.budget_ns = (uint64_t)2000 * 1000000u;
+    /*
+     * One reader thread by default: on a compute node the agent should
+     * take as little CPU, on as few cores, as it can (OS noise); -t trades
+     * some CPU for a shorter fetch on clients with many OSTs.
+     */
+    threads = 1;
+    for (i = 0; i < FK_NKINDS; i++)
+	lc.hint[i] = -1;
     while ((c = pmdaGetOptions(argc, argv, &opts, &dispatch)) != EOF) {
 	switch (c) {
 	case 'r':
@@ -427,6 +636,35 @@ main(int argc, char **argv)
 		opts.errors++;
 	    }
 	    break;
+	case 'b': {
+	    char		*end;
+	    unsigned long	ms;
+
+	    errno = 0;
+	    ms = strtoul(opts.optarg, &end, 10);
+	    if (errno || end == opts.optarg || *end != '\0' || ms > 3600000) {
+		pmprintf("%s: -b wants milliseconds (0 .. 3600000), got \"%s\"\n",
+			 pmGetProgname(), opts.optarg);
+		opts.errors++;
+	    }
+	    lc.budget_ns = (uint64_t)ms * 1000000u;
+	    break;
+	}
+	case 'F':
+	    use_pmdafetch = 1;
+	    break;
+	case 't': {
+	    char	*end;
+	    long	t;
+
+	    t = strtol(opts.optarg, &end, 10);
+	    if (end == opts.optarg || *end != '\0' || t < 1 || t > 64) {
+		pmprintf("%s: -t wants 1 .. 64 threads, got \"%s\"\n", pmGetProgname(), opts.optarg);
+		opts.errors++;
+	    }
+	    threads = (int)t;
+	    break;
+	}
 	case 'C':
 	    if (strcmp(opts.optarg, "auto") && strcmp(opts.optarg, "on") &&
 		strcmp(opts.optarg, "off")) {
@@ -468,25 +706,33 @@ main(int argc, char **argv)
 	lc.persist = 0;
     else
 	lc.persist = lc_paths_root_is_slash();
-    pmNotifyErr(LOG_INFO, "root %s, page size %llu, instance cache %s",
+    if (lc_pool_init(threads) < 0)
+	pmNotifyErr(LOG_WARNING, "no reader threads (out of memory): reading on one thread");
+    pmNotifyErr(LOG_INFO, "root %s, page size %llu, instance cache %s, "
+		"fetch budget %llu ms, confinement %s, %d reader thread%s",
 		lc_paths_root(), (unsigned long long)lc.pagesize,
-		lc.persist ? "persistent" : "in memory");
+		lc.persist ? "persistent" : "in memory",
+		(unsigned long long)(lc.budget_ns / 1000000u),
+		lc_paths_have_openat2() ? "openat2" : "realpath",
+		lc_pool_threads(), lc_pool_threads() > 1 ? "s" : "");
 
     build_metrictab();
     dispatch.version.seven.fetch = lc_fetch;
     dispatch.version.seven.instance = lc_instance;
     pmdaSetFetchCallBack(&dispatch, lc_fetchCallBack);
+    if (!use_pmdafetch)
+	pmdaSetResultCallBack(&dispatch, lc_fast_fetch_done);
     pmdaInit(&dispatch, indomtab, LC_NINDOMS, metrictab, nmetrics);
     if (dispatch.status != 0) {
 	pmNotifyErr(LOG_ERR, "pmdaInit failed: %s", pmErrStr(dispatch.status));
 	exit(1);
     }
+    lc_fetch_init(metrictab, nmetrics);
     for (i = 0; i < LC_NINDOMS; i++) {
 	lc.indom[i] = indomtab[i].it_indom;
 	if (lc.persist)
 	    pmdaCacheOp(lc.indom[i], PMDA_CACHE_LOAD);
     }
-    lc.version_hint = -1;
 
     pmdaConnect(&dispatch);
     pmdaMain(&dispatch);

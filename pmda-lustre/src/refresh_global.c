@@ -1,15 +1,52 @@
 /*
- * The version file, and the read/log helpers every refresh uses.
+ * The version and lnet files, and the read/log helpers every refresh uses
+ * (lc_read_devfile and the log helpers also run on the reader threads of
+ * pool.c: they only touch the device's own fields and atomic counters).
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 #include "lustreclient.h"
 #include "paths.h"
+#include "parse_lnet.h"
 
 /* log-once bits per device: read failure, truncation, parse failure */
-#define BIT_READ(k)	(1u << (k))
-#define BIT_TRUNC(k)	(1u << ((k) + 10))
-#define BIT_PARSE(k)	(1u << ((k) + 20))
+#define BIT_READ(k)	((uint64_t)1 << (k))
+#define BIT_TRUNC(k)	((uint64_t)1 << ((k) + 20))
+#define BIT_PARSE(k)	((uint64_t)1 << ((k) + 40))
+
+/*
+ * Kernel seq files always end their last line.  A stats file that does
+ * not was cut off (a copy, a capture, a half-written file), and its last
+ * number may be short: skip the file rather than report a counter that
+ * went down.  Single-value files and the version file are taken as they
+ * are (hand-written trees often lack the newline).
+ */
+static const unsigned char needs_complete[FK_NKINDS] = {
+    [FK_LLITE_STATS] = 1, [FK_OSC_RPC] = 1, [FK_OSC_STATS] = 1,
+    [FK_OSC_IMPORT] = 1, [FK_OSC_STATE] = 1, [FK_MDC_MD] = 1,
+    [FK_MDC_STATS] = 1, [FK_MDC_IMPORT] = 1, [FK_MDC_STATE] = 1,
+    [FK_LLITE_RA] = 1, [FK_OSC_LOCKLESS] = 1, [FK_MDC_RPC] = 1,
+    [FK_LNET] = 1,
+};
+
+static uint64_t
+now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void
+lc_budget_start(void)
+{
+    lc.deadline_ns = lc.budget_ns ? now_ns() + lc.budget_ns : 0;
+    lc.deadline_hit = 0;
+}
+
+#define LC_CAP_TEXT "4 MiB"
 
 static const char *
 errtext(ssize_t n)
@@ -19,6 +56,12 @@ errtext(ssize_t n)
 	return "resolves outside the root directory, refused";
     case EINVAL:
 	return "not a regular file, refused";
+    case EBADMSG:
+	return "ends in the middle of a line (cut off), values skipped";
+    case ETIME:
+	return "not read: the fetch time budget (-b) was used up";
+    case EFBIG:
+	return "longer than " LC_CAP_TEXT ", values skipped";
     default:
 	return strerror((int)-n);
     }
@@ -26,23 +69,55 @@ errtext(ssize_t n)
 
 ssize_t
 lc_read_devfile(const char *type, const char *dev, const char *file,
-		int *hint, unsigned *logged, int kind, const char **bufp)
+		int *hint, uint64_t *logged, int kind, const char **bufp)
 {
     ssize_t	n;
     int		truncated = 0;
 
-    n = lc_read_param(type, dev, file, hint, bufp, &truncated);
-    /* -Dappl0 traces every read: tests count reads per fetch with it */
-    if (pmDebugOptions.appl0)
-	pmNotifyErr(LOG_DEBUG, "read %s%s%s%s%s -> %zd", type ? type : "",
-		    type ? "/" : "", dev ? dev : "", dev ? "/" : "", file, n);
+    static __thread unsigned tick;
+
+    /* the clock every 8 files is plenty (a read takes microseconds) */
+    if (lc.deadline_ns && (tick++ & 7) == 0 && now_ns() > lc.deadline_ns)
+	lc.deadline_hit = 1;
+    if (lc.deadline_ns && lc.deadline_hit) {
+	/*
+	 * pmcd gives up on an agent that does not answer in time (5 s by
+	 * default) and drops it: better to answer with the values read so
+	 * far than to keep reading slow debugfs files.
+	 */
+	__atomic_fetch_add(&lc.budget_skips, 1, __ATOMIC_RELAXED);
+	n = -ETIME;
+    } else {
+	if (type == NULL && kind == FK_LNET)
+	    n = lc_read_lnet(file, hint, bufp, &truncated);
+	else
+	    n = lc_read_param(type, dev, file, hint, bufp, &truncated);
+	/* -Dappl0 traces every read: tests count reads per fetch with it */
+	if (pmDebugOptions.appl0)
+	    pmNotifyErr(LOG_DEBUG, "read %s%s%s%s%s -> %zd [%s]", type ? type : "",
+			type ? "/" : "", dev ? dev : "", dev ? "/" : "", file, n,
+			n >= 0 ? lc_paths_last() : "");
+	if (n >= 0 && needs_complete[kind] && truncated) {
+	    /* no stats file is that long: whatever it is, its head alone
+	     * would give counters that look like a reset */
+	    __atomic_fetch_add(&lc.parse_failures, 1, __ATOMIC_RELAXED);
+	    n = -EFBIG;
+	} else if (n >= 0 && needs_complete[kind] && !lc_complete_lines(*bufp, (size_t)n)) {
+	    __atomic_fetch_add(&lc.parse_failures, 1, __ATOMIC_RELAXED);
+	    n = -EBADMSG;
+	} else if (n >= 0) {
+	    __atomic_fetch_add(&lc.files_read, 1, __ATOMIC_RELAXED);
+	} else if (n != -ENOENT) {
+	    __atomic_fetch_add(&lc.read_failures, 1, __ATOMIC_RELAXED);
+	}
+    }
     if (n < 0) {
 	/*
 	 * A vanished device or a file this Lustre version does not have
 	 * (md_stats on 1.8) is routine: say it once, not every fetch.
 	 */
 	if (!(*logged & BIT_READ(kind))) {
-	    pmNotifyErr(n == -ENOENT ? LOG_INFO : LOG_WARNING,
+	    pmNotifyErr(n == -ENOENT || n == -ETIME ? LOG_INFO : LOG_WARNING,
 			"%s%s%s%s%s: %s", type ? type : "", type ? "/" : "",
 			dev ? dev : "", dev ? "/" : "", file, errtext(n));
 	    *logged |= BIT_READ(kind);
@@ -59,9 +134,10 @@ lc_read_devfile(const char *type, const char *dev, const char *file,
 }
 
 void
-lc_log_bad(unsigned *logged, int kind, const char *type, const char *dev,
+lc_log_bad(uint64_t *logged, int kind, const char *type, const char *dev,
 	   const char *file)
 {
+    __atomic_fetch_add(&lc.parse_failures, 1, __ATOMIC_RELAXED);
     if (*logged & BIT_PARSE(kind))
 	return;
     pmNotifyErr(LOG_WARNING, "%s%s%s%s%s: unrecognised format, values skipped",
@@ -70,9 +146,16 @@ lc_log_bad(unsigned *logged, int kind, const char *type, const char *dev,
 }
 
 void
-lc_log_ok(unsigned *logged, int kind)
+lc_log_ok(uint64_t *logged, int kind)
 {
     *logged &= ~BIT_PARSE(kind);
+}
+
+void
+lc_start_set(struct lc_start *s, const struct lc_time *t)
+{
+    s->ok = t->present;
+    s->sec = t->present ? (double)t->sec + (double)t->nsec / 1e9 : 0.0;
 }
 
 void
@@ -82,14 +165,35 @@ lc_refresh_version(void)
     ssize_t	n;
 
     lc.version_ok = 0;
-    n = lc_read_devfile(NULL, NULL, "version", &lc.version_hint,
-			&lc.version_logged, 0, &buf);
+    n = lc_read_devfile(NULL, NULL, "version", &lc.hint[FK_VERSION],
+			&lc.logged, FK_VERSION, &buf);
     if (n < 0)
 	return;
     if (version_parse(buf, (size_t)n, lc.version, sizeof(lc.version)) < 0) {
-	lc_log_bad(&lc.version_logged, 0, NULL, NULL, "version");
+	lc_log_bad(&lc.logged, FK_VERSION, NULL, NULL, "version");
 	return;
     }
-    lc_log_ok(&lc.version_logged, 0);
+    lc_log_ok(&lc.logged, FK_VERSION);
     lc.version_ok = 1;
+}
+
+void
+lc_refresh_lnet(void)
+{
+    struct lnet_stats	ls;
+    const char		*buf;
+    ssize_t		n;
+
+    lc.lnet_ok = 0;
+    n = lc_read_devfile(NULL, NULL, "stats", &lc.hint[FK_LNET], &lc.logged,
+			FK_LNET, &buf);
+    if (n < 0)
+	return;
+    if (lnet_stats_parse(buf, (size_t)n, &ls) < 0) {
+	lc_log_bad(&lc.logged, FK_LNET, "lnet", NULL, "stats");
+	return;
+    }
+    lc_log_ok(&lc.logged, FK_LNET);
+    memcpy(lc.lnet, ls.v, sizeof(lc.lnet));
+    lc.lnet_ok = 1;
 }

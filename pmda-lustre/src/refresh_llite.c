@@ -1,5 +1,6 @@
 /*
- * llite.*.stats -> CL_LLITE_STATS and CL_LLITE_LAT.
+ * llite.*.stats            -> CL_LLITE_STATS and CL_LLITE_LAT
+ * llite.*.read_ahead_stats -> CL_LLITE_RA
  */
 #include <string.h>
 #include "lustreclient.h"
@@ -16,6 +17,7 @@ fill(struct lc_fs *fs)
     memset(fs->ll, 0, sizeof(fs->ll));
     memset(fs->lat, 0, sizeof(fs->lat));
     fs->lat_valid = 0;
+    lc_start_set(&fs->ll_start, &st.start);
 
     /*
      * read_bytes/write_bytes always print min/max/sum; without a sum the
@@ -36,9 +38,6 @@ fill(struct lc_fs *fs)
 	else
 	    fs->bytes_ok = 0;
     }
-    for (i = 0; i < lc_llite_nops; i++)
-	if ((c = lstats_find(&st, lc_llite_ops[i].file_name)) != NULL)
-	    fs->ll[lc_llite_ops[i].item] = c->count;
 
     /*
      * Latency exists from 2.14 on.  A file with any [usec]/[usecs]
@@ -51,17 +50,20 @@ fill(struct lc_fs *fs)
 	    fs->lat_ok = 1;
 	    break;
 	}
-    if (!fs->lat_ok)
-	return;
-    for (i = 0; i < lc_llite_nlat; i++) {
-	unsigned item = lc_llite_lat[i].item;
+    for (i = 0; i < lc_llite_nops; i++) {
+	const struct lc_op *op = &lc_llite_ops[i];
+	uint64_t	bit = (uint64_t)1 << op->item;
 
-	c = lstats_find(&st, lc_llite_lat[i].file_name);
+	c = lstats_find(&st, op->file_name);
+	if ((op->flags & LC_OP_COUNT) && c != NULL)
+	    fs->ll[op->item] = c->count;
+	if (!(op->flags & LC_OP_LAT) || !fs->lat_ok)
+	    continue;
 	if (c == NULL) {
-	    fs->lat_valid |= (uint64_t)1 << item;
+	    fs->lat_valid |= bit;
 	} else if (lstats_unit_is_usec(c->unit) && c->nvals >= 3) {
-	    fs->lat[item] = c->sum;
-	    fs->lat_valid |= (uint64_t)1 << item;
+	    fs->lat[op->item] = c->sum;
+	    fs->lat_valid |= bit;
 	}
     }
 }
@@ -90,5 +92,42 @@ lc_refresh_llite(void)
 	lc_log_ok(&fs->logged, FK_LLITE_STATS);
 	fill(fs);
 	fs->ll_ok = 1;
+    }
+}
+
+void
+lc_refresh_llite_ra(void)
+{
+    const struct lstats_counter *c;
+    struct lc_fs	*fs;
+    const char		*buf;
+    ssize_t		n;
+    size_t		i, k;
+
+    for (i = 0; i < lc.nfs; i++) {
+	fs = lc.fs[i];
+	fs->ra_ok = 0;
+	if (!fs->has_llite)
+	    continue;
+	n = lc_read_devfile("llite", fs->dev, "read_ahead_stats", &fs->hint[FK_LLITE_RA],
+			    &fs->logged, FK_LLITE_RA, &buf);
+	if (n < 0)
+	    continue;
+	if (lstats_parse(buf, (size_t)n, &st) < 0) {
+	    lc_log_bad(&fs->logged, FK_LLITE_RA, "llite", fs->dev, "read_ahead_stats");
+	    continue;
+	}
+	lc_log_ok(&fs->logged, FK_LLITE_RA);
+	memset(fs->ra, 0, sizeof(fs->ra));
+	/* += : the old and the new name of a counter share an item */
+	for (k = 0; k < lc_ra_nops; k++) {
+	    if ((c = lstats_find(&st, lc_ra_ops[k].file_name)) == NULL)
+		continue;
+	    if ((lc_ra_ops[k].flags & LC_OP_SUM) && c->nvals >= 3)
+		fs->ra[lc_ra_ops[k].item] += c->sum;
+	    else
+		fs->ra[lc_ra_ops[k].item] += c->count;
+	}
+	fs->ra_ok = 1;
     }
 }

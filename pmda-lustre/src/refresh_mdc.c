@@ -2,6 +2,7 @@
  * mdc.*.md_stats -> CL_MDC_MD
  * mdc.*.stats    -> CL_MDC_STATS
  * mdc.*.import (state as fallback) -> CL_MDC_IMPORT
+ * mdc.*.rpc_stats (2.8+) -> CL_MDC_RPC
  */
 #include <string.h>
 #include "lustreclient.h"
@@ -34,6 +35,7 @@ lc_refresh_mdc_md(void)
 	}
 	lc_log_ok(&mdc->logged, FK_MDC_MD);
 	memset(mdc->md, 0, sizeof(mdc->md));
+	lc_start_set(&mdc->md_start, &st.start);
 	/* += because old and new names of one op share an item */
 	for (k = 0; k < lc_mdc_nops; k++)
 	    if ((c = lstats_find(&st, lc_mdc_ops[k].file_name)) != NULL)
@@ -66,6 +68,7 @@ lc_refresh_mdc_stats(void)
 	}
 	lc_log_ok(&mdc->logged, FK_MDC_STATS);
 	mdc->waittime = mdc->req_count = 0;
+	lc_start_set(&mdc->stats_start, &st.start);
 	if ((c = lstats_find(&st, "req_waittime")) != NULL) {
 	    mdc->req_count = c->count;
 	    mdc->waittime = c->nvals >= 3 ? c->sum : 0;
@@ -87,5 +90,32 @@ lc_refresh_mdc_import(void)
 	    continue;
 	lc_refresh_import("mdc", mdc->dev, mdc->hint, &mdc->logged,
 			  FK_MDC_IMPORT, FK_MDC_STATE, &mdc->imp, &mdc->imp_ok);
+    }
+}
+
+void
+lc_refresh_mdc_rpc(void)
+{
+    struct lc_mdc	*mdc;
+    const char		*buf;
+    ssize_t		n;
+    size_t		i;
+
+    for (i = 0; i < lc.nmdc; i++) {
+	mdc = lc.mdc[i];
+	mdc->rpc_ok = 0;
+	if (!mdc->present)
+	    continue;
+	/* absent before 2.8: the metrics then have no value */
+	n = lc_read_devfile("mdc", mdc->dev, "rpc_stats", &mdc->hint[FK_MDC_RPC],
+			    &mdc->logged, FK_MDC_RPC, &buf);
+	if (n < 0)
+	    continue;
+	if (rpc_stats_parse(buf, (size_t)n, &mdc->rs) < 0 || !mdc->rs.mod_seen) {
+	    lc_log_bad(&mdc->logged, FK_MDC_RPC, "mdc", mdc->dev, "rpc_stats");
+	    continue;
+	}
+	lc_log_ok(&mdc->logged, FK_MDC_RPC);
+	mdc->rpc_ok = 1;
     }
 }

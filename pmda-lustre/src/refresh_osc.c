@@ -2,43 +2,49 @@
  * osc.*.rpc_stats -> CL_OSC_RPC, CL_OSC_RPCHDR, CL_FS_RPC
  * osc.*.stats     -> CL_OSC_STATS
  * osc.*.import (state as fallback) -> CL_OSC_IMPORT
+ * osc.*.max_pages_per_rpc, max_rpcs_in_flight -> CL_OSC_TUNABLE
+ * osc.*.osc_stats -> CL_OSC_LOCKLESS
  */
+#include <errno.h>
 #include <string.h>
 #include "lustreclient.h"
+#include "parse_lockless.h"
 #include "parse_stats.h"
 
-static struct lstats	st;
+static __thread struct lstats	st;	/* per reader thread (pool.c) */
+/* the osc stats counters the agent uses */
+static const char * const osc_want[] = { "read_bytes", "write_bytes", "req_waittime" };
 
-void
-lc_refresh_osc_rpc(void)
+static void
+osc_rpc_one(struct lc_osc *osc)
+{
+    const char	*buf;
+    ssize_t	n;
+
+    n = lc_read_devfile("osc", osc->dev, "rpc_stats", &osc->hint[FK_OSC_RPC],
+			&osc->logged, FK_OSC_RPC, &buf);
+    if (n < 0)
+	return;
+    if (rpc_stats_parse(buf, (size_t)n, &osc->rs) < 0 || !osc->rs.ppr_seen) {
+	lc_log_bad(&osc->logged, FK_OSC_RPC, "osc", osc->dev, "rpc_stats");
+	return;
+    }
+    lc_log_ok(&osc->logged, FK_OSC_RPC);
+    osc->rpc_ok = 1;
+    if (osc->rs.ppr_maxidx > osc->maxidx) {
+	osc->maxidx = osc->rs.ppr_maxidx;
+	osc->grew = 1;
+    }
+}
+
+/* after the OSCs' rpc_stats are in: the per-fs sums, new buckets */
+static void
+osc_rpc_done(void)
 {
     struct lc_osc	*osc;
     struct lc_fs	*fs;
-    const char		*buf;
-    ssize_t		n;
     size_t		i;
     int			grew = 0, b;
-
-    for (i = 0; i < lc.nosc; i++) {
-	osc = lc.osc[i];
-	osc->rpc_ok = 0;
-	if (!osc->present)
-	    continue;
-	n = lc_read_devfile("osc", osc->dev, "rpc_stats", &osc->hint[FK_OSC_RPC],
-			    &osc->logged, FK_OSC_RPC, &buf);
-	if (n < 0)
-	    continue;
-	if (rpc_stats_parse(buf, (size_t)n, &osc->rs) < 0) {
-	    lc_log_bad(&osc->logged, FK_OSC_RPC, "osc", osc->dev, "rpc_stats");
-	    continue;
-	}
-	lc_log_ok(&osc->logged, FK_OSC_RPC);
-	osc->rpc_ok = 1;
-	if (osc->rs.ppr_maxidx > osc->maxidx) {
-	    osc->maxidx = osc->rs.ppr_maxidx;
-	    grew = 1;
-	}
-    }
 
     /*
      * The fs histogram is all or nothing: summing only the OSCs that
@@ -53,13 +59,17 @@ lc_refresh_osc_rpc(void)
     }
     for (i = 0; i < lc.nosc; i++) {
 	osc = lc.osc[i];
+	if (osc->grew) {
+	    grew = 1;
+	    osc->grew = 0;
+	}
 	if (!osc->present)
 	    continue;
 	if (!osc->rpc_ok) {
 	    osc->fs->rpc_ok = 0;
 	    continue;
 	}
-	for (b = 0; b < RPC_HIST_MAX; b++) {
+	for (b = 0; b <= osc->rs.ppr_maxidx; b++) {
 	    osc->fs->rpc_read[b] += osc->rs.ppr_read[b];
 	    osc->fs->rpc_write[b] += osc->rs.ppr_write[b];
 	}
@@ -68,45 +78,40 @@ lc_refresh_osc_rpc(void)
 	lc_buckets_refresh();
 }
 
-void
-lc_refresh_osc_stats(void)
+static void
+osc_stats_one(struct lc_osc *osc)
 {
     const struct lstats_counter *c;
-    struct lc_osc	*osc;
-    const char		*buf;
-    ssize_t		n;
-    size_t		i;
+    const char	*buf;
+    ssize_t	n;
 
-    for (i = 0; i < lc.nosc; i++) {
-	osc = lc.osc[i];
-	osc->stats_ok = 0;
-	if (!osc->present)
-	    continue;
-	n = lc_read_devfile("osc", osc->dev, "stats", &osc->hint[FK_OSC_STATS],
-			    &osc->logged, FK_OSC_STATS, &buf);
-	if (n < 0)
-	    continue;
-	if (lstats_parse(buf, (size_t)n, &st) < 0) {
-	    lc_log_bad(&osc->logged, FK_OSC_STATS, "osc", osc->dev, "stats");
-	    continue;
-	}
-	lc_log_ok(&osc->logged, FK_OSC_STATS);
-	osc->read_bytes = osc->write_bytes = osc->read_rpcs = osc->write_rpcs = 0;
-	osc->waittime = osc->req_count = 0;
-	if ((c = lstats_find(&st, "read_bytes")) != NULL) {
-	    osc->read_rpcs = c->count;
-	    osc->read_bytes = c->nvals >= 3 ? c->sum : 0;
-	}
-	if ((c = lstats_find(&st, "write_bytes")) != NULL) {
-	    osc->write_rpcs = c->count;
-	    osc->write_bytes = c->nvals >= 3 ? c->sum : 0;
-	}
-	if ((c = lstats_find(&st, "req_waittime")) != NULL) {
-	    osc->req_count = c->count;
-	    osc->waittime = c->nvals >= 3 ? c->sum : 0;
-	}
-	osc->stats_ok = 1;
+    n = lc_read_devfile("osc", osc->dev, "stats", &osc->hint[FK_OSC_STATS],
+			&osc->logged, FK_OSC_STATS, &buf);
+    if (n < 0)
+	return;
+    st.want = osc_want;
+    st.nwant = sizeof(osc_want) / sizeof(osc_want[0]);
+    if (lstats_parse(buf, (size_t)n, &st) < 0) {
+	lc_log_bad(&osc->logged, FK_OSC_STATS, "osc", osc->dev, "stats");
+	return;
     }
+    lc_log_ok(&osc->logged, FK_OSC_STATS);
+    osc->read_bytes = osc->write_bytes = osc->read_rpcs = osc->write_rpcs = 0;
+    osc->waittime = osc->req_count = 0;
+    lc_start_set(&osc->stats_start, &st.start);
+    if ((c = lstats_find(&st, "read_bytes")) != NULL) {
+	osc->read_rpcs = c->count;
+	osc->read_bytes = c->nvals >= 3 ? c->sum : 0;
+    }
+    if ((c = lstats_find(&st, "write_bytes")) != NULL) {
+	osc->write_rpcs = c->count;
+	osc->write_bytes = c->nvals >= 3 ? c->sum : 0;
+    }
+    if ((c = lstats_find(&st, "req_waittime")) != NULL) {
+	osc->req_count = c->count;
+	osc->waittime = c->nvals >= 3 ? c->sum : 0;
+    }
+    osc->stats_ok = 1;
 }
 
 /*
@@ -116,7 +121,7 @@ lc_refresh_osc_stats(void)
  */
 void
 lc_refresh_import(const char *type, const char *dev, int *hints,
-		  unsigned *logged, int kimport, int kstate,
+		  uint64_t *logged, int kimport, int kstate,
 		  struct import_info *imp, int *ok)
 {
     struct import_info	s;
@@ -131,7 +136,7 @@ lc_refresh_import(const char *type, const char *dev, int *hints,
 	else
 	    lc_log_bad(logged, kimport, type, dev, "import");
     }
-    if (!imp->have_state) {
+    if (!imp->have_state && n != -ETIME) {
 	n = lc_read_devfile(type, dev, "state", &hints[kstate], logged, kstate, &buf);
 	if (n >= 0) {
 	    if (import_parse(buf, (size_t)n, &s) == 0 && s.have_state) {
@@ -146,18 +151,93 @@ lc_refresh_import(const char *type, const char *dev, int *hints,
     *ok = imp->have_state || imp->have_attempts;
 }
 
-void
-lc_refresh_osc_import(void)
+/* a file holding one number that fits in 32 bits */
+static int
+read_u32(const char *dev, const char *file, int kind, struct lc_osc *osc, uint32_t *out)
 {
-    struct lc_osc	*osc;
-    size_t		i;
+    const char	*buf;
+    uint64_t	v;
+    ssize_t	n;
 
-    for (i = 0; i < lc.nosc; i++) {
-	osc = lc.osc[i];
-	osc->imp_ok = 0;
-	if (!osc->present)
-	    continue;
-	lc_refresh_import("osc", osc->dev, osc->hint, &osc->logged,
-			  FK_OSC_IMPORT, FK_OSC_STATE, &osc->imp, &osc->imp_ok);
+    n = lc_read_devfile("osc", dev, file, &osc->hint[kind], &osc->logged, kind, &buf);
+    if (n < 0)
+	return 0;
+    if (lc_parse_single_u64(buf, (size_t)n, &v) < 0 || v > UINT32_MAX) {
+	lc_log_bad(&osc->logged, kind, "osc", dev, file);
+	return 0;
     }
+    lc_log_ok(&osc->logged, kind);
+    *out = (uint32_t)v;
+    return 1;
+}
+
+static void
+osc_lockless_one(struct lc_osc *osc)
+{
+    struct lockless_stats ls;
+    const char	*buf;
+    ssize_t	n;
+
+    n = lc_read_devfile("osc", osc->dev, "osc_stats", &osc->hint[FK_OSC_LOCKLESS],
+			&osc->logged, FK_OSC_LOCKLESS, &buf);
+    if (n < 0)
+	return;
+    if (lockless_parse(buf, (size_t)n, &ls) < 0) {
+	lc_log_bad(&osc->logged, FK_OSC_LOCKLESS, "osc", osc->dev, "osc_stats");
+	return;
+    }
+    lc_log_ok(&osc->logged, FK_OSC_LOCKLESS);
+    osc->lockless_read = ls.read_bytes;
+    osc->lockless_write = ls.write_bytes;
+    osc->lockless_ok = 1;
+}
+
+/* every file of one OSC that the fetch needs; runs on a reader thread */
+static void
+osc_one(size_t i, void *arg)
+{
+    struct lc_osc	*osc = lc.osc[i];
+    unsigned		need = *(unsigned *)arg;
+
+    if (need & NEED_OSC_RPC) {
+	osc->rpc_ok = 0;
+	if (osc->present)
+	    osc_rpc_one(osc);
+    }
+    if (need & NEED_OSC_STATS) {
+	osc->stats_ok = 0;
+	if (osc->present)
+	    osc_stats_one(osc);
+    }
+    if (need & NEED_OSC_IMPORT) {
+	osc->imp_ok = 0;
+	if (osc->present)
+	    lc_refresh_import("osc", osc->dev, osc->hint, &osc->logged,
+			      FK_OSC_IMPORT, FK_OSC_STATE, &osc->imp, &osc->imp_ok);
+    }
+    if (need & NEED_OSC_TUNABLE) {
+	osc->maxpages_ok = osc->maxrif_ok = 0;
+	if (osc->present) {
+	    osc->maxpages_ok = read_u32(osc->dev, "max_pages_per_rpc", FK_OSC_MAXPAGES,
+					osc, &osc->maxpages);
+	    osc->maxrif_ok = read_u32(osc->dev, "max_rpcs_in_flight", FK_OSC_MAXRIF,
+				      osc, &osc->maxrif);
+	}
+    }
+    if (need & NEED_OSC_LOCKLESS) {
+	osc->lockless_ok = 0;
+	if (osc->present)
+	    osc_lockless_one(osc);
+    }
+}
+
+void
+lc_refresh_osc(unsigned need)
+{
+    need &= NEED_OSC_ALL;
+    if (!need)
+	return;
+    lc_parallel_for(lc.nosc, osc_one, &need);
+    if (need & NEED_OSC_RPC)
+	osc_rpc_done();
 }

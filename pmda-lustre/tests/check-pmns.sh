@@ -33,20 +33,32 @@ for i in 0 1 2 3 4; do
     fi
 done
 
-# src/optables.c { "file name", item, "metric" } rows against pmns
+# src/optables.c { "file name", item, "metric", FLAGS } rows against pmns:
+# C (count) -> <prefix>.<metric> = 220.<cluster>.<item>; L (latency) ->
+# lustreclient.llite.latency.<metric> = 220.3.<item>; S (sum) like C.
 check_table() {	# table cluster prefix
-    sed -n "/^const struct lc_op $1\[\] = {/,/^};/p" src/optables.c |
-    sed -n 's/.*{ "[^"]*", \([0-9]*\), "\([^"]*\)" }.*/\2 \1/p' |
-    while read -r name item; do
-	pmid=$(pminfo -n root -m "$3.$name" 2>/dev/null | sed 's/.*PMID: //')
-	if [ "$pmid" != "220.$2.$item" ]; then
-	    echo "check-pmns: $3.$name is '$pmid' in pmns, 220.$2.$item in $1"
-	fi
+    rows=$(sed -n "/^const struct lc_op $1\[\] = {/,/^};/p" src/optables.c |
+	   sed -n 's/.*{ "[^"]*", \([0-9]*\), "\([^"]*\)", \([^}]*\) }.*/\2 \1 \3/p')
+    if [ -z "$rows" ]; then
+	echo "check-pmns: no rows parsed from $1 in src/optables.c"; return
+    fi
+    echo "$rows" | while read -r name item flags; do
+	for want in $(echo "$flags" | tr -d ' ' | tr '|' ' '); do
+	    case $want in
+		C|S) cl=$2; m="$3.$name" ;;
+		L) cl=3; m="lustreclient.llite.latency.$name" ;;
+		*) echo "check-pmns: $1: unknown flag $want"; continue ;;
+	    esac
+	    pmid=$(pminfo -n root -m "$m" 2>/dev/null | sed 's/.*PMID: //')
+	    if [ "$pmid" != "220.$cl.$item" ]; then
+		echo "check-pmns: $m is '$pmid' in pmns, 220.$cl.$item in $1"
+	    fi
+	done
     done
 }
 bad=$( { check_table lc_llite_ops 2 lustreclient.llite
-	 check_table lc_llite_lat 3 lustreclient.llite.latency
-	 check_table lc_mdc_ops 8 lustreclient.mdc; } )
+	 check_table lc_mdc_ops 8 lustreclient.mdc
+	 check_table lc_ra_ops 12 lustreclient.llite.readahead; } )
 if [ -n "$bad" ]; then
     echo "$bad"; fail=1
 fi

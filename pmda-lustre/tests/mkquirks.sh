@@ -25,7 +25,7 @@ mkdir -p $D/llite/alpha-ffff000000000001 $D/llite/alpha-ffff000000000002
 { echo "$HDR"
   echo 'read_bytes                10 samples [bytes] 4096 4096 40960'
   echo 'open                      5 samples [regs]'
-  printf 'close                     1'; } > $D/llite/alpha-ffff000000000001/stats
+  echo 'close                     1'; } > $D/llite/alpha-ffff000000000001/stats
 { echo "$HDR"; echo 'open                      99 samples [regs]'; } > $D/llite/alpha-ffff000000000002/stats
 
 # alpha-OST0000: a 32768-page row (128M with 4K pages) grows the buckets
@@ -67,6 +67,22 @@ mkdir -p $D/osc/beta-OST0001-osc-ffff0000000000b0
 { echo "$HDR"; echo 'req_waittime              6 samples [usec] 10 20 90 1500'; } \
     > $D/osc/beta-OST0001-osc-ffff0000000000b0/stats
 : > $D/osc/beta-OST0001-osc-ffff0000000000b0/stats.empty
+
+# --- zeta: files cut off in the middle of a line, and empty files -------
+mkdir -p $D/llite/zeta-ffff0000000000f1 $P/osc/zeta-OST0000-osc-ffff0000000000f1 \
+    $D/osc/zeta-OST0000-osc-ffff0000000000f1 $P/mdc/zeta-MDT0000-mdc-ffff0000000000f1
+{ echo "$HDR"
+  echo 'open                      5 samples [regs]'
+  printf 'read_bytes                10 samples [bytes] 4096 4096 409'; } \
+    > $D/llite/zeta-ffff0000000000f1/stats			# cut: no llite values
+{ echo 'snapshot_time:         1510950459.787092770 (secs.nsecs)'
+  printf '\n\t\t\tread\t\t\twrite\n%s\n' "$PPR"
+  row 1 5 6
+  printf '2:\t\t         3   0'; } > $P/osc/zeta-OST0000-osc-ffff0000000000f1/rpc_stats	# cut
+: > $D/osc/zeta-OST0000-osc-ffff0000000000f1/stats			# empty
+: > $P/osc/zeta-OST0000-osc-ffff0000000000f1/import			# empty
+printf 'current_state: FULL\n' > $P/osc/zeta-OST0000-osc-ffff0000000000f1/state
+printf 'import:\n    state: FU' > $P/mdc/zeta-MDT0000-mdc-ffff0000000000f1/import	# cut
 
 # --- devices that are not devices -----------------------------------------
 ln -s /tmp $P/osc/gamma-OST0000-osc-ffff0000000000c0		# dir outside the tree

@@ -1,7 +1,8 @@
 #!/bin/sh
-# dbpmda golden tests: run each tests/dbpmda/<layout>.in against the agent
-# on tests/trees/<layout> (quirks: a tree built by mkquirks.sh) and compare
-# with the reviewed tests/dbpmda/<layout>.out.  dbpmda exits 0 even on
+# dbpmda golden tests: for each layout of tests/dbpmda/layouts, run the
+# agent on tests/trees/<tree> (quirks: a tree built by mkquirks.sh) under
+# dbpmda with a command script made from the PMNS, and compare with the
+# reviewed tests/dbpmda/<layout>.out.  dbpmda exits 0 even on
 # errors, so the comparison is the test.
 #   UPDATE=1 sh tests/run-dbpmda.sh   rewrites the .out files (review them!)
 #   AGENT=/path/to/agent sh tests/run-dbpmda.sh   e.g. a sanitizer build;
@@ -15,35 +16,53 @@ mkdir -p "$OUT"
 sh tests/mkquirks.sh "$OUT/quirks-tree" || exit 1
 fail=0
 
-run() {	# layout tree
-    layout=$1 tree=$2
-    sed -e "s|@AGENT@|$AGENT|" -e "s|@HELP@|$HERE/help|" \
-	-e "s|@LOG@|$OUT/$layout.log|" -e "s|@TREE@|$tree|" \
-	-e '/^#/d' tests/dbpmda/$layout.in > "$OUT/$layout.in"
+# The command script of a layout: every metric of the PMNS (so a new metric
+# is covered, and shows up in the golden diff), desc and fetch one by one,
+# the instance domains before and after the fetches (a bigger row grows the
+# buckets), and for 2.15 the help texts too.
+mkin() {	# layout tree agent-args
+    metrics=$(pminfo -n root lustreclient)
+    echo "# dbpmda golden test for the $1 layout (see tests/run-dbpmda.sh)"
+    echo "open pipe $AGENT -d 220 -h $HERE/help -l $OUT/$1.log -r $2${3:+ $3}"
+    for m in $metrics; do echo "desc $m"; done
+    for i in 0 1 2 3 4; do echo "instance 220.$i"; done
+    if [ "$1" = 2.15 ]; then
+	for i in 0 1 2 3 4; do echo "text indom 220.$i"; done
+	for m in $metrics; do echo "text $m"; done
+    fi
+    for m in $metrics; do echo "fetch $m"; done
+    echo "instance 220.3"
+    echo "instance 220.4"
+}
+
+run() {	# layout[@variant] tree agent-args: a variant is compared with the layout's golden
+    layout=$1 tree=$2 golden=${1%@*}
+    mkin "$golden" "$tree" "$3" | sed "s| -l $OUT/$golden.log | -l $OUT/$layout.log |" > "$OUT/$layout.in"
     # timeout: a hang (e.g. on a FIFO) must fail the test, not stall it
     timeout 60 dbpmda -n root -ie < "$OUT/$layout.in" > "$OUT/$layout.raw" 2>&1
     sed -e "s|$AGENT|PMDA|g" -e "s|$HERE/help|HELP|g" \
-	-e "s|$OUT/$layout.log|LOG|g" -e "s|$tree|TREE|g" \
+	-e "s|$OUT/$layout.log|LOG|g" -e "s|$tree|TREE|g" -e 's| -F$||' \
 	-e 's/dump from 0x[0-9a-f]*/dump from ADDR/' "$OUT/$layout.raw" > "$OUT/$layout.sed"
     awk -f tests/dbpmda/filter.awk "$OUT/$layout.sed" "$OUT/$layout.sed" > "$OUT/$layout.out"
-    if [ -n "$UPDATE" ]; then
+    if [ -n "$UPDATE" ] && [ "$layout" = "$golden" ]; then
 	cp "$OUT/$layout.out" tests/dbpmda/$layout.out
 	echo "dbpmda $layout: golden updated"
-    elif diff -u tests/dbpmda/$layout.out "$OUT/$layout.out" > "$OUT/$layout.diff"; then
+    elif diff -u tests/dbpmda/$golden.out "$OUT/$layout.out" > "$OUT/$layout.diff"; then
 	echo "dbpmda $layout: ok"
     else
 	echo "dbpmda $layout: FAILED"; head -40 "$OUT/$layout.diff"; fail=1
     fi
 }
 
-for f in tests/dbpmda/*.in; do
-    layout=$(basename "$f" .in)
-    if [ "$layout" = quirks ]; then
-	run quirks "$OUT/quirks-tree"
+# layout, tree, extra agent options (tests/dbpmda/layouts)
+while read -r layout tree args; do
+    case $layout in ''|'#'*) continue ;; esac
+    if [ "$tree" = QUIRKS ]; then
+	run "$layout" "$OUT/quirks-tree" "$args"
     else
-	run "$layout" "$HERE/tests/trees/$layout"
+	run "$layout" "$HERE/tests/trees/$tree" "$args"
     fi
-done
+done < tests/dbpmda/layouts
 
 # Reads per fetch: one fetch of every metric must read each file once.
 tree=$HERE/tests/trees/2.15
@@ -56,12 +75,14 @@ log=$OUT/reads.log
 } | timeout 60 dbpmda -n root -ie > "$OUT/reads.raw" 2>&1
 reads=$(grep -c ' read ' "$log")
 dups=$(grep ' read ' "$log" | sed 's/.* read //' | sort | uniq -d | grep -v 'llite/scratch-ffff8c2a4b9e0000/stats\|llite/proj-ffff8c2a4f1c3000/stats' || true)
-# 1st fetch: version + 2 llite + 5 osc x (rpc_stats, stats, import) + 2 mdc x
-# (md_stats, stats, import) = 24; 2nd fetch: the 2 llite stats only = 26
-if [ "$reads" -eq 26 ] && [ -z "$dups" ]; then
+# 1st fetch: version + lnet + 2 llite x (stats, read_ahead_stats) + 5 osc x
+# (rpc_stats, stats, import, osc_stats, max_pages_per_rpc,
+# max_rpcs_in_flight) + 2 mdc x (md_stats, stats, import, rpc_stats) = 44;
+# 2nd fetch: the 2 llite stats only = 46
+if [ "$reads" -eq 46 ] && [ -z "$dups" ]; then
     echo "dbpmda reads-per-fetch: ok ($reads reads)"
 else
-    echo "dbpmda reads-per-fetch: FAILED ($reads reads, want 26; duplicates: $dups)"
+    echo "dbpmda reads-per-fetch: FAILED ($reads reads, want 46; duplicates: $dups)"
     grep ' read ' "$log"; fail=1
 fi
 if grep -l 'Sanitizer\|runtime error' "$OUT"/*.log 2>/dev/null; then

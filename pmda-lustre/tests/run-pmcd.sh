@@ -77,7 +77,7 @@ check 2.15-fetch "$W/fetch.out"
 # 2. descriptors and help for every metric over the wire
 pminfo -h "$H" -dT lustreclient > "$W/desc.out" 2>&1
 n=$(grep -c '    Data Type: ' "$W/desc.out")
-errs=$(grep -ci 'error\|unknown' "$W/desc.out")
+errs=$(grep -c '^pminfo\|Error:\|[Uu]nknown or illegal\|<no ' "$W/desc.out")
 if [ "$n" -eq "$(pminfo -n root lustreclient | wc -l)" ] && [ "$errs" -eq 0 ]; then
     echo "pmcd desc+help: ok ($n metrics)"
 else

@@ -151,6 +151,7 @@ def ra_table(p: Profile):
     for n in names:
         shown = RA_NAMES_OLD[n] if p.ra_names_with_spaces else n
         out.append((n, shown, "pages", 0))
+    out += [(n, n, "pages", 3) for n in p.ra_pages_counters]     # 2.16+: min max sum
     return out
 
 
@@ -176,11 +177,12 @@ def _split(ns: int) -> tuple[int, int]:
 
 def _stats_header(p: Profile, now_ns: int, init_ns: int, boot_ns: int) -> str:
     kind = p.stats_header
+    w = p.name_width
     sec, nsec = _split(now_ns)
     if kind == "usecs":
-        return f"{'snapshot_time':<25} {sec}.{nsec // 1000} secs.usecs\n"
+        return f"{'snapshot_time':<{w}} {sec}.{nsec // 1000} secs.usecs\n"
     if kind == "nsecs":
-        return f"{'snapshot_time':<25} {sec}.{nsec:09d} secs.nsecs\n"
+        return f"{'snapshot_time':<{w}} {sec}.{nsec:09d} secs.nsecs\n"
     if kind == "mono3":
         snap = now_ns - boot_ns
         start = 0
@@ -189,7 +191,7 @@ def _stats_header(p: Profile, now_ns: int, init_ns: int, boot_ns: int) -> str:
     out = []
     for name, val in (("snapshot_time", snap), ("start_time", start), ("elapsed_time", snap - start)):
         s, n = _split(val)
-        out.append(f"{name:<25} {s}.{n:09d} secs.nsecs\n")
+        out.append(f"{name:<{w}} {s}.{n:09d} secs.nsecs\n")
     return "".join(out)
 
 
@@ -223,11 +225,18 @@ def _colon_header(p: Profile, now_ns: int, init_ns: int | None, boot_ns: int) ->
 # ----------------------------------------------------------------------------------------------
 # lprocfs stats files
 
-def counter_line(name: str, c, units: str, nvals: int) -> str:
+def s64(x: int) -> int:
+    """What printf("%lld") shows for a 64-bit counter: two's complement, so a u64 sum past
+    2^63 - 1 prints negative (LF §2: count, min, max and sum are %lld, sumsq %llu)."""
+    x %= U64
+    return x - U64 if x >= 1 << 63 else x
+
+
+def counter_line(name: str, c, units: str, nvals: int, width: int = 25) -> str:
     count, mn, mx, sm, sq = c
-    s = f"{name:<25} {count} samples [{units}]"
+    s = f"{name:<{width}} {s64(count)} samples [{units}]"
     if nvals >= 3:
-        s += f" {mn if mn is not None else 0} {mx} {sm}"
+        s += f" {s64(mn if mn is not None else 0)} {s64(mx)} {s64(sm)}"
         if nvals == 4:
             s += f" {sq % U64}"
     return s + "\n"
@@ -239,7 +248,7 @@ def render_stats(p: Profile, table, counters: dict, now_ns: int, init_ns: int, b
         c = counters.get(name)
         if c is None or c[0] == 0:
             continue
-        out.append(counter_line(name, c, _units(p, ukey), nvals))
+        out.append(counter_line(name, c, _units(p, ukey), nvals, p.name_width))
     return "".join(out)
 
 
@@ -263,11 +272,11 @@ def render_md_stats(p: Profile, md: dict, now_ns: int, init_ns: int, boot_ns: in
 
 def render_ra_stats(p: Profile, ra: dict, now_ns: int, init_ns: int, boot_ns: int) -> str:
     out = [_stats_header(p, now_ns, init_ns, boot_ns)]
-    for key, shown, units, _ in ra_table(p):
+    for key, shown, units, nvals in ra_table(p):
         c = ra.get(key)
         if c is None or c[0] == 0:
             continue
-        out.append(counter_line(shown, c, units, 0))
+        out.append(counter_line(shown, c, units, nvals, p.name_width))
     return "".join(out)
 
 
@@ -278,8 +287,10 @@ def _pct(a: int, b: int) -> int:
     return a * 100 // b if b else 0
 
 
-def _section(title: str, r: list[int], w: list[int], label, first: int = 0) -> str:
-    out = ["\n\t\t\tread\t\t\twrite\n", f"{title:<22}rpcs   % cum % |       rpcs   % cum %\n"]
+def _section(title: str, r: list[int], w: list[int], label, first: int = 0,
+             head: str | None = None) -> str:
+    out = ["\n\t\t\tread\t\t\twrite\n",
+           head or f"{title:<22}rpcs   % cum % |       rpcs   % cum %\n"]
     rt, wt = sum(r), sum(w)           # lprocfs_oh_sum() over every bucket
     rc = wc = 0
     for i in range(first, OBD_HIST_MAX):
@@ -290,6 +301,40 @@ def _section(title: str, r: list[int], w: list[int], label, first: int = 0) -> s
         if rc == rt and wc == wt:
             break
     return "".join(out)
+
+
+def _latency_bucket(us: int) -> int:
+    """Row of the 2.17 'RPC latency (us)' section: label 0, then 1 << (i-1) (LF §3)."""
+    return min(max(0, int(us)).bit_length(), OBD_HIST_MAX - 1)
+
+
+def latency_hist(c) -> list[int]:
+    """The sim keeps no per-RPC latencies, only the lprocfs counter [count, min, max, sum, sumsq]
+    of ost_read/ost_write. The 2.17 latency histogram is derived from it: the smallest and the
+    largest sample in their own buckets, the others at the mean of the rest. Deterministic, and
+    its total is the counter's count, as in the kernel."""
+    h = [0] * OBD_HIST_MAX
+    if not c or c[0] <= 0:
+        return h
+    n, mn, mx, sm = c[0], c[1] or 0, c[2], c[3]
+    h[_latency_bucket(mn)] += 1
+    if n >= 2:
+        h[_latency_bucket(mx)] += 1
+    if n >= 3:
+        h[_latency_bucket((sm - mn - mx) // (n - 2))] += n - 2
+    return h
+
+
+def _rpc_sections(p: Profile, h: dict, lat: tuple[list[int], list[int]] | None) -> list[str]:
+    out = [_section("pages per rpc", h["read_pages"], h["write_pages"], lambda i: 1 << i),
+           _section("rpcs in flight", h["read_rif"], h["write_rif"], lambda i: i, p.rif_first_row),
+           _section("offset", h["read_off"], h["write_off"],
+                    lambda i: 0 if i == 0 else 1 << (i - 1))]
+    if p.rpc_latency_section:
+        r, w = lat if lat is not None else ([0] * OBD_HIST_MAX, [0] * OBD_HIST_MAX)
+        out.append(_section("RPC latency (us)", r, w, lambda i: 0 if i == 0 else 1 << (i - 1),
+                            head="RPC latency (us)       count   % cum % |       count   % cum %\n"))
+    return out
 
 
 def render_rpc_stats(p: Profile, osc: dict, now_ns: int, boot_ns: int) -> str:
@@ -310,12 +355,87 @@ def render_rpc_stats(p: Profile, osc: dict, now_ns: int, boot_ns: int) -> str:
             out.append(f"DIO RPCs in flight: {g['dio_r_in_flight'] + g['dio_w_in_flight']}\n")
         out.append(f"pending write pages:  {g['pending_w']}\n"
                    f"pending read pages:   {g['pending_r']}\n")
-    out.append(_section("pages per rpc", h["read_pages"], h["write_pages"], lambda i: 1 << i))
-    out.append(_section("rpcs in flight", h["read_rif"], h["write_rif"], lambda i: i,
-                        p.rif_first_row))
-    out.append(_section("offset", h["read_off"], h["write_off"],
-                        lambda i: 0 if i == 0 else 1 << (i - 1)))
+    st = osc.get("stats", {})
+    out += _rpc_sections(p, h, (latency_hist(st.get("ost_read")), latency_hist(st.get("ost_write"))))
     return "".join(out)
+
+
+# ----------------------------------------------------------------------------------------------
+# mdc rpc_stats (LF §4)
+
+MOD_RPC_OPS = ("mds_reint", "mds_close")
+
+
+def mod_rpcs_hist(mdc: dict) -> list[int]:
+    """The 'modify RPCs in flight' histogram. The sim keeps no per-RPC concurrency for the MDC;
+    its modifying RPCs (reint and close, obd_get_mod_rpc_slot) go one at a time, so each is
+    tallied with 1 in flight (1-based, like obd_get_mod_rpc_slot). Derived from mdc stats, so
+    clearing those clears it too."""
+    h = [0] * OBD_HIST_MAX
+    h[1] = sum(mdc["stats"].get(op, [0])[0] for op in MOD_RPC_OPS)
+    return h
+
+
+def _mdc_rpc_header(p: Profile, now_ns: int, init_ns: int | None, boot_ns: int) -> str:
+    kind = p.mdc_rpc_header
+    sec, nsec = _split(now_ns)
+    if kind == "2.8":
+        return f"snapshot_time:         {sec}.{nsec // 1000} (secs.usecs)\n"
+    if kind == "2.10":
+        return f"snapshot_time:         {sec}.{nsec:9d} (secs.nsecs)\n"     # %9lu: space-padded
+    return _colon_header(p, now_ns, init_ns, boot_ns)
+
+
+def render_mdc_rpc_stats(p: Profile, mdc: dict, now_ns: int, boot_ns: int) -> str:
+    g = mdc.get("gauges") or {}
+    init = mdc.get("stats_init_ns") if p.rpc_header == "2.15.2" else None
+    h = mod_rpcs_hist(mdc)
+    tot = sum(h)
+    pct = "%%" if p.mdc_rpc_pct_bug else "%"
+    out = [_mdc_rpc_header(p, now_ns, init, boot_ns),
+           f"modify_RPCs_in_flight:  {g.get('mod_in_flight', 0)}\n",
+           "\n\t\t\tmodify\n", f"rpcs in flight        rpcs   {pct} cum {pct}\n"]
+    cum = 0
+    for i in range(OBD_HIST_MAX):
+        cum += h[i]
+        out.append(f"{i}:\t\t{h[i]:10d} {_pct(h[i], tot):3d} {_pct(cum, tot):3d}\n")
+        if cum == tot:
+            break
+    if p.mdc_rpc_dom_block:
+        # DoM I/O through the MDC: not modelled, so the histograms are empty
+        z = {k: [0] * OBD_HIST_MAX for k in ("read_pages", "write_pages", "read_rif", "write_rif",
+                                             "read_off", "write_off")}
+        out.append(f"\nread RPCs in flight:  {g.get('r_in_flight', 0)}\n"
+                   f"write RPCs in flight: {g.get('w_in_flight', 0)}\n"
+                   f"pending write pages:  {g.get('pending_w', 0)}\n"
+                   f"pending read pages:   {g.get('pending_r', 0)}\n")
+        out += _rpc_sections(p, z, None)
+    return "".join(out)
+
+
+# ----------------------------------------------------------------------------------------------
+# lnet stats (LF §7)
+
+def render_lnet_stats(st: dict) -> str:
+    """/proc/sys/lnet/stats or /sys/kernel/debug/lnet/stats: "%u %u %u %u %u %u %u %llu %llu
+    %llu %llu" = msgs_alloc msgs_max errors send_count recv_count route_count drop_count
+    send_length recv_length route_length drop_length. The sim has no LNet model: the counts
+    are derived from the import RPC counters (one request and one reply per RPC, plus a bulk
+    message per BRW), the lengths from the bulk bytes plus a small header per message."""
+    rpcs = rd_n = wr_n = rd_b = wr_b = 0
+    for m in st["mounts"].values():
+        for dev in m["osc"] + m["mdc"]:
+            s = dev["stats"]
+            rpcs += s.get("req_waittime", [0])[0]
+            rd_n += s.get("read_bytes", [0])[0]
+            wr_n += s.get("write_bytes", [0])[0]
+            rd_b += s.get("read_bytes", [0, 0, 0, 0])[3]
+            wr_b += s.get("write_bytes", [0, 0, 0, 0])[3]
+    send = rpcs + wr_n
+    recv = rpcs + rd_n
+    u32 = 1 << 32
+    return (f"0 {min(64, rpcs) % u32} 0 {send % u32} {recv % u32} 0 0 "
+            f"{(wr_b + 512 * rpcs) % U64} {(rd_b + 1024 * rpcs) % U64} 0 0\n")
 
 
 def render_osc_lockless(p: Profile, osc: dict, now_ns: int, boot_ns: int) -> str:

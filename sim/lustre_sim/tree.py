@@ -73,11 +73,16 @@ def files_for(st: dict, p: Profile | None = None, t_ns: int | None = None) -> di
                     formats.render_md_stats(p, mdc["md"], t, mdc["md_init_ns"], boot))
             put(p.root_of("mdc_stats"), f"mdc/{d}/stats",
                 formats.render_ptlrpc_stats(p, mdc["stats"], t, mdc["stats_init_ns"], boot))
+            if p.has_mdc_rpc_stats:
+                put(p.root_of("mdc_rpc_stats"), f"mdc/{d}/rpc_stats",
+                    formats.render_mdc_rpc_stats(p, mdc, t, boot))
             if p.v >= (2, 0, 0):
                 put(p.root_of("import"), f"mdc/{d}/import", formats.render_import(p, mdc, "mdc", t))
             put(p.root_of("state"), f"mdc/{d}/state", formats.render_state(p, mdc["imp"]))
             put(tun, f"mdc/{d}/active", "1\n")
             put(tun, f"mdc/{d}/max_rpcs_in_flight", "8\n")
+
+    out[p.lnet_stats_path] = formats.render_lnet_stats(st)
 
     for fsname, osp in st.get("osp", {}).items():
         d = f"{fsname}-OST0000-osc-MDT0000"

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 _VRE = re.compile(r"^(?:lustre:\s*)?(\d+)\.(\d+)(?:\.(\d+))?")
 
 # Families that have been checked byte for byte (golden tests); others fall into the nearest rules.
-SUPPORTED = ("1.8", "2.10", "2.12", "2.15.0", "2.15", "2.16")
+# "2.18" stands for master after 2.17.54 (2.18-dev): 35-column counter names (LU-11850).
+SUPPORTED = ("1.8", "2.9", "2.10", "2.12", "2.15.0", "2.15", "2.16", "2.17", "2.18")
 
 
 def parse(version: str) -> tuple[int, int, int]:
@@ -57,8 +58,8 @@ class Profile:
         if kind == "rpc_stats":
             return "debugfs" if v >= (2, 16, 53) else "proc"
         if kind == "md_stats":
-            return "proc"
-        if kind in ("import", "state", "osc_stats_lockless"):
+            return "proc"             # lprocfs_alloc_md_stats uses obd_proc_entry, even in 2.17
+        if kind in ("import", "state", "osc_stats_lockless", "mdc_rpc_stats"):
             return "debugfs" if v >= (2, 16, 53) else "proc"
         if kind == "tunable":          # max_pages_per_rpc (proc until LU-8066 moves)
             return "proc"
@@ -67,6 +68,49 @@ class Profile:
     @property
     def has_md_stats(self) -> bool:
         return self.v >= (2, 1, 0)
+
+    @property
+    def has_mdc_rpc_stats(self) -> bool:
+        """mdc.*.rpc_stats, obd_mod_rpc_stats_seq_show (LF §4): 2.8+."""
+        return self.v >= (2, 8, 0)
+
+    @property
+    def mdc_rpc_header(self) -> str:
+        """LF §4: 2.8-2.9 '%lu.%lu (secs.usecs)'; 2.10-2.14 '%llu.%9lu (secs.nsecs)' with the
+        nsec part SPACE-padded; 2.15+ the snapshot/start/elapsed header of osc rpc_stats."""
+        v = self.v
+        if v < (2, 10, 0):
+            return "2.8"
+        if v < (2, 15, 0):
+            return "2.10"
+        return self.rpc_header
+
+    @property
+    def mdc_rpc_pct_bug(self) -> bool:
+        """2.16+: the modify section header is printed with a literal '%%' (LF §4)."""
+        return self.v >= (2, 16, 0)
+
+    @property
+    def mdc_rpc_dom_block(self) -> bool:
+        """2.12+: an osc-style block (DoM I/O) follows the modify section (LF §4)."""
+        return self.v >= (2, 12, 0)
+
+    @property
+    def rpc_latency_section(self) -> bool:
+        """2.16.58+ (2.17, LU-18993): 'RPC latency (us)' histogram after 'offset' (LF §3)."""
+        return self.v >= (2, 16, 58)
+
+    @property
+    def name_width(self) -> int:
+        """lprocfs stats name column: %-25s, %-35s in master after 2.17.54 (LU-11850, LF §2)."""
+        return 35 if self.v >= (2, 17, 54) else 25
+
+    @property
+    def lnet_stats_path(self) -> str:
+        """/proc/sys/lnet/stats before the move to debugfs, /sys/kernel/debug/lnet/stats after.
+        LF §7 gives both; the 2.12 cut is the one PCP's pmdalustre assumes ("defaults for
+        Lustre v2.12 and later"), the same release that moved llite to debugfs."""
+        return "sys/kernel/debug/lnet/stats" if self.v >= (2, 12, 0) else "proc/sys/lnet/stats"
 
     # -- lprocfs stats header (LF §2)
     @property
@@ -172,13 +216,23 @@ class Profile:
     def ra_names_with_spaces(self) -> bool:
         return self.v < (2, 15, 0)
 
+    @property
+    def ra_pages_counters(self) -> tuple[str, ...]:
+        """read_ahead_stats counters with min max sum (LF §5): readahead_pages from 2.16,
+        forceread_pages in master (2.17.54+ here)."""
+        if self.v >= (2, 17, 54):
+            return ("readahead_pages", "forceread_pages")
+        if self.v >= (2, 16, 0):
+            return ("readahead_pages",)
+        return ()
+
 
 def profile(version: str) -> Profile:
     v = parse(version)
     if v < (1, 8, 0):
         raise ValueError(f"Lustre {version} is older than anything the simulator knows (1.8+)")
-    if v >= (2, 17, 54):
-        raise ValueError(f"Lustre {version}: 2.18-dev (35-column names) is not simulated")
+    if v >= (2, 19, 0):
+        raise ValueError(f"Lustre {version} is newer than anything the simulator knows (<= 2.18-dev)")
     return Profile(version=version.strip(), v=v)
 
 

@@ -57,6 +57,7 @@ void test_parse_rpc_stats(void);
 void test_parse_version(void);
 void test_parse_import(void);
 void test_names(void);
+void test_parse_misc(void);
 void test_fuzz(void);
 
 #endif

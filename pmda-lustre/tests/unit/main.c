@@ -11,6 +11,7 @@ main(void)
     test_parse_version();
     test_parse_import();
     test_names();
+    test_parse_misc();
     test_fuzz();
     printf("%d passed, %d failed\n", h_pass, h_fail);
     return h_fail ? 1 : 0;

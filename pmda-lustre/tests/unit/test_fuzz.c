@@ -6,6 +6,8 @@
  */
 #include "harness.h"
 #include "parse_import.h"
+#include "parse_lnet.h"
+#include "parse_lockless.h"
 #include "parse_rpc_stats.h"
 #include "parse_stats.h"
 #include "parse_version.h"
@@ -30,7 +32,14 @@ static const char *seeds[] = {
     "snapshot_time            : 351017.120381222 secs.nsecs\nsnapshot_time:         1510950459. 83304874 (secs.nsecs)\n",
     "lustre: 2.7.0\nkernel: patchless_client\nbuild:  2.7.0-RC4\n",
     "2.16.0_ddn56b\n",
-    "import:\n    state: FULL\n       connection_attempts: 3\ncurrent_state: FULL\n",
+    "import:\n    state: FULL\n       connection_attempts: 3\ncurrent_state: FULL\n"
+    "    rpcs:\n       inflight: 0\n       timeouts: 2\n",
+    "snapshot_time:         1510950459. 83304874 (secs.nsecs)\nmodify_RPCs_in_flight:  0\n"
+    "\n\t\t\tmodify\nrpcs in flight        rpcs   %% cum %%\n0:\t\t         0   0   0\n"
+    "1:\t\t     29659  99  99\n",
+    "0 1024 3 4294967295 57 0 2 18446744073709551615 1099511627776 0 9\n",
+    "snapshot_time:         1510950459.787092770 (secs.nsecs)\n"
+    "lockless_write_bytes\t\t4096\nlockless_read_bytes\t\t8192\n",
 };
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
@@ -103,7 +112,10 @@ test_fuzz(void)
     struct lstats	st = { 0 };
     struct rpc_stats	rs;
     struct import_info	ii;
+    struct lnet_stats	ls;
+    struct lockless_stats lk;
     struct lc_devname	dn;
+    uint64_t		v;
     char		ver[LC_VERSION_MAX], name[LC_NAME_MAX];
     size_t		s, i, len;
     int			iter, bad = 0;
@@ -132,6 +144,14 @@ test_fuzz(void)
 	    bad++;
 	if (import_parse(b, len, &ii) == 0 && ii.have_state && strlen(ii.state) >= LC_STATE_MAX)
 	    bad++;
+	if (rs.mod_seen == 0 && rs.mod_total != 0)
+	    bad++;
+	if (lnet_stats_parse(b, len, &ls) == 0 && ls.v[LNET_DROP_COUNT] > UINT32_MAX)
+	    bad++;
+	if (lockless_parse(b, len, &lk) == 0 && lk.have == 0)
+	    bad++;
+	lc_parse_single_u64(b, len, &v);
+	lc_complete_lines(b, len);
 	/* device names: the mutated text up to the first NUL/newline */
 	for (i = 0; i < len && i < sizeof(name) - 1 && b[i] != '\0' && b[i] != '\n'; i++)
 	    name[i] = b[i];

@@ -26,6 +26,20 @@ test_parse_import(void)
     CHECK_STR(ii.state, "FULL");
     CHECK(ii.have_state && ii.have_attempts);
     CHECK_U64(ii.connection_attempts, 3);
+    CHECK(!ii.have_timeouts && !ii.have_inflight);
+
+    /* the rpcs: block of a 2.12+ import */
+    CHECK_INT(parse("import:\n    state: FULL\n    connection:\n"
+		    "       connection_attempts: 1\n       generation: 1\n"
+		    "       in-progress_invalidations: 0\n       idle: 3 sec\n"
+		    "    rpcs:\n       inflight: 17\n       unregistering: 0\n"
+		    "       timeouts: 4\n       avg_waittime: 950 usecs\n"), 0);
+    CHECK(ii.have_timeouts && ii.have_inflight);
+    CHECK_U64(ii.timeouts, 4);
+    CHECK_U64(ii.inflight, 17);
+    CHECK_U64(ii.connection_attempts, 1);
+    /* only the values: garbage after them is not a number */
+    CHECK_INT(parse("    rpcs:\n       inflight: many\n       timeouts: -1\n"), -1);
 
     CHECK_INT(parse("current_state: EVICTED\nstate_history:\n - [ 1420750001, CONNECTING ]\n"
 		    " - [ 1420750001, FULL ]\n"), 0);

@@ -241,6 +241,45 @@ test_parse_rpc_stats(void)
     CHECK_U64(rs.ppr_read[0], 0);
     CHECK_U64(rs.ppr_read[1], 0);	/* the modify row "1:" is not a bucket */
     CHECK(rs.have & RPCS_WRITE_INFLIGHT);
+    CHECK(rs.mod_seen && rs.ppr_seen);
+    CHECK_U64(rs.mod_total, 29659);
+    CHECK(rs.have & RPCS_MOD_INFLIGHT);
+    CHECK_U64(rs.mod_inflight, 0);
+    CHECK_U64(rs.start.sec, 1790200000);
+    CHECK_INT(rs.garbage, 0);
+
+    /* 2.10-2.14 mdc: space-padded nsec, "%" headers, no DoM block before 2.12 */
+    CHECK_INT(parse("snapshot_time:         1510950459. 83304874 (secs.nsecs)\n"
+		    "modify_RPCs_in_flight:  3\n\n\t\t\tmodify\n"
+		    "rpcs in flight        rpcs   % cum %\n"
+		    "0:\t\t         0   0   0\n"
+		    "1:\t\t     29659  98  98\n"
+		    "2:\t\t       341   1 100\n"), 0);
+    CHECK(rs.mod_seen && !rs.ppr_seen);
+    CHECK_U64(rs.snapshot.nsec, 83304874);
+    CHECK_U64(rs.mod_total, 30000);
+    CHECK_U64(rs.mod_inflight, 3);
+    CHECK_INT(rs.ppr_maxidx, -1);
+    CHECK_INT(rs.garbage, 0);
+    /* 2.8-2.9 usecs header; modify rows out of order or garbled are skipped */
+    CHECK_INT(parse("snapshot_time:         1497642348.919552 (secs.usecs)\n"
+		    "modify_RPCs_in_flight:  0\n\n\t\t\tmodify\n"
+		    "rpcs in flight        rpcs   % cum %\n"
+		    "0:\t\t         0   0   0\n"
+		    "1:\t\t        10 100 100\n"
+		    "1:\t\t        99 100 100\n"
+		    "2:\t\t         x 100 100\n"
+		    "99:\t\t         5 100 100\n"
+		    "3:\t\t         5 100 100   |   5 0 0\n"
+		    "4:\t\t18446744073709551615 100 100\n"
+		    "5:\t\t         1 100 100\n"), 0);
+    CHECK_U64(rs.snapshot.nsec, 919552000);
+    CHECK_U64(rs.mod_total, UINT64_MAX);	/* saturated, never wrapped */
+    CHECK_INT(rs.garbage, 4);
+    /* an osc "rpcs in flight" section is not a modify section */
+    CHECK_INT(parse(v2154), 0);
+    CHECK(!rs.mod_seen);
+    CHECK_U64(rs.mod_total, 0);
 
     CHECK_INT(parse(v217), 0);
     CHECK_U64(rs.dio_inflight, 5);
@@ -304,6 +343,16 @@ test_parse_rpc_stats(void)
     CHECK_INT(parse(PPR_HDR "1:\t\t5 0 0|6 0 0\n"), 0);
     CHECK_U64(rs.ppr_read[0], 5);
     CHECK_U64(rs.ppr_write[0], 6);
+    /* a second "pages per rpc" section is ignored (libFuzzer: it used to
+     * overwrite the first and push ppr_rows past RPC_HIST_MAX) */
+    CHECK_INT(parse(PPR_HDR "1:\t\t         1   0   0   |          2   0   0\n"
+		    PPR_HDR "1:\t\t         7   0   0   |          8   0   0\n"
+		    "2:\t\t         9   0   0   |          9   0   0\n"), 0);
+    CHECK_U64(rs.ppr_read[0], 1);
+    CHECK_U64(rs.ppr_write[0], 2);
+    CHECK_U64(rs.ppr_read[1], 0);
+    CHECK_INT(rs.ppr_maxidx, 0);
+    CHECK_U64(rs.ppr_rows, 1);
     /* rows before any section header are not buckets */
     CHECK_INT(parse("1:\t\t         1   0   0   |          0   0   0\n"), -1);
     CHECK_U64(rs.ppr_read[0], 0);
