@@ -2,8 +2,9 @@
 """make bench: run every bench/bench_*.py in turn and print their figures.
 
 Each benchmark measures its subject and a floor or peer in the same run and prints ratios, so
-the figures mean the same on any machine. A benchmark that fails is reported and the others
-still run; the exit code says whether all of them ran.
+the figures mean the same on any machine, and says which goals it met. A benchmark that
+crashes is reported and the others still run; the exit code says whether all of them ran
+(a missed goal is a figure, not a crash).
 """
 
 from __future__ import annotations
