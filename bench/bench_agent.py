@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -37,7 +36,7 @@ REPO = HERE.parent
 sys.path[:0] = [str(REPO / "tests"), str(REPO / "sim")]
 
 from lustre_sim import SimClient  # noqa: E402
-from privpmcd import PMCD, PrivatePmcd, alive, free_port  # noqa: E402
+from privpmcd import Pmcd, PrivatePmcd  # noqa: E402
 
 from pcp import pmapi  # noqa: E402  (Debian python3-pcp; the venv sees system packages)
 import cpmapi as c_api  # noqa: E402
@@ -150,14 +149,17 @@ def sample(cl: Client, seconds: int, pid: int) -> float:
 # ---------------------------------------------------------------------------------------------
 # PCP's Perl pmdalustre in a private pmcd of its own
 
-class PerlPmcd:
-    def __init__(self, work: Path, llite: Path, lnet: Path):
-        self.work, self.llite, self.lnet = work, llite, lnet
-        self.proc = None
+class PerlPmcd(Pmcd):
+    """PCP's own Perl pmdalustre (domain 134) on the same llite stats files, in a private pmcd."""
 
-    def start(self) -> "PerlPmcd":
-        w = self.work
-        w.mkdir(parents=True, exist_ok=True)
+    probe_metric = "lustre.llite.volume"
+
+    def __init__(self, work: Path, llite: Path, lnet: Path):
+        super().__init__(work)
+        self.llite, self.lnet = llite, lnet
+
+    def prepare(self) -> tuple[str, str]:
+        w = self.workdir
         # pmcd passes no environment to its agents: a wrapper sets the paths
         wrapper = w / "pmdalustre.sh"
         # ... and PCP_VAR_DIR: it saves its instance cache there (config/pmda/134.0),
@@ -170,44 +172,10 @@ class PerlPmcd:
                            "export LUSTRE_LLITE_PATH LUSTRE_LNET_PATH PCP_VAR_DIR\n"
                            f"exec perl {PERL_PMDA} \"$@\"\n")
         wrapper.chmod(0o755)
-        (w / "pmcd.conf").write_text(f"lustre\t134\tpipe\tbinary\t{wrapper}\n")
-        (w / "root").write_text("root {\n\tlustre\t134:*:*\n}\n")
-        self.port = free_port()
-        self.proc = subprocess.Popen(
-            [str(PMCD), "-f", "-c", str(w / "pmcd.conf"), "-n", str(w / "root"),
-             "-s", str(w / "pmcd.socket"), "-p", str(self.port), "-l", str(w / "pmcd.log")],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env=dict(os.environ, PCP_RUN_DIR=str(w), PMCD_PORT=str(self.port)), cwd=w)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            p = subprocess.run(["pminfo", "-h", self.spec, "-f", "lustre.llite.volume"],
-                               capture_output=True, text=True)
-            if p.returncode == 0 and "value" in p.stdout:
-                return self
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError("the Perl pmdalustre did not come up: "
-                           + (w / "pmcd.log").read_text()[-1500:])
+        return f"lustre\t134\tpipe\tbinary\t{wrapper}", "root {\n\tlustre\t134:*:*\n}\n"
 
-    @property
-    def spec(self) -> str:
-        return f"localhost:{self.port}"
-
-    def __enter__(self) -> "PerlPmcd":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
+    def start(self, timeout: float = 20.0) -> "PerlPmcd":
+        return super().start(timeout)
 
 
 def have_perl_pmda() -> bool:

@@ -43,11 +43,14 @@ def alive(pid: int) -> bool:
     return bool(out.strip()) and not out.strip().startswith("Z")
 
 
-class PrivatePmcd:
-    def __init__(self, workdir: Path, tree: Path, *, page_size: int | None = None,
-                 agent: Path = AGENT, extra_agent_args: tuple[str, ...] = ()):
-        self.workdir, self.tree, self.agent = Path(workdir), Path(tree), Path(agent)
-        self.page_size, self.extra_agent_args = page_size, extra_agent_args
+class Pmcd:
+    """A private pmcd for any agent: its pmcd.conf line, its PMNS, and a metric that has a
+    value once the agent answers. Subclasses say what those are."""
+
+    probe_metric = ""
+
+    def __init__(self, workdir: Path):
+        self.workdir = Path(workdir)
         self.port: int | None = None
         self.proc: subprocess.Popen | None = None
 
@@ -59,21 +62,15 @@ class PrivatePmcd:
     def socket_path(self) -> Path:
         return self.workdir / "pmcd.socket"
 
-    def agent_command(self) -> str:
-        # -h: the help text of this tree's agent, not of an installed one
-        args = [str(self.agent), "-d", str(DOMAIN), "-r", str(self.tree),
-                "-l", str(self.workdir / "lustreclient.log"), "-h", str(AGENT_DIR / "help")]
-        if self.page_size:
-            args += ["-P", str(self.page_size)]
-        return " ".join(args + list(self.extra_agent_args))
+    def prepare(self) -> tuple[str, str]:
+        """Write what the agent needs; return (pmcd.conf line, PMNS text)."""
+        raise NotImplementedError
 
-    def start(self, timeout: float = 15.0) -> "PrivatePmcd":
-        if not self.agent.exists():
-            raise RuntimeError(f"{self.agent} is not built (run make agent)")
+    def start(self, timeout: float = 15.0) -> "Pmcd":
         self.workdir.mkdir(parents=True, exist_ok=True)
-        (self.workdir / "root").write_text(pmns_for_private_pmcd())
-        (self.workdir / "pmcd.conf").write_text(
-            f"lustreclient\t{DOMAIN}\tpipe\tbinary\t{self.agent_command()}\n")
+        conf_line, pmns = self.prepare()
+        (self.workdir / "root").write_text(pmns)
+        (self.workdir / "pmcd.conf").write_text(conf_line + "\n")
         last_error = ""
         for _attempt in range(3):  # a port picked free can be taken before pmcd binds it
             self.port = free_port()
@@ -86,7 +83,7 @@ class PrivatePmcd:
                 env=env, cwd=self.workdir)
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline and self.proc.poll() is None:
-                probe = subprocess.run(["pminfo", "-h", self.spec, "-f", "lustreclient.version"],
+                probe = subprocess.run(["pminfo", "-h", self.spec, "-f", self.probe_metric],
                                        capture_output=True, text=True, timeout=10)
                 if probe.returncode == 0 and "value" in probe.stdout:
                     return self
@@ -108,11 +105,36 @@ class PrivatePmcd:
                 self.proc.wait()
         self.proc = None
 
-    def __enter__(self) -> "PrivatePmcd":
+    def __enter__(self) -> "Pmcd":
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+class PrivatePmcd(Pmcd):
+    """The real pmdalustreclient on a client tree."""
+
+    probe_metric = "lustreclient.version"
+
+    def __init__(self, workdir: Path, tree: Path, *, page_size: int | None = None,
+                 agent: Path = AGENT, extra_agent_args: tuple[str, ...] = ()):
+        super().__init__(workdir)
+        self.tree, self.agent = Path(tree), Path(agent)
+        self.page_size, self.extra_agent_args = page_size, extra_agent_args
+
+    def agent_command(self) -> str:
+        # -h: the help text of this tree's agent, not of an installed one
+        args = [str(self.agent), "-d", str(DOMAIN), "-r", str(self.tree),
+                "-l", str(self.workdir / "lustreclient.log"), "-h", str(AGENT_DIR / "help")]
+        if self.page_size:
+            args += ["-P", str(self.page_size)]
+        return " ".join(args + list(self.extra_agent_args))
+
+    def prepare(self) -> tuple[str, str]:
+        if not self.agent.exists():
+            raise RuntimeError(f"{self.agent} is not built (run make agent)")
+        return f"lustreclient\t{DOMAIN}\tpipe\tbinary\t{self.agent_command()}", pmns_for_private_pmcd()
 
 
 def cleanup(path: Path) -> None:
