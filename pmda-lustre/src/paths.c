@@ -519,14 +519,3 @@ lc_scan_names(const char *type, const struct lc_scan *sc,
     return (int)k;
 }
 
-int
-lc_list_devices(const char *type, void (*cb)(const char *name, void *arg), void *arg)
-{
-    struct lc_scan	sc = { NULL, 0, 0 };
-    int			sts;
-
-    if ((sts = lc_scan_devices(type, &sc)) >= 0)
-	sts = lc_scan_names(type, &sc, cb, arg);
-    free(sc.p);
-    return sts;
-}

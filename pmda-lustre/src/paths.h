@@ -45,9 +45,6 @@ int lc_scan_names(const char *type, const struct lc_scan *sc,
  * are not directories inside ROOT are skipped.  Returns the number of
  * names or a negative errno on allocation failure.
  */
-int lc_list_devices(const char *type, void (*cb)(const char *name, void *arg),
-		    void *arg);
-
 /*
  * Read <base>/<type>/<dev>/<file> from the first base that has it
  * (<base>/<file> when type is NULL).  *hint remembers which base answered
