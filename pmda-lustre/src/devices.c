@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "lustreclient.h"
 #include "paths.h"
 
@@ -38,12 +39,44 @@ struct typestate {
     struct lc_scan	now, last;
     int			scanned;
     struct candlist	cands;
+    /* the directories as they looked when last listed, and when that was */
+    struct lc_dirsig	sig[LC_NBASES];
+    struct timespec	listed_at;
 };
 static struct typestate	types[3] = {
-    { "llite", { NULL, 0, 0 }, { NULL, 0, 0 }, 0, { LC_DEV_LLITE, NULL, 0, 0 } },
-    { "osc", { NULL, 0, 0 }, { NULL, 0, 0 }, 0, { LC_DEV_OSC, NULL, 0, 0 } },
-    { "mdc", { NULL, 0, 0 }, { NULL, 0, 0 }, 0, { LC_DEV_MDC, NULL, 0, 0 } },
+    { .type = "llite", .cands = { LC_DEV_LLITE, NULL, 0, 0 } },
+    { .type = "osc", .cands = { LC_DEV_OSC, NULL, 0, 0 } },
+    { .type = "mdc", .cands = { LC_DEV_MDC, NULL, 0, 0 } },
 };
+
+/*
+ * Directory timestamps come from a coarse clock (a jiffy or so): one that
+ * was changed just before the listing might change again in the same tick
+ * without its mtime moving (git's "racy" index entries).  Such a
+ * signature is not trusted until it is older than this.
+ */
+#define RACY_NS		100000000LL
+
+static long long
+ts_ns(struct timespec t)
+{
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* the listing of last time still holds: the directories look the same */
+static int
+unchanged(const struct typestate *t, const struct lc_dirsig now[LC_NBASES])
+{
+    long long	settled = ts_ns(t->listed_at) - RACY_NS;
+    int		b;
+
+    if (!lc_dirsig_equal(now, t->sig))
+	return 0;
+    for (b = 0; b < LC_NBASES; b++)
+	if (!now[b].err && (ts_ns(now[b].mtime) >= settled || ts_ns(now[b].ctime) >= settled))
+	    return 0;
+    return 1;
+}
 
 static void
 collect(const char *name, void *arg)
@@ -173,12 +206,15 @@ static void assign(struct candlist ll, struct candlist oc, struct candlist md);
 
 /*
  * which: bits 0, 1, 2 = list llite, osc, mdc (DEV_* in lustreclient.h);
- * a type never listed yet is listed whatever which says.
+ * a type never listed yet is listed whatever which says.  A type is only
+ * listed again when its directories changed (lc_scan_signature) or when
+ * force is set.  Returns 1 if the devices changed.
  */
-void
-lc_devices_refresh(unsigned which)
+int
+lc_devices_refresh(unsigned which, int force)
 {
     struct candlist	*lists[3];
+    struct lc_dirsig	sig[LC_NBASES];
     int			k, changed = 0;
 
     for (k = 0; k < 3; k++) {
@@ -187,8 +223,16 @@ lc_devices_refresh(unsigned which)
 	lists[k] = &t->cands;
 	if (t->scanned && !(which & (1u << k)))
 	    continue;		/* not needed by this fetch: as last seen */
-	if (lc_scan_devices(t->type, &t->now) < 0)
-	    continue;		/* out of memory: keep the last listing */
+	/* the signature before the listing: a change in between shows next time */
+	lc_scan_signature(t->type, sig);
+	if (t->scanned && !force && unchanged(t, sig))
+	    continue;
+	clock_gettime(CLOCK_REALTIME, &t->listed_at);
+	if (lc_scan_devices(t->type, &t->now) < 0) {
+	    t->listed_at.tv_sec = 0;	/* out of memory: keep the last listing */
+	    continue;
+	}
+	memcpy(t->sig, sig, sizeof(sig));
 	if (t->scanned && t->now.n == t->last.n && memcmp(t->now.p, t->last.p, t->now.n) == 0)
 	    continue;
 	/* a change: parse this type's names again */
@@ -205,6 +249,7 @@ lc_devices_refresh(unsigned which)
     }
     if (changed)
 	assign(*lists[0], *lists[1], *lists[2]);
+    return changed;
 }
 
 /* the instance domains from the candidates of the three device types */

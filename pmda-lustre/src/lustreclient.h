@@ -260,7 +260,7 @@ struct lc_agent {
 extern struct lc_agent lc;
 
 /* devices.c */
-void lc_devices_refresh(unsigned which);	/* 1 llite, 2 osc, 4 mdc */
+int lc_devices_refresh(unsigned which, int force);	/* 1 llite, 2 osc, 4 mdc */
 void lc_buckets_refresh(void);
 void lc_cache_save(void);
 

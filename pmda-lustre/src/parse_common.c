@@ -5,78 +5,9 @@
 #include "parse_common.h"
 
 int
-lc_next_line(const char **cur, const char *end, struct lc_slice *line)
-{
-    const char	*p = *cur, *nl;
-
-    if (p == NULL || p >= end)
-	return 0;
-    nl = memchr(p, '\n', (size_t)(end - p));
-    line->p = p;
-    line->n = (size_t)((nl ? nl : end) - p);
-    *cur = nl ? nl + 1 : end;
-    if (line->n > 0 && line->p[line->n - 1] == '\r')
-	line->n--;
-    return 1;
-}
-
-int
-lc_next_token(const char **cur, const char *end, struct lc_slice *tok)
-{
-    const char	*p = *cur;
-
-    while (p < end && lc_is_space(*p))
-	p++;
-    if (p >= end) {
-	*cur = end;
-	return 0;
-    }
-    tok->p = p;
-    while (p < end && !lc_is_space(*p))
-	p++;
-    tok->n = (size_t)(p - tok->p);
-    *cur = p;
-    return 1;
-}
-
-struct lc_slice
-lc_trim(struct lc_slice s)
-{
-    while (s.n > 0 && lc_is_space(s.p[0])) {
-	s.p++;
-	s.n--;
-    }
-    while (s.n > 0 && lc_is_space(s.p[s.n - 1]))
-	s.n--;
-    return s;
-}
-
-int
 lc_is_blank(struct lc_slice s)
 {
     return lc_trim(s).n == 0;
-}
-
-int
-lc_parse_u64(struct lc_slice s, uint64_t *v)
-{
-    uint64_t	x = 0;
-    size_t	i;
-
-    if (s.n == 0)
-	return -1;
-    for (i = 0; i < s.n; i++) {
-	unsigned d;
-
-	if (!lc_is_digit(s.p[i]))
-	    return -1;
-	d = (unsigned)(s.p[i] - '0');
-	if (x > (UINT64_MAX - d) / 10)
-	    return -1;
-	x = x * 10 + d;
-    }
-    *v = x;
-    return 0;
 }
 
 int
@@ -122,7 +53,7 @@ lc_parse_time_value(struct lc_slice rest, struct lc_time *t)
     while (p < end && lc_is_digit(*p)) {
 	unsigned d = (unsigned)(*p - '0');
 
-	if (sec > (UINT64_MAX - d) / 10)
+	if (sec > UINT64_MAX / 10 || (sec == UINT64_MAX / 10 && d > UINT64_MAX % 10))
 	    return -1;
 	sec = sec * 10 + d;
 	p++;
@@ -174,31 +105,30 @@ int
 lc_parse_header_time(struct lc_slice line, struct lc_time *snapshot,
 		     struct lc_time *start, struct lc_time *elapsed)
 {
-    static const struct {
-	const char	*name;
-	int		which;
-    } names[] = {
-	{ "snapshot_time", 0 }, { "start_time", 1 }, { "elapsed_time", 2 },
-    };
     struct lc_slice	rest;
     struct lc_time	*dst;
-    size_t		i, n;
+    size_t		n;
 
-    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-	n = strlen(names[i].name);
-	if (line.n <= n || memcmp(line.p, names[i].name, n) != 0)
-	    continue;
-	if (!lc_is_space(line.p[n]) && line.p[n] != ':')
-	    continue;
-	dst = names[i].which == 0 ? snapshot :
-	      names[i].which == 1 ? start : elapsed;
-	rest.p = line.p + n;
-	rest.n = line.n - n;
-	if (lc_parse_time_value(rest, dst) < 0)
-	    return -1;
-	return 1;
+    /* three names, told apart by their first letters: most lines are none */
+    if (line.n > 13 && memcmp(line.p, "snapshot_time", 13) == 0) {
+	n = 13;
+	dst = snapshot;
+    } else if (line.n > 10 && memcmp(line.p, "start_time", 10) == 0) {
+	n = 10;
+	dst = start;
+    } else if (line.n > 12 && memcmp(line.p, "elapsed_time", 12) == 0) {
+	n = 12;
+	dst = elapsed;
+    } else {
+	return 0;
     }
-    return 0;
+    if (!lc_is_space(line.p[n]) && line.p[n] != ':')
+	return 0;
+    rest.p = line.p + n;
+    rest.n = line.n - n;
+    if (lc_parse_time_value(rest, dst) < 0)
+	return -1;
+    return 1;
 }
 
 int

@@ -28,6 +28,7 @@ static char	rootdir[PATH_MAX];
 static size_t	rootlen;
 static int	rootfd = -1;
 static int	use_openat2;
+static unsigned long vanished;	/* lc_paths_vanished() */
 /* per reader thread (pool.c): the read buffer and the last path read */
 static __thread char	*rbuf;
 static __thread size_t	rcap;
@@ -217,34 +218,41 @@ grow_rbuf(size_t want)
     return 0;
 }
 
-/* read an open descriptor into rbuf, up to the cap; closes fd */
+/*
+ * Read an open descriptor into rbuf, up to the cap; closes fd.
+ *
+ * With check set the descriptor is first confirmed to be a regular file
+ * (procfs, sysfs and debugfs files all are).  That fstat() is a fifth of
+ * the system calls of a read, so it is done once per file: the caller
+ * skips it while the file keeps answering at the base where it was last
+ * checked.  Should the file be swapped for something else in between,
+ * O_NONBLOCK and the read cap still hold (nothing can make the agent wait
+ * or read without bound), and an empty read is checked after the fact, so
+ * a FIFO is still refused as one.
+ * Files are read until EOF: procfs and debugfs report st_size 0, and
+ * seq_file hands out about a page per read(2).
+ */
 static ssize_t
-read_fd(int fd, const char **bufp, int *truncated)
+read_fd(int fd, int check, const char **bufp, int *truncated)
 {
     struct stat	st;
-    size_t	len = 0, want;
+    size_t	len = 0;
     ssize_t	n;
     int		sts;
 
     *truncated = 0;
-    if (fstat(fd, &st) < 0) {
-	sts = -errno;
-	close(fd);
-	return sts;
+    if (check) {
+	if (fstat(fd, &st) < 0) {
+	    sts = -errno;
+	    close(fd);
+	    return sts;
+	}
+	if (!S_ISREG(st.st_mode)) {
+	    close(fd);
+	    return -EINVAL;
+	}
     }
-    if (!S_ISREG(st.st_mode)) {
-	close(fd);
-	return -EINVAL;
-    }
-    /*
-     * procfs/debugfs report st_size 0: read until EOF, up to the cap + 1.
-     * A regular file that reports its size (a captured or simulated tree)
-     * is complete once that many bytes are in, which saves the read that
-     * would only see EOF.
-     */
-    want = (st.st_size > 0 && (unsigned long long)st.st_size <= LC_READ_CAP)
-	   ? (size_t)st.st_size : 0;
-    if ((sts = grow_rbuf(want + 1)) < 0) {
+    if (rcap == 0 && (sts = grow_rbuf(1)) < 0) {
 	close(fd);
 	return sts;
     }
@@ -269,8 +277,13 @@ read_fd(int fd, const char **bufp, int *truncated)
 	if (n == 0)
 	    break;
 	len += (size_t)n;
-	if (len > LC_READ_CAP || (want && len >= want))
+	if (len > LC_READ_CAP)
 	    break;
+    }
+    /* nothing read unchecked: a FIFO swapped in says so, not "empty" */
+    if (len == 0 && !check && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+	close(fd);
+	return -EINVAL;
     }
     close(fd);
     if (len > LC_READ_CAP) {
@@ -304,7 +317,7 @@ lc_read_confined(const char *path, const char **bufp, int *truncated)
     /* O_NONBLOCK: a FIFO planted in a tree must not hang the agent */
     if ((fd = open_rel(rel, RD_FLAGS)) < 0)
 	return -errno;
-    return read_fd(fd, bufp, truncated);
+    return read_fd(fd, 1, bufp, truncated);
 }
 
 static ssize_t
@@ -312,8 +325,9 @@ read_from_bases(const char **bl, int nb, const char *type, const char *dev,
 		const char *file, int *hint, const char **bufp, int *truncated)
 {
     char	rel[PATH_MAX];
+    size_t	len = 0;
     ssize_t	sts = -ENOENT, s;
-    int		i, b, fd, start = (hint && *hint >= 0 && *hint < nb) ? *hint : 0;
+    int		i, b, fd, verified, start = (hint && *hint >= 0 && *hint < nb) ? *hint : 0;
 
     *truncated = 0;
     for (i = 0; i < nb; i++) {
@@ -321,9 +335,10 @@ read_from_bases(const char **bl, int nb, const char *type, const char *dev,
 	/* <base>/<type>/<dev>/<file> or <base>/<file>, without printf */
 	{
 	    const char	*part[4] = { bl[b], type, dev, file };
-	    size_t	len = 0, pl;
+	    size_t	pl;
 	    int		k;
 
+	    len = 0;
 	    for (k = 0; k < 4; k++) {
 		if (part[k] == NULL || (k == 2 && type == NULL))
 		    continue;
@@ -344,16 +359,31 @@ read_from_bases(const char **bl, int nb, const char *type, const char *dev,
 		sts = s;
 	    continue;
 	}
-	s = read_fd(fd, bufp, truncated);
+	/* the hint names the base where this file was read, and checked, last */
+	verified = hint && *hint == b;
+	s = read_fd(fd, !verified, bufp, truncated);
 	if (s >= 0) {
 	    if (hint)
 		*hint = b;
-	    memcpy(lastrel, rel, sizeof(lastrel));
+	    memcpy(lastrel, rel, len + 1);
 	    return s;
 	}
+	if (verified)
+	    *hint = -1;		/* check it again once it reads */
 	sts = s;
     }
+    if (sts == -ENOENT && hint && *hint >= 0) {
+	/* it was there last time: tell the device listing to look again */
+	__atomic_fetch_add(&vanished, 1, __ATOMIC_RELAXED);
+	*hint = -1;
+    }
     return sts;
+}
+
+unsigned long
+lc_paths_vanished(void)
+{
+    return __atomic_load_n(&vanished, __ATOMIC_RELAXED);
 }
 
 ssize_t
@@ -453,6 +483,52 @@ lc_scan_devices(const char *type, struct lc_scan *sc)
 nomem:
     closedir(dir);
     return -ENOMEM;
+}
+
+void
+lc_scan_signature(const char *type, struct lc_dirsig sig[LC_NBASES])
+{
+    char	rel[PATH_MAX];
+    struct stat	st;
+    int		b, fd;
+
+    for (b = 0; b < LC_NBASES; b++) {
+	memset(&sig[b], 0, sizeof(sig[b]));
+	if ((size_t)snprintf(rel, sizeof(rel), "%s/%s", bases[b], type) >= sizeof(rel)) {
+	    sig[b].err = ENAMETOOLONG;
+	    continue;
+	}
+	if ((fd = open_rel(rel, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+	    sig[b].err = errno;
+	    continue;
+	}
+	if (fstat(fd, &st) < 0) {
+	    sig[b].err = errno;
+	} else {
+	    sig[b].dev = st.st_dev;
+	    sig[b].ino = st.st_ino;
+	    sig[b].nlink = st.st_nlink;
+	    sig[b].size = st.st_size;
+	    sig[b].mtime = st.st_mtim;
+	    sig[b].ctime = st.st_ctim;
+	}
+	close(fd);
+    }
+}
+
+int
+lc_dirsig_equal(const struct lc_dirsig a[LC_NBASES], const struct lc_dirsig b[LC_NBASES])
+{
+    int		i;
+
+    for (i = 0; i < LC_NBASES; i++) {
+	if (a[i].err != b[i].err || a[i].dev != b[i].dev || a[i].ino != b[i].ino ||
+	    a[i].nlink != b[i].nlink || a[i].size != b[i].size ||
+	    a[i].mtime.tv_sec != b[i].mtime.tv_sec || a[i].mtime.tv_nsec != b[i].mtime.tv_nsec ||
+	    a[i].ctime.tv_sec != b[i].ctime.tv_sec || a[i].ctime.tv_nsec != b[i].ctime.tv_nsec)
+	    return 0;
+    }
+    return 1;
 }
 
 static int

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define LC_READ_CAP	(4u << 20)	/* never read more of one file */
 #define LC_NBASES	3		/* Lustre parameter roots */
@@ -36,6 +37,29 @@ struct lc_scan {
     size_t	n, cap;
 };
 int lc_scan_devices(const char *type, struct lc_scan *sc);
+
+/*
+ * What <base>/<type>/ looks like from outside, per base: cheap to take
+ * (no readdir), and different once entries come or go.  procfs, sysfs
+ * and debugfs count subdirectories in st_nlink; disk and memory file
+ * systems (captured or simulated trees) also move mtime/ctime.
+ */
+struct lc_dirsig {
+    int			err;	/* 0, or why the directory could not be opened */
+    dev_t		dev;
+    ino_t		ino;
+    nlink_t		nlink;
+    off_t		size;
+    struct timespec	mtime, ctime;
+};
+void lc_scan_signature(const char *type, struct lc_dirsig sig[LC_NBASES]);
+int lc_dirsig_equal(const struct lc_dirsig a[LC_NBASES], const struct lc_dirsig b[LC_NBASES]);
+
+/*
+ * How many times a file that had been read came back ENOENT from every
+ * base: its device may have been replaced since the last listing.
+ */
+unsigned long lc_paths_vanished(void);
 int lc_scan_names(const char *type, const struct lc_scan *sc,
 		  void (*cb)(const char *name, void *arg), void *arg);
 

@@ -214,14 +214,10 @@ needs(pmID pmid)
     return 0;
 }
 
+/* every file the fetch needs, device listings aside */
 static void
-refresh(unsigned need)
+refresh_files(unsigned need)
 {
-    lc_budget_start();
-    if (need & NEED_VERSION)
-	lc_refresh_version();
-    if (need & NEED_DEVICES)
-	lc_devices_refresh((need & NEED_DEVICES) >> NEED_DEV_SHIFT);
     if (need & NEED_LLITE)
 	lc_refresh_llite();
     if (need & NEED_LLITE_RA)
@@ -237,6 +233,31 @@ refresh(unsigned need)
 	lc_refresh_mdc_rpc();
     if (need & NEED_LNET)
 	lc_refresh_lnet();
+}
+
+static void
+refresh(unsigned need)
+{
+    unsigned	which = (need & NEED_DEVICES) >> NEED_DEV_SHIFT;
+    unsigned long vanished;
+
+    lc_budget_start();
+    if (need & NEED_VERSION)
+	lc_refresh_version();
+    if (need & NEED_DEVICES)
+	lc_devices_refresh(which, 0);
+    vanished = lc_paths_vanished();
+    refresh_files(need);
+    /*
+     * A file that was read before is gone.  Mostly its device went away
+     * and the listing already knew; but a device replaced between two
+     * fetches (the fs unmounted and mounted again) can leave the procfs
+     * directory looking the same.  So list again now, and if the devices
+     * did change, read once more rather than answer with gaps.
+     */
+    if ((need & NEED_DEVICES) && lc_paths_vanished() != vanished &&
+	lc_devices_refresh(which, 1))
+	refresh_files(need);
     if (need & NEED_DEVICES)
 	lc_cache_save();
 }
