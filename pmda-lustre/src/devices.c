@@ -233,6 +233,9 @@ lc_devices_refresh(unsigned which, int force)
 	    continue;
 	}
 	memcpy(t->sig, sig, sizeof(sig));
+	/* -Dappl0: tests see when a type is listed (and why) */
+	if (pmDebugOptions.appl0)
+	    pmNotifyErr(LOG_DEBUG, "list %s%s", t->type, force ? " (a file read before is gone)" : "");
 	if (t->scanned && t->now.n == t->last.n && memcmp(t->now.p, t->last.p, t->now.n) == 0)
 	    continue;
 	/* a change: parse this type's names again */

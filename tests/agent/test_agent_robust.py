@@ -192,3 +192,52 @@ def test_fetch_budget_answers_in_time(tmp_path):
     with PrivatePmcd(tmp_path / "pmcd0", c.root, extra_agent_args=("-b", "0")) as pmcd:
         got = fetch_all(pmcd.spec)[0]
         assert v(got, "agent.budget_skips") == 0 and len(got[P + "osc.read_bytes"]) == 300
+
+
+def _trace(log: Path, start: int) -> str:
+    time.sleep(0.05)
+    with open(log) as f:
+        f.seek(start)
+        return f.read()
+
+
+def test_devices_listed_again_only_when_their_directories_change(tmp_path):
+    """Listing 2,048 OSC directories at every fetch costs as much as parsing their files; a
+    listing is kept while the directories' signatures (link count, times) stay the same."""
+    c = SimClient.create(tmp_path / "tree", version="2.15.4", filesystems=[("scratch", 3, 1)], seed=4)
+    with PrivatePmcd(tmp_path / "pmcd", c.root, extra_agent_args=("-D", "appl0")) as pmcd:
+        log = tmp_path / "pmcd" / "lustreclient.log"
+        # a listing taken within 0.1 s of a directory's last change is not trusted (its
+        # timestamp is coarse), so the first listing that counts comes after that
+        time.sleep(0.15)
+        fetch_all(pmcd.spec)
+        start = log.stat().st_size
+        got = fetch_all(pmcd.spec)[0]
+        quiet = _trace(log, start)
+        assert " read osc/" in quiet and " list " not in quiet, quiet
+        assert len(got[P + "osc.read_bytes"]) == 3
+        c.fault("add-ost", fs="scratch")
+        start = log.stat().st_size
+        got = fetch_all(pmcd.spec)[0]
+        assert re.search(r" list osc$", _trace(log, start), re.M)
+        assert v(got, "osc.state", "scratch-OST0003") == "FULL"
+
+
+def test_remount_between_fetches_seen_where_directories_look_the_same(tmp_path):
+    """On procfs and debugfs only a directory's link count tells that entries changed, and an
+    unmount and mount between two fetches leaves it as it was. The stale device's files are then
+    gone: the agent lists again in the same fetch and answers for the new mount, no gap."""
+    c = SimClient.create(tmp_path / "tree", version="2.15.4", filesystems=[("scratch", 2, 1)], seed=5)
+    c.run("ior", fs="scratch", tasks=2, block_size=4 << 20, transfer_size=1 << 20)
+    with PrivatePmcd(tmp_path / "pmcd", c.root, extra_agent_args=("-D", "appl0,appl1")) as pmcd:
+        log = tmp_path / "pmcd" / "lustreclient.log"
+        before = fetch_all(pmcd.spec)[0]
+        assert v(before, "osc.write_rpcs", "scratch-OST0000") > 0
+        c.fault("remount", fs="scratch")
+        start = log.stat().st_size
+        got = fetch_all(pmcd.spec)[0]
+        trace = _trace(log, start)
+        assert "list llite (a file read before is gone)" in trace, trace
+        assert v(got, "llite.mount_id", "scratch") == c.mount_id("scratch") != v(before, "llite.mount_id", "scratch")
+        assert v(got, "llite.open", "scratch") == 0 and v(got, "osc.write_rpcs", "scratch-OST0000") == 0
+        assert v(got, "osc.req_count", "scratch-OST0000") == 1
