@@ -15,6 +15,7 @@
 #include <pcp/pmda.h>
 #include "names.h"
 #include "parse_import.h"
+#include "unchanged.h"
 #include "parse_rpc_stats.h"
 #include "parse_version.h"
 
@@ -206,6 +207,8 @@ struct lc_osc {
     uint32_t	maxpages, maxrif;
     int		lockless_ok;
     uint64_t	lockless_read, lockless_write;
+    /* the text behind the values above, per file (unchanged.h) */
+    struct lc_seen seen_rpc, seen_stats, seen_import, seen_lockless;
 };
 
 struct lc_mdc {
@@ -276,7 +279,7 @@ void lc_refresh_mdc_import(void);
 void lc_refresh_mdc_rpc(void);
 void lc_refresh_import(const char *type, const char *dev, int *hints,
 		       uint64_t *logged, int kimport, int kstate,
-		       struct import_info *imp, int *ok);
+		       struct import_info *imp, int *ok, struct lc_seen *seen);
 
 /* pool.c: reader threads */
 int lc_pool_init(int threads);

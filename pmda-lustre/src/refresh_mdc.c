@@ -89,7 +89,7 @@ lc_refresh_mdc_import(void)
 	if (!mdc->present)
 	    continue;
 	lc_refresh_import("mdc", mdc->dev, mdc->hint, &mdc->logged,
-			  FK_MDC_IMPORT, FK_MDC_STATE, &mdc->imp, &mdc->imp_ok);
+			  FK_MDC_IMPORT, FK_MDC_STATE, &mdc->imp, &mdc->imp_ok, NULL);
     }
 }
 

@@ -25,10 +25,16 @@ osc_rpc_one(struct lc_osc *osc)
 			&osc->logged, FK_OSC_RPC, &buf);
     if (n < 0)
 	return;
+    if (lc_seen_same(&osc->seen_rpc, buf, (size_t)n)) {
+	osc->rpc_ok = 1;	/* osc->rs is what this text parses to */
+	return;
+    }
     if (rpc_stats_parse(buf, (size_t)n, &osc->rs) < 0 || !osc->rs.ppr_seen) {
+	lc_seen_forget(&osc->seen_rpc);
 	lc_log_bad(&osc->logged, FK_OSC_RPC, "osc", osc->dev, "rpc_stats");
 	return;
     }
+    lc_seen_keep(&osc->seen_rpc, buf, (size_t)n);
     lc_log_ok(&osc->logged, FK_OSC_RPC);
     osc->rpc_ok = 1;
     if (osc->rs.ppr_maxidx > osc->maxidx) {
@@ -89,12 +95,18 @@ osc_stats_one(struct lc_osc *osc)
 			&osc->logged, FK_OSC_STATS, &buf);
     if (n < 0)
 	return;
+    if (lc_seen_same(&osc->seen_stats, buf, (size_t)n)) {
+	osc->stats_ok = 1;
+	return;
+    }
     st.want = osc_want;
     st.nwant = sizeof(osc_want) / sizeof(osc_want[0]);
     if (lstats_parse(buf, (size_t)n, &st) < 0) {
+	lc_seen_forget(&osc->seen_stats);
 	lc_log_bad(&osc->logged, FK_OSC_STATS, "osc", osc->dev, "stats");
 	return;
     }
+    lc_seen_keep(&osc->seen_stats, buf, (size_t)n);
     lc_log_ok(&osc->logged, FK_OSC_STATS);
     osc->read_bytes = osc->write_bytes = osc->read_rpcs = osc->write_rpcs = 0;
     osc->waittime = osc->req_count = 0;
@@ -117,24 +129,36 @@ osc_stats_one(struct lc_osc *osc)
 /*
  * State and connection count come from "import" (2.x); when it is missing
  * or has no state, the older "state" file ("current_state: FULL") is used.
- * Shared with refresh_mdc.c.
+ * Shared with refresh_mdc.c.  With seen (OSCs), an import file that reads
+ * as it did keeps *imp, when *imp came from that file alone.
  */
 void
 lc_refresh_import(const char *type, const char *dev, int *hints,
 		  uint64_t *logged, int kimport, int kstate,
-		  struct import_info *imp, int *ok)
+		  struct import_info *imp, int *ok, struct lc_seen *seen)
 {
     struct import_info	s;
     const char		*buf;
     ssize_t		n;
 
-    memset(imp, 0, sizeof(*imp));
     n = lc_read_devfile(type, dev, "import", &hints[kimport], logged, kimport, &buf);
+    if (seen && n >= 0 && lc_seen_same(seen, buf, (size_t)n)) {
+	*ok = 1;
+	return;
+    }
+    memset(imp, 0, sizeof(*imp));
     if (n >= 0) {
 	if (import_parse(buf, (size_t)n, imp) == 0)
 	    lc_log_ok(logged, kimport);
 	else
 	    lc_log_bad(logged, kimport, type, dev, "import");
+	/* reusable only if the import file gave everything, the state too */
+	if (seen && imp->have_state)
+	    lc_seen_keep(seen, buf, (size_t)n);
+	else if (seen)
+	    lc_seen_forget(seen);
+    } else if (seen) {
+	lc_seen_forget(seen);
     }
     if (!imp->have_state && n != -ETIME) {
 	n = lc_read_devfile(type, dev, "state", &hints[kstate], logged, kstate, &buf);
@@ -182,10 +206,16 @@ osc_lockless_one(struct lc_osc *osc)
 			&osc->logged, FK_OSC_LOCKLESS, &buf);
     if (n < 0)
 	return;
+    if (lc_seen_same(&osc->seen_lockless, buf, (size_t)n)) {
+	osc->lockless_ok = 1;
+	return;
+    }
     if (lockless_parse(buf, (size_t)n, &ls) < 0) {
+	lc_seen_forget(&osc->seen_lockless);
 	lc_log_bad(&osc->logged, FK_OSC_LOCKLESS, "osc", osc->dev, "osc_stats");
 	return;
     }
+    lc_seen_keep(&osc->seen_lockless, buf, (size_t)n);
     lc_log_ok(&osc->logged, FK_OSC_LOCKLESS);
     osc->lockless_read = ls.read_bytes;
     osc->lockless_write = ls.write_bytes;
@@ -213,7 +243,8 @@ osc_one(size_t i, void *arg)
 	osc->imp_ok = 0;
 	if (osc->present)
 	    lc_refresh_import("osc", osc->dev, osc->hint, &osc->logged,
-			      FK_OSC_IMPORT, FK_OSC_STATE, &osc->imp, &osc->imp_ok);
+			      FK_OSC_IMPORT, FK_OSC_STATE, &osc->imp, &osc->imp_ok,
+			      &osc->seen_import);
     }
     if (need & NEED_OSC_TUNABLE) {
 	osc->maxpages_ok = osc->maxrif_ok = 0;

@@ -241,3 +241,20 @@ def test_remount_between_fetches_seen_where_directories_look_the_same(tmp_path):
         assert v(got, "llite.mount_id", "scratch") == c.mount_id("scratch") != v(before, "llite.mount_id", "scratch")
         assert v(got, "llite.open", "scratch") == 0 and v(got, "osc.write_rpcs", "scratch-OST0000") == 0
         assert v(got, "osc.req_count", "scratch-OST0000") == 1
+
+
+def test_files_that_read_as_before_give_what_a_fresh_agent_parses(tmp_path):
+    """An OSC file whose text is unchanged but for its clock lines is not parsed again; its
+    values must still be exactly what parsing gives, before and after the files change."""
+    c = SimClient.create(tmp_path / "tree", version="2.15.4", filesystems=[("scratch", 4, 1)], seed=6)
+    osc = lambda got: {k: d for k, d in got.items() if k.startswith(P + "osc.") or k.startswith(P + "fs.")}
+    with PrivatePmcd(tmp_path / "long", c.root) as long_lived:
+        first = osc(fetch_all(long_lived.spec)[0])
+        assert osc(fetch_all(long_lived.spec)[0]) == first            # nothing changed
+        c.run("ior", fs="scratch", tasks=2, block_size=4 << 20, transfer_size=1 << 20)
+        c.fault("clear", fs="scratch", what="rpc_stats")
+        c.run("seqread", fs="scratch")
+        later = osc(fetch_all(long_lived.spec)[0])
+        with PrivatePmcd(tmp_path / "fresh", c.root) as fresh:
+            assert later == osc(fetch_all(fresh.spec)[0])
+    assert later != first and v(later, "osc.read_rpcs", "scratch-OST0000") > v(first, "osc.read_rpcs", "scratch-OST0000")

@@ -59,5 +59,6 @@ void test_parse_import(void);
 void test_names(void);
 void test_parse_misc(void);
 void test_fuzz(void);
+void test_unchanged(void);
 
 #endif

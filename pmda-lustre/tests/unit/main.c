@@ -13,6 +13,7 @@ main(void)
     test_names();
     test_parse_misc();
     test_fuzz();
+    test_unchanged();
     printf("%d passed, %d failed\n", h_pass, h_fail);
     return h_fail ? 1 : 0;
 }
