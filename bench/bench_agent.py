@@ -9,7 +9,10 @@ tree holds ~18,000 files; a full fetch of every lustreclient metric reads ~12,30
    list comes from the agent's own -D appl0 trace of one full fetch). Goal <= 1.5x.
 2. CPU of the agent while all metrics are sampled at 1 Hz for 60 s, vs rawread's CPU reading
    the same files once a second (both from the kernel's accounting). Goal <= 1.2x; the
-   absolute share of a core is printed beside TACC Stats' published 3 % at 1 Hz. Then the
+   absolute share of a core is printed beside TACC Stats' published 3 % at 1 Hz. The tree is
+   still between fetches, so the agent parses no OSC file twice (an idle client's OSCs mostly
+   read the same from one second to the next); the worst case, every file changed at every
+   fetch, is measured too (agent -D appl2, which parses as if all had changed). Then the
    pmrep/pmie view (per-fs RPC histograms and llite ops) at 1 Hz for 30 s, checked to read no
    per-OSC stats file.
 3. llite metrics vs PCP's shipped Perl pmdalustre (domain 134) on the same llite stats files,
@@ -322,6 +325,22 @@ def run(work: Path) -> int:
             f"read: {len(osc_stats_read)}")
         results["view"] = (vcpu, vfloor)
 
+    # 2b. the worst case for the agent: every OSC file changed since the last fetch, so none
+    # is spared its parse (-D appl2: the agent parses as if all had changed)
+    with PrivatePmcd(work / "pmcd-churn", tree, extra_agent_args=("-D", "appl2")) as pmcd:
+        cl = Client(pmcd.spec)
+        for _ in range(3):
+            cl.fetch_time()
+        say(f"    every OSC file changed at each fetch (agent -D appl2) at 1 Hz for {VIEW_S} s ...")
+        floor = subprocess.Popen([str(exe), str(work / "all.list"), str(VIEW_S), "1000"],
+                                 stdout=subprocess.PIPE, text=True)
+        ccpu = sample(cl, VIEW_S, agent_pid(pmcd))
+        out = floor.communicate()[0]
+        cfloor = int(re.search(r"cpu_us (\d+)", out).group(1)) / 1e6
+        say(f"    all changed: pmdalustreclient {100 * ccpu / VIEW_S:.1f} % of a core   raw-read floor "
+            f"{100 * cfloor / VIEW_S:.1f} %   ratio {ccpu / cfloor:.2f}x")
+        results["churn"] = (ccpu, cfloor)
+
     # 1b. the same full fetch with two reader threads (-t 2)
     with PrivatePmcd(work / "pmcd-t2", tree, extra_agent_args=("-t", "2")) as pmcd:
         cl = Client(pmcd.spec)
@@ -366,6 +385,8 @@ def run(work: Path) -> int:
     a, b = results["cpu"]
     say(f"  CPU at 1 Hz / raw-read floor     {a / b:5.2f}x  ({100 * a / SAMPLE_S:.1f} % vs "
         f"{100 * b / SAMPLE_S:.1f} % of a core; goal 1.2x; TACC Stats 3 %)")
+    a, b = results["churn"]
+    say(f"  CPU at 1 Hz, every file changed  {a / b:5.2f}x  ({100 * a / VIEW_S:.1f} % of a core)")
     a, b = results["view"]
     say(f"  view at 1 Hz / its floor         {a / b:5.2f}x  ({100 * a / VIEW_S:.2f} % of a core)")
     if "perl" in results:

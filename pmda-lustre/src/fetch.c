@@ -23,6 +23,10 @@ struct ilist {
     int		n, cap;
     int		*inst;
     void	**priv;
+    /* OSC_BUCKET only: each bucket's OSC and index, side by side, so the
+     * 30,000 bucket values of a full fetch do not chase 30,000 pointers */
+    struct lc_osc **osc;
+    int		*idx;
 };
 static struct ilist	ilists[LC_NINDOMS];
 static int		ilists_dirty = 1;
@@ -62,10 +66,20 @@ ilist_add(struct ilist *l, int inst, void *priv)
 	if (np == NULL)
 	    return -1;
 	l->priv = np;
+	struct lc_osc **no = realloc(l->osc, ncap * sizeof(*no));
+	if (no == NULL)
+	    return -1;
+	l->osc = no;
+	int *nx = realloc(l->idx, ncap * sizeof(*nx));
+	if (nx == NULL)
+	    return -1;
+	l->idx = nx;
 	l->cap = ncap;
     }
     l->inst[l->n] = inst;
     l->priv[l->n] = priv;
+    l->osc[l->n] = NULL;
+    l->idx[l->n] = 0;
     l->n++;
     return 0;
 }
@@ -89,6 +103,10 @@ ilists_rebuild(void)
 		continue;
 	    if (ilist_add(l, inst, priv) < 0)
 		break;
+	    if (k == OSC_BUCKET_INDOM) {
+		l->osc[l->n - 1] = ((struct lc_bucket *)priv)->osc;
+		l->idx[l->n - 1] = ((struct lc_bucket *)priv)->idx;
+	    }
 	}
     }
     ilists_dirty = 0;
@@ -238,16 +256,16 @@ lc_fast_fetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda)
 	if (c == CL_OSC_RPC && it <= 1 && everyone) {
 	    /* the per-OSC histograms are over half of a full fetch: a plain loop */
 	    for (k = 0, j = 0; k < n; k++) {
-		struct lc_bucket *b = l->priv[k];
+		const struct lc_osc *osc = l->osc[k];
 		pmValueBlock	*vb;
 
-		if (b->osc == NULL || !b->osc->rpc_ok)
+		if (osc == NULL || !osc->rpc_ok)
 		    continue;
 		if ((vb = arena_alloc(PM_VAL_HDR_SIZE + sizeof(uint64_t))) == NULL)
 		    return -ENOMEM;
 		vb->vtype = PM_TYPE_U64;
 		vb->vlen = PM_VAL_HDR_SIZE + sizeof(uint64_t);
-		memcpy(vb->vbuf, it == 0 ? &b->osc->rs.ppr_read[b->idx] : &b->osc->rs.ppr_write[b->idx],
+		memcpy(vb->vbuf, it == 0 ? &osc->rs.ppr_read[l->idx[k]] : &osc->rs.ppr_write[l->idx[k]],
 		       sizeof(uint64_t));
 		vs->vlist[j].value.pval = vb;
 		vs->vlist[j].inst = l->inst[k];

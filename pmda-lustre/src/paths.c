@@ -326,33 +326,32 @@ read_from_bases(const char **bl, int nb, const char *type, const char *dev,
 		const char *file, int *hint, const char **bufp, int *truncated)
 {
     char	rel[PATH_MAX];
-    size_t	len = 0;
+    size_t	len = 0, tail, pl[4];
     ssize_t	sts = -ENOENT, s;
-    int		i, b, fd, verified, start = (hint && *hint >= 0 && *hint < nb) ? *hint : 0;
+    int		i, k, b, fd, verified, start = (hint && *hint >= 0 && *hint < nb) ? *hint : 0;
+    const char	*part[4] = { NULL, type, type ? dev : NULL, file };
 
     *truncated = 0;
+    /* "<type>/<dev>/<file>" (or "<file>") once, after "<base>/" per base */
+    for (k = 1, tail = 0; k < 4; k++) {
+	pl[k] = part[k] ? strlen(part[k]) : 0;
+	tail += part[k] ? pl[k] + 1 : 0;
+    }
     for (i = 0; i < nb; i++) {
 	b = (start + i) % nb;
-	/* <base>/<type>/<dev>/<file> or <base>/<file>, without printf */
-	{
-	    const char	*part[4] = { bl[b], type, dev, file };
-	    size_t	pl;
-	    int		k;
-
-	    len = 0;
-	    for (k = 0; k < 4; k++) {
-		if (part[k] == NULL || (k == 2 && type == NULL))
-		    continue;
-		pl = strlen(part[k]);
-		if (len + pl + 2 > sizeof(rel))
-		    return -ENAMETOOLONG;
-		if (len)
-		    rel[len++] = '/';
-		memcpy(rel + len, part[k], pl);
-		len += pl;
-	    }
-	    rel[len] = '\0';
+	pl[0] = strlen(bl[b]);
+	if (pl[0] + tail + 1 > sizeof(rel))
+	    return -ENAMETOOLONG;
+	memcpy(rel, bl[b], pl[0]);
+	len = pl[0];
+	for (k = 1; k < 4; k++) {
+	    if (part[k] == NULL)
+		continue;
+	    rel[len++] = '/';
+	    memcpy(rel + len, part[k], pl[k]);
+	    len += pl[k];
 	}
+	rel[len] = '\0';
 	if ((fd = open_rel(rel, RD_FLAGS)) < 0) {
 	    s = -errno;
 	    /* a missing file is normal (it lives under another base) */
@@ -366,7 +365,8 @@ read_from_bases(const char **bl, int nb, const char *type, const char *dev,
 	if (s >= 0) {
 	    if (hint)
 		*hint = b;
-	    memcpy(lastrel, rel, len + 1);
+	    if (pmDebugOptions.appl0)	/* only the -Dappl0 trace shows it */
+		memcpy(lastrel, rel, len + 1);
 	    return s;
 	}
 	if (verified)
