@@ -80,7 +80,7 @@ lc_seen_keep(struct lc_seen *s, const char *buf, size_t len)
     n = spans(buf, len, sp);
     for (i = 0; i < n; i++)
 	need += sp[i].n;
-    if (need > s->cap) {
+    if (need > s->cap || s->p == NULL) {
 	char	*np = realloc(s->p, need ? need : 1);
 
 	if (np == NULL)
