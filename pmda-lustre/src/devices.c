@@ -111,7 +111,6 @@ fs_get(const char *name)
 {
     struct lc_fs	*fs, **nf;
     size_t		i;
-    int			k;
 
     /* few filesystems per client: a linear search is fine */
     for (i = 0; i < lc.nfs; i++)
@@ -126,8 +125,7 @@ fs_get(const char *name)
     lc.fs = nf;
     strcpy(fs->name, name);
     fs->maxidx = lc_bucket_default_maxidx(lc.pagesize);
-    for (k = 0; k < FK_NKINDS; k++)
-	fs->hint[k] = -1;
+    lc_dev_init(&fs->d, "llite");
     lc.fs[lc.nfs++] = fs;
     return fs;
 }
@@ -146,7 +144,6 @@ static struct lc_osc *
 osc_get(const char *name)
 {
     struct lc_osc	*osc, **no;
-    int			k;
 
     if ((osc = cache_priv(lc.indom[OSC_INDOM], name)) != NULL)
 	return osc;
@@ -159,8 +156,7 @@ osc_get(const char *name)
     lc.osc = no;
     strcpy(osc->name, name);
     osc->maxidx = lc_bucket_default_maxidx(lc.pagesize);
-    for (k = 0; k < FK_NKINDS; k++)
-	osc->hint[k] = -1;
+    lc_dev_init(&osc->d, "osc");
     lc.osc[lc.nosc++] = osc;
     /* registering it now makes later lookups by name find it */
     pmdaCacheStore(lc.indom[OSC_INDOM], PMDA_CACHE_ADD, name, osc);
@@ -171,7 +167,6 @@ static struct lc_mdc *
 mdc_get(const char *name)
 {
     struct lc_mdc	*mdc, **nm;
-    int			k;
 
     if ((mdc = cache_priv(lc.indom[MDC_INDOM], name)) != NULL)
 	return mdc;
@@ -183,8 +178,7 @@ mdc_get(const char *name)
     }
     lc.mdc = nm;
     strcpy(mdc->name, name);
-    for (k = 0; k < FK_NKINDS; k++)
-	mdc->hint[k] = -1;
+    lc_dev_init(&mdc->d, "mdc");
     lc.mdc[lc.nmdc++] = mdc;
     pmdaCacheStore(lc.indom[MDC_INDOM], PMDA_CACHE_ADD, name, mdc);
     return mdc;
@@ -284,7 +278,7 @@ assign(struct candlist ll, struct candlist oc, struct candlist md)
 	if (fs->has_llite && strcmp(ll.c[i].dn.sbi, fs->sbi) >= 0)
 	    continue;
 	fs->has_llite = 1;
-	strcpy(fs->dev, ll.c[i].dev);
+	strcpy(fs->d.name, ll.c[i].dev);
 	strcpy(fs->sbi, ll.c[i].dn.sbi);
     }
     for (i = 0; i < lc.nfs; i++) {
@@ -322,7 +316,7 @@ assign(struct candlist ll, struct candlist oc, struct candlist md)
 	    continue;
 	osc->present = 1;
 	osc->fs = fs;
-	strcpy(osc->dev, oc.c[i].dev);
+	strcpy(osc->d.name, oc.c[i].dev);
 	fs->nosc++;
     }
     for (i = 0; i < md.n; i++) {
@@ -334,7 +328,7 @@ assign(struct candlist ll, struct candlist oc, struct candlist md)
 	    continue;
 	mdc->present = 1;
 	mdc->fs = fs;
-	strcpy(mdc->dev, md.c[i].dev);
+	strcpy(mdc->d.name, md.c[i].dev);
     }
 
     /* publish: everything inactive, then re-activate what is there */

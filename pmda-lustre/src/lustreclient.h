@@ -81,6 +81,18 @@ enum lc_filekind {
 
 #define LC_MAXITEM	64
 
+/*
+ * What reading one device's files takes: its type ("llite", "osc", "mdc",
+ * "lnet"; NULL for the version file), its directory name, the base each
+ * kind of file was last read from, and the failures already logged.
+ */
+struct lc_dev {
+    const char	*type;
+    char	name[LC_NAME_MAX];
+    int		hint[FK_NKINDS];
+    uint64_t	logged;
+};
+
 /* a counter line name in a stats file -> metric item(s) */
 #define LC_OP_COUNT	1u	/* CL_LLITE_STATS / CL_MDC_MD: samples */
 #define LC_OP_LAT	2u	/* CL_LLITE_LAT: sum where the unit is usec(s) (2.14+) */
@@ -160,15 +172,13 @@ struct lc_start {
 
 struct lc_fs {
     char	name[LC_NAME_MAX];	/* fsname: FS instance name */
-    char	dev[LC_NAME_MAX];	/* llite directory */
+    struct lc_dev d;			/* the llite directory */
     char	sbi[LC_NAME_MAX];
     int		has_llite;		/* in the FS indom now */
     int		nmounts;		/* llite dirs of this fs now */
     int		logged_mounts;
     int		nosc;			/* OSCs present now */
     int		maxidx;			/* highest FS_BUCKET exported */
-    int		hint[FK_NKINDS];
-    uint64_t	logged;
     /* scratch for choosing one mount when an fs is mounted twice */
     int		osc_match, mdc_match;
     char	osc_min[LC_NAME_MAX], mdc_min[LC_NAME_MAX];
@@ -188,13 +198,11 @@ struct lc_fs {
 
 struct lc_osc {
     char	name[LC_NAME_MAX];	/* <fs>-OSTxxxx */
-    char	dev[LC_NAME_MAX];
+    struct lc_dev d;
     struct lc_fs *fs;
     int		present;
     int		maxidx;			/* highest OSC_BUCKET exported */
     int		grew;			/* maxidx went up in this fetch */
-    int		hint[FK_NKINDS];
-    uint64_t	logged;
     int		rpc_ok;
     struct rpc_stats rs;
     int		stats_ok;
@@ -213,11 +221,9 @@ struct lc_osc {
 
 struct lc_mdc {
     char	name[LC_NAME_MAX];	/* <fs>-MDTxxxx */
-    char	dev[LC_NAME_MAX];
+    struct lc_dev d;
     struct lc_fs *fs;
     int		present;
-    int		hint[FK_NKINDS];
-    uint64_t	logged;
     int		md_ok;
     uint64_t	md[LC_MAXITEM];
     struct lc_start md_start;
@@ -242,8 +248,7 @@ struct lc_agent {
     int			persist;	/* pmdaCache LOAD/SAVE */
     char		version[LC_VERSION_MAX];
     int			version_ok;
-    int			hint[FK_NKINDS];	/* version, lnet */
-    uint64_t		logged;
+    struct lc_dev	top, lnetdev;	/* the version file; LNet stats */
     struct lc_fs	**fs;
     size_t		nfs;
     struct lc_osc	**osc;
@@ -277,8 +282,7 @@ void lc_refresh_mdc_md(void);
 void lc_refresh_mdc_stats(void);
 void lc_refresh_mdc_import(void);
 void lc_refresh_mdc_rpc(void);
-void lc_refresh_import(const char *type, const char *dev, int *hints,
-		       uint64_t *logged, int kimport, int kstate,
+void lc_refresh_import(struct lc_dev *d, int kimport, int kstate,
 		       struct import_info *imp, int *ok, struct lc_seen *seen);
 
 /* pool.c: reader threads */
@@ -303,12 +307,15 @@ void lc_budget_start(void);
  * the file ends in the middle of a line (kernel seq files never do: it was
  * cut off), else the read error.
  */
-ssize_t lc_read_devfile(const char *type, const char *dev, const char *file,
-			int *hint, uint64_t *logged, int kind, const char **bufp);
-/* log a parse failure once per (device, kind); lc_log_ok re-arms it */
-void lc_log_bad(uint64_t *logged, int kind, const char *type,
-		const char *dev, const char *file);
-void lc_log_ok(uint64_t *logged, int kind);
+ssize_t lc_read_devfile(struct lc_dev *d, const char *file, int kind, const char **bufp);
+/* a device of this type, not yet named, nothing read or logged */
+void lc_dev_init(struct lc_dev *d, const char *type);
+/*
+ * After parsing a file that lc_read_devfile gave: ok 0 counts a parse
+ * failure and logs it once per (device, kind) until a parse succeeds
+ * again.  Returns ok.
+ */
+int lc_parsed(struct lc_dev *d, int kind, const char *file, int ok);
 /* a parsed start_time header line as a struct lc_start */
 void lc_start_set(struct lc_start *s, const struct lc_time *t);
 

@@ -402,21 +402,27 @@ lc_read_lnet(const char *file, int *hint, const char **bufp, int *truncated)
 }
 
 
+/* stat <rel> with the confinement of a read (symlinks followed inside ROOT); 0 or -errno */
+static int
+stat_rel(const char *rel, int flags, struct stat *st)
+{
+    int		fd, sts = 0;
+
+    if ((fd = open_rel(rel, O_PATH | O_CLOEXEC | flags)) < 0)
+	return -errno;
+    if (fstat(fd, st) < 0)
+	sts = -errno;
+    close(fd);
+    return sts;
+}
+
 /* is <rel> a directory inside ROOT (following symlinks that stay inside)? */
 static int
 dir_inside(const char *rel)
 {
     struct stat	st;
-    int		fd;
 
-    if ((fd = open_rel(rel, O_PATH | O_CLOEXEC)) < 0)
-	return 0;
-    if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
-	close(fd);
-	return 0;
-    }
-    close(fd);
-    return 1;
+    return stat_rel(rel, 0, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /*
@@ -491,7 +497,7 @@ lc_scan_signature(const char *type, struct lc_dirsig sig[LC_NBASES])
 {
     char	rel[PATH_MAX];
     struct stat	st;
-    int		b, fd;
+    int		b, sts;
 
     for (b = 0; b < LC_NBASES; b++) {
 	memset(&sig[b], 0, sizeof(sig[b]));
@@ -499,12 +505,8 @@ lc_scan_signature(const char *type, struct lc_dirsig sig[LC_NBASES])
 	    sig[b].err = ENAMETOOLONG;
 	    continue;
 	}
-	if ((fd = open_rel(rel, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
-	    sig[b].err = errno;
-	    continue;
-	}
-	if (fstat(fd, &st) < 0) {
-	    sig[b].err = errno;
+	if ((sts = stat_rel(rel, O_DIRECTORY, &st)) < 0) {
+	    sig[b].err = -sts;
 	} else {
 	    sig[b].dev = st.st_dev;
 	    sig[b].ino = st.st_ino;
@@ -519,7 +521,6 @@ lc_scan_signature(const char *type, struct lc_dirsig sig[LC_NBASES])
 		sig[b].ctime = st.st_ctim;
 	    }
 	}
-	close(fd);
     }
 }
 

@@ -643,8 +643,8 @@ main(int argc, char **argv)
      * some CPU for a shorter fetch on clients with many OSTs.
      */
     threads = 1;
-    for (i = 0; i < FK_NKINDS; i++)
-	lc.hint[i] = -1;
+    lc_dev_init(&lc.top, NULL);
+    lc_dev_init(&lc.lnetdev, "lnet");
     while ((c = pmdaGetOptions(argc, argv, &opts, &dispatch)) != EOF) {
 	switch (c) {
 	case 'r':

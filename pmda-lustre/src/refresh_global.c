@@ -67,9 +67,24 @@ errtext(ssize_t n)
     }
 }
 
+void
+lc_dev_init(struct lc_dev *d, const char *type)
+{
+    int		k;
+
+    memset(d, 0, sizeof(*d));
+    d->type = type;
+    for (k = 0; k < FK_NKINDS; k++)
+	d->hint[k] = -1;
+}
+
+/* "<type>/<dev>/" of a device, as log lines name its files */
+#define DEV_FMT		"%s%s%s%s"
+#define DEV_ARGS(d)	(d)->type ? (d)->type : "", (d)->type ? "/" : "", \
+			(d)->name, (d)->name[0] ? "/" : ""
+
 ssize_t
-lc_read_devfile(const char *type, const char *dev, const char *file,
-		int *hint, uint64_t *logged, int kind, const char **bufp)
+lc_read_devfile(struct lc_dev *d, const char *file, int kind, const char **bufp)
 {
     ssize_t	n;
     int		truncated = 0;
@@ -88,14 +103,14 @@ lc_read_devfile(const char *type, const char *dev, const char *file,
 	__atomic_fetch_add(&lc.budget_skips, 1, __ATOMIC_RELAXED);
 	n = -ETIME;
     } else {
-	if (type == NULL && kind == FK_LNET)
-	    n = lc_read_lnet(file, hint, bufp, &truncated);
+	if (kind == FK_LNET)
+	    n = lc_read_lnet(file, &d->hint[kind], bufp, &truncated);
 	else
-	    n = lc_read_param(type, dev, file, hint, bufp, &truncated);
+	    n = lc_read_param(d->type, d->name[0] ? d->name : NULL, file, &d->hint[kind],
+			      bufp, &truncated);
 	/* -Dappl0 traces every read: tests count reads per fetch with it */
 	if (pmDebugOptions.appl0)
-	    pmNotifyErr(LOG_DEBUG, "read %s%s%s%s%s -> %zd [%s]", type ? type : "",
-			type ? "/" : "", dev ? dev : "", dev ? "/" : "", file, n,
+	    pmNotifyErr(LOG_DEBUG, "read " DEV_FMT "%s -> %zd [%s]", DEV_ARGS(d), file, n,
 			n >= 0 ? lc_paths_last() : "");
 	if (n >= 0 && needs_complete[kind] && truncated) {
 	    /* no stats file is that long: whatever it is, its head alone
@@ -116,39 +131,36 @@ lc_read_devfile(const char *type, const char *dev, const char *file,
 	 * A vanished device or a file this Lustre version does not have
 	 * (md_stats on 1.8) is routine: say it once, not every fetch.
 	 */
-	if (!(*logged & BIT_READ(kind))) {
+	if (!(d->logged & BIT_READ(kind))) {
 	    pmNotifyErr(n == -ENOENT || n == -ETIME ? LOG_INFO : LOG_WARNING,
-			"%s%s%s%s%s: %s", type ? type : "", type ? "/" : "",
-			dev ? dev : "", dev ? "/" : "", file, errtext(n));
-	    *logged |= BIT_READ(kind);
+			DEV_FMT "%s: %s", DEV_ARGS(d), file, errtext(n));
+	    d->logged |= BIT_READ(kind);
 	}
 	return n;
     }
-    *logged &= ~BIT_READ(kind);
-    if (truncated && !(*logged & BIT_TRUNC(kind))) {
-	pmNotifyErr(LOG_WARNING, "%s/%s/%s: longer than %u bytes, truncated",
-		    type ? type : "", dev ? dev : "", file, LC_READ_CAP);
-	*logged |= BIT_TRUNC(kind);
+    d->logged &= ~BIT_READ(kind);
+    if (truncated && !(d->logged & BIT_TRUNC(kind))) {
+	pmNotifyErr(LOG_WARNING, DEV_FMT "%s: longer than %u bytes, truncated",
+		    DEV_ARGS(d), file, LC_READ_CAP);
+	d->logged |= BIT_TRUNC(kind);
     }
     return n;
 }
 
-void
-lc_log_bad(uint64_t *logged, int kind, const char *type, const char *dev,
-	   const char *file)
+int
+lc_parsed(struct lc_dev *d, int kind, const char *file, int ok)
 {
+    if (ok) {
+	d->logged &= ~BIT_PARSE(kind);
+	return 1;
+    }
     __atomic_fetch_add(&lc.parse_failures, 1, __ATOMIC_RELAXED);
-    if (*logged & BIT_PARSE(kind))
-	return;
-    pmNotifyErr(LOG_WARNING, "%s%s%s%s%s: unrecognised format, values skipped",
-		type ? type : "", type ? "/" : "", dev ? dev : "", dev ? "/" : "", file);
-    *logged |= BIT_PARSE(kind);
-}
-
-void
-lc_log_ok(uint64_t *logged, int kind)
-{
-    *logged &= ~BIT_PARSE(kind);
+    if (!(d->logged & BIT_PARSE(kind))) {
+	pmNotifyErr(LOG_WARNING, DEV_FMT "%s: unrecognised format, values skipped",
+		    DEV_ARGS(d), file);
+	d->logged |= BIT_PARSE(kind);
+    }
+    return 0;
 }
 
 void
@@ -164,17 +176,10 @@ lc_refresh_version(void)
     const char	*buf;
     ssize_t	n;
 
-    lc.version_ok = 0;
-    n = lc_read_devfile(NULL, NULL, "version", &lc.hint[FK_VERSION],
-			&lc.logged, FK_VERSION, &buf);
-    if (n < 0)
-	return;
-    if (version_parse(buf, (size_t)n, lc.version, sizeof(lc.version)) < 0) {
-	lc_log_bad(&lc.logged, FK_VERSION, NULL, NULL, "version");
-	return;
-    }
-    lc_log_ok(&lc.logged, FK_VERSION);
-    lc.version_ok = 1;
+    n = lc_read_devfile(&lc.top, "version", FK_VERSION, &buf);
+    lc.version_ok = n >= 0 &&
+		    lc_parsed(&lc.top, FK_VERSION, "version",
+			      version_parse(buf, (size_t)n, lc.version, sizeof(lc.version)) == 0);
 }
 
 void
@@ -185,15 +190,9 @@ lc_refresh_lnet(void)
     ssize_t		n;
 
     lc.lnet_ok = 0;
-    n = lc_read_devfile(NULL, NULL, "stats", &lc.hint[FK_LNET], &lc.logged,
-			FK_LNET, &buf);
-    if (n < 0)
+    n = lc_read_devfile(&lc.lnetdev, "stats", FK_LNET, &buf);
+    if (n < 0 || !lc_parsed(&lc.lnetdev, FK_LNET, "stats", lnet_stats_parse(buf, (size_t)n, &ls) == 0))
 	return;
-    if (lnet_stats_parse(buf, (size_t)n, &ls) < 0) {
-	lc_log_bad(&lc.logged, FK_LNET, "lnet", NULL, "stats");
-	return;
-    }
-    lc_log_ok(&lc.logged, FK_LNET);
     memcpy(lc.lnet, ls.v, sizeof(lc.lnet));
     lc.lnet_ok = 1;
 }

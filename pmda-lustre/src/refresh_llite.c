@@ -81,15 +81,10 @@ lc_refresh_llite(void)
 	fs->ll_ok = 0;
 	if (!fs->has_llite)
 	    continue;
-	n = lc_read_devfile("llite", fs->dev, "stats", &fs->hint[FK_LLITE_STATS],
-			    &fs->logged, FK_LLITE_STATS, &buf);
-	if (n < 0)
+	n = lc_read_devfile(&fs->d, "stats", FK_LLITE_STATS, &buf);
+	if (n < 0 || !lc_parsed(&fs->d, FK_LLITE_STATS, "stats",
+				lstats_parse(buf, (size_t)n, &st) == 0))
 	    continue;
-	if (lstats_parse(buf, (size_t)n, &st) < 0) {
-	    lc_log_bad(&fs->logged, FK_LLITE_STATS, "llite", fs->dev, "stats");
-	    continue;
-	}
-	lc_log_ok(&fs->logged, FK_LLITE_STATS);
 	fill(fs);
 	fs->ll_ok = 1;
     }
@@ -109,15 +104,10 @@ lc_refresh_llite_ra(void)
 	fs->ra_ok = 0;
 	if (!fs->has_llite)
 	    continue;
-	n = lc_read_devfile("llite", fs->dev, "read_ahead_stats", &fs->hint[FK_LLITE_RA],
-			    &fs->logged, FK_LLITE_RA, &buf);
-	if (n < 0)
+	n = lc_read_devfile(&fs->d, "read_ahead_stats", FK_LLITE_RA, &buf);
+	if (n < 0 || !lc_parsed(&fs->d, FK_LLITE_RA, "read_ahead_stats",
+				lstats_parse(buf, (size_t)n, &st) == 0))
 	    continue;
-	if (lstats_parse(buf, (size_t)n, &st) < 0) {
-	    lc_log_bad(&fs->logged, FK_LLITE_RA, "llite", fs->dev, "read_ahead_stats");
-	    continue;
-	}
-	lc_log_ok(&fs->logged, FK_LLITE_RA);
 	memset(fs->ra, 0, sizeof(fs->ra));
 	/* += : the old and the new name of a counter share an item */
 	for (k = 0; k < lc_ra_nops; k++) {

@@ -25,15 +25,10 @@ lc_refresh_mdc_md(void)
 	if (!mdc->present)
 	    continue;
 	/* absent in 1.8: the metrics then have no value, they are not 0 */
-	n = lc_read_devfile("mdc", mdc->dev, "md_stats", &mdc->hint[FK_MDC_MD],
-			    &mdc->logged, FK_MDC_MD, &buf);
-	if (n < 0)
+	n = lc_read_devfile(&mdc->d, "md_stats", FK_MDC_MD, &buf);
+	if (n < 0 || !lc_parsed(&mdc->d, FK_MDC_MD, "md_stats",
+				lstats_parse(buf, (size_t)n, &st) == 0))
 	    continue;
-	if (lstats_parse(buf, (size_t)n, &st) < 0) {
-	    lc_log_bad(&mdc->logged, FK_MDC_MD, "mdc", mdc->dev, "md_stats");
-	    continue;
-	}
-	lc_log_ok(&mdc->logged, FK_MDC_MD);
 	memset(mdc->md, 0, sizeof(mdc->md));
 	lc_start_set(&mdc->md_start, &st.start);
 	/* += because old and new names of one op share an item */
@@ -58,15 +53,10 @@ lc_refresh_mdc_stats(void)
 	mdc->stats_ok = 0;
 	if (!mdc->present)
 	    continue;
-	n = lc_read_devfile("mdc", mdc->dev, "stats", &mdc->hint[FK_MDC_STATS],
-			    &mdc->logged, FK_MDC_STATS, &buf);
-	if (n < 0)
+	n = lc_read_devfile(&mdc->d, "stats", FK_MDC_STATS, &buf);
+	if (n < 0 || !lc_parsed(&mdc->d, FK_MDC_STATS, "stats",
+				lstats_parse(buf, (size_t)n, &st) == 0))
 	    continue;
-	if (lstats_parse(buf, (size_t)n, &st) < 0) {
-	    lc_log_bad(&mdc->logged, FK_MDC_STATS, "mdc", mdc->dev, "stats");
-	    continue;
-	}
-	lc_log_ok(&mdc->logged, FK_MDC_STATS);
 	mdc->waittime = mdc->req_count = 0;
 	lc_start_set(&mdc->stats_start, &st.start);
 	if ((c = lstats_find(&st, "req_waittime")) != NULL) {
@@ -88,8 +78,7 @@ lc_refresh_mdc_import(void)
 	mdc->imp_ok = 0;
 	if (!mdc->present)
 	    continue;
-	lc_refresh_import("mdc", mdc->dev, mdc->hint, &mdc->logged,
-			  FK_MDC_IMPORT, FK_MDC_STATE, &mdc->imp, &mdc->imp_ok, NULL);
+	lc_refresh_import(&mdc->d, FK_MDC_IMPORT, FK_MDC_STATE, &mdc->imp, &mdc->imp_ok, NULL);
     }
 }
 
@@ -107,15 +96,9 @@ lc_refresh_mdc_rpc(void)
 	if (!mdc->present)
 	    continue;
 	/* absent before 2.8: the metrics then have no value */
-	n = lc_read_devfile("mdc", mdc->dev, "rpc_stats", &mdc->hint[FK_MDC_RPC],
-			    &mdc->logged, FK_MDC_RPC, &buf);
-	if (n < 0)
-	    continue;
-	if (rpc_stats_parse(buf, (size_t)n, &mdc->rs) < 0 || !mdc->rs.mod_seen) {
-	    lc_log_bad(&mdc->logged, FK_MDC_RPC, "mdc", mdc->dev, "rpc_stats");
-	    continue;
-	}
-	lc_log_ok(&mdc->logged, FK_MDC_RPC);
-	mdc->rpc_ok = 1;
+	n = lc_read_devfile(&mdc->d, "rpc_stats", FK_MDC_RPC, &buf);
+	mdc->rpc_ok = n >= 0 &&
+		      lc_parsed(&mdc->d, FK_MDC_RPC, "rpc_stats",
+				rpc_stats_parse(buf, (size_t)n, &mdc->rs) == 0 && mdc->rs.mod_seen);
     }
 }

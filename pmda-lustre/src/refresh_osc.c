@@ -14,13 +14,34 @@
 static __thread struct lstats	st;	/* per reader thread (pool.c) */
 
 /*
- * The text is what the values were parsed from (unchanged.h).  -Dappl2
- * parses every file as if all had changed: the benchmark's worst case.
+ * Read one of a device's files: 1 = a new text in *bufp, *np, to parse;
+ * 0 = the text the values were parsed from last time (seen, unchanged.h),
+ * so they stand; -1 = nothing to use.  seen may be NULL (never the same).
+ * -Dappl2 parses every file as if all had changed: the benchmark's worst
+ * case.
  */
 static int
-same_as_before(const struct lc_seen *seen, const char *buf, ssize_t n)
+read_new(struct lc_dev *d, const char *file, int kind, const struct lc_seen *seen,
+	 const char **bufp, size_t *np)
 {
-    return !pmDebugOptions.appl2 && lc_seen_same(seen, buf, (size_t)n);
+    ssize_t	n = lc_read_devfile(d, file, kind, bufp);
+
+    if (n < 0)
+	return -1;
+    *np = (size_t)n;
+    return (seen && !pmDebugOptions.appl2 && lc_seen_same(seen, *bufp, *np)) ? 0 : 1;
+}
+
+/* after the parse of a new text: log as lc_parsed, and keep the text with the values */
+static int
+parsed(struct lc_dev *d, const char *file, int kind, int ok, struct lc_seen *seen,
+       const char *buf, size_t n)
+{
+    if (lc_parsed(d, kind, file, ok))
+	lc_seen_keep(seen, buf, n);
+    else
+	lc_seen_forget(seen);
+    return ok;
 }
 /* the osc stats counters the agent uses */
 static const char * const osc_want[] = { "read_bytes", "write_bytes", "req_waittime" };
@@ -29,25 +50,17 @@ static void
 osc_rpc_one(struct lc_osc *osc)
 {
     const char	*buf;
-    ssize_t	n;
+    size_t	n;
+    int		r;
 
-    n = lc_read_devfile("osc", osc->dev, "rpc_stats", &osc->hint[FK_OSC_RPC],
-			&osc->logged, FK_OSC_RPC, &buf);
-    if (n < 0)
-	return;
-    if (same_as_before(&osc->seen_rpc, buf, n)) {
-	osc->rpc_ok = 1;	/* osc->rs is what this text parses to */
+    if ((r = read_new(&osc->d, "rpc_stats", FK_OSC_RPC, &osc->seen_rpc, &buf, &n)) <= 0) {
+	osc->rpc_ok = r == 0;	/* unchanged: osc->rs is what this text parses to */
 	return;
     }
-    if (rpc_stats_parse(buf, (size_t)n, &osc->rs) < 0 || !osc->rs.ppr_seen) {
-	lc_seen_forget(&osc->seen_rpc);
-	lc_log_bad(&osc->logged, FK_OSC_RPC, "osc", osc->dev, "rpc_stats");
-	return;
-    }
-    lc_seen_keep(&osc->seen_rpc, buf, (size_t)n);
-    lc_log_ok(&osc->logged, FK_OSC_RPC);
-    osc->rpc_ok = 1;
-    if (osc->rs.ppr_maxidx > osc->maxidx) {
+    osc->rpc_ok = parsed(&osc->d, "rpc_stats", FK_OSC_RPC,
+			 rpc_stats_parse(buf, n, &osc->rs) == 0 && osc->rs.ppr_seen,
+			 &osc->seen_rpc, buf, n);
+    if (osc->rpc_ok && osc->rs.ppr_maxidx > osc->maxidx) {
 	osc->maxidx = osc->rs.ppr_maxidx;
 	osc->grew = 1;
     }
@@ -99,25 +112,18 @@ osc_stats_one(struct lc_osc *osc)
 {
     const struct lstats_counter *c;
     const char	*buf;
-    ssize_t	n;
+    size_t	n;
+    int		r;
 
-    n = lc_read_devfile("osc", osc->dev, "stats", &osc->hint[FK_OSC_STATS],
-			&osc->logged, FK_OSC_STATS, &buf);
-    if (n < 0)
-	return;
-    if (same_as_before(&osc->seen_stats, buf, n)) {
-	osc->stats_ok = 1;
+    if ((r = read_new(&osc->d, "stats", FK_OSC_STATS, &osc->seen_stats, &buf, &n)) <= 0) {
+	osc->stats_ok = r == 0;
 	return;
     }
     st.want = osc_want;
     st.nwant = sizeof(osc_want) / sizeof(osc_want[0]);
-    if (lstats_parse(buf, (size_t)n, &st) < 0) {
-	lc_seen_forget(&osc->seen_stats);
-	lc_log_bad(&osc->logged, FK_OSC_STATS, "osc", osc->dev, "stats");
+    if (!parsed(&osc->d, "stats", FK_OSC_STATS, lstats_parse(buf, n, &st) == 0,
+		&osc->seen_stats, buf, n))
 	return;
-    }
-    lc_seen_keep(&osc->seen_stats, buf, (size_t)n);
-    lc_log_ok(&osc->logged, FK_OSC_STATS);
     osc->read_bytes = osc->write_bytes = osc->read_rpcs = osc->write_rpcs = 0;
     osc->waittime = osc->req_count = 0;
     lc_start_set(&osc->stats_start, &st.start);
@@ -143,64 +149,47 @@ osc_stats_one(struct lc_osc *osc)
  * as it did keeps *imp, when *imp came from that file alone.
  */
 void
-lc_refresh_import(const char *type, const char *dev, int *hints,
-		  uint64_t *logged, int kimport, int kstate,
+lc_refresh_import(struct lc_dev *d, int kimport, int kstate,
 		  struct import_info *imp, int *ok, struct lc_seen *seen)
 {
     struct import_info	s;
     const char		*buf;
-    ssize_t		n;
+    size_t		n;
+    int			r;
 
-    n = lc_read_devfile(type, dev, "import", &hints[kimport], logged, kimport, &buf);
-    if (seen && n >= 0 && same_as_before(seen, buf, n)) {
+    if ((r = read_new(d, "import", kimport, seen, &buf, &n)) == 0) {
 	*ok = 1;
 	return;
     }
     memset(imp, 0, sizeof(*imp));
-    if (n >= 0) {
-	if (import_parse(buf, (size_t)n, imp) == 0)
-	    lc_log_ok(logged, kimport);
-	else
-	    lc_log_bad(logged, kimport, type, dev, "import");
-	/* reusable only if the import file gave everything, the state too */
-	if (seen && imp->have_state)
-	    lc_seen_keep(seen, buf, (size_t)n);
-	else if (seen)
-	    lc_seen_forget(seen);
-    } else if (seen) {
+    if (r > 0)
+	lc_parsed(d, kimport, "import", import_parse(buf, n, imp) == 0);
+    /* reusable next time only if the import file gave everything, the state too */
+    if (seen && r > 0 && imp->have_state)
+	lc_seen_keep(seen, buf, n);
+    else if (seen)
 	lc_seen_forget(seen);
-    }
-    if (!imp->have_state && n != -ETIME) {
-	n = lc_read_devfile(type, dev, "state", &hints[kstate], logged, kstate, &buf);
-	if (n >= 0) {
-	    if (import_parse(buf, (size_t)n, &s) == 0 && s.have_state) {
-		lc_log_ok(logged, kstate);
-		imp->have_state = 1;
-		memcpy(imp->state, s.state, sizeof(imp->state));
-	    } else {
-		lc_log_bad(logged, kstate, type, dev, "state");
-	    }
-	}
+    if (!imp->have_state && !(r < 0 && lc.deadline_hit) &&
+	read_new(d, "state", kstate, NULL, &buf, &n) > 0 &&
+	lc_parsed(d, kstate, "state", import_parse(buf, n, &s) == 0 && s.have_state)) {
+	imp->have_state = 1;
+	memcpy(imp->state, s.state, sizeof(imp->state));
     }
     *ok = imp->have_state || imp->have_attempts;
 }
 
 /* a file holding one number that fits in 32 bits */
 static int
-read_u32(const char *dev, const char *file, int kind, struct lc_osc *osc, uint32_t *out)
+read_u32(struct lc_dev *d, const char *file, int kind, uint32_t *out)
 {
     const char	*buf;
     uint64_t	v;
     ssize_t	n;
 
-    n = lc_read_devfile("osc", dev, file, &osc->hint[kind], &osc->logged, kind, &buf);
-    if (n < 0)
+    n = lc_read_devfile(d, file, kind, &buf);
+    if (n < 0 || !lc_parsed(d, kind, file,
+			    lc_parse_single_u64(buf, (size_t)n, &v) == 0 && v <= UINT32_MAX))
 	return 0;
-    if (lc_parse_single_u64(buf, (size_t)n, &v) < 0 || v > UINT32_MAX) {
-	lc_log_bad(&osc->logged, kind, "osc", dev, file);
-	return 0;
-    }
-    lc_log_ok(&osc->logged, kind);
     *out = (uint32_t)v;
     return 1;
 }
@@ -210,23 +199,16 @@ osc_lockless_one(struct lc_osc *osc)
 {
     struct lockless_stats ls;
     const char	*buf;
-    ssize_t	n;
+    size_t	n;
+    int		r;
 
-    n = lc_read_devfile("osc", osc->dev, "osc_stats", &osc->hint[FK_OSC_LOCKLESS],
-			&osc->logged, FK_OSC_LOCKLESS, &buf);
-    if (n < 0)
-	return;
-    if (same_as_before(&osc->seen_lockless, buf, n)) {
-	osc->lockless_ok = 1;
+    if ((r = read_new(&osc->d, "osc_stats", FK_OSC_LOCKLESS, &osc->seen_lockless, &buf, &n)) <= 0) {
+	osc->lockless_ok = r == 0;
 	return;
     }
-    if (lockless_parse(buf, (size_t)n, &ls) < 0) {
-	lc_seen_forget(&osc->seen_lockless);
-	lc_log_bad(&osc->logged, FK_OSC_LOCKLESS, "osc", osc->dev, "osc_stats");
+    if (!parsed(&osc->d, "osc_stats", FK_OSC_LOCKLESS, lockless_parse(buf, n, &ls) == 0,
+		&osc->seen_lockless, buf, n))
 	return;
-    }
-    lc_seen_keep(&osc->seen_lockless, buf, (size_t)n);
-    lc_log_ok(&osc->logged, FK_OSC_LOCKLESS);
     osc->lockless_read = ls.read_bytes;
     osc->lockless_write = ls.write_bytes;
     osc->lockless_ok = 1;
@@ -252,17 +234,16 @@ osc_one(size_t i, void *arg)
     if (need & NEED_OSC_IMPORT) {
 	osc->imp_ok = 0;
 	if (osc->present)
-	    lc_refresh_import("osc", osc->dev, osc->hint, &osc->logged,
-			      FK_OSC_IMPORT, FK_OSC_STATE, &osc->imp, &osc->imp_ok,
+	    lc_refresh_import(&osc->d, FK_OSC_IMPORT, FK_OSC_STATE, &osc->imp, &osc->imp_ok,
 			      &osc->seen_import);
     }
     if (need & NEED_OSC_TUNABLE) {
 	osc->maxpages_ok = osc->maxrif_ok = 0;
 	if (osc->present) {
-	    osc->maxpages_ok = read_u32(osc->dev, "max_pages_per_rpc", FK_OSC_MAXPAGES,
-					osc, &osc->maxpages);
-	    osc->maxrif_ok = read_u32(osc->dev, "max_rpcs_in_flight", FK_OSC_MAXRIF,
-				      osc, &osc->maxrif);
+	    osc->maxpages_ok = read_u32(&osc->d, "max_pages_per_rpc", FK_OSC_MAXPAGES,
+					&osc->maxpages);
+	    osc->maxrif_ok = read_u32(&osc->d, "max_rpcs_in_flight", FK_OSC_MAXRIF,
+				      &osc->maxrif);
 	}
     }
     if (need & NEED_OSC_LOCKLESS) {
