@@ -269,18 +269,11 @@ def _write_html(job, doc: dict, hk: dict, delivered, cluster: str, budget: Budge
 
 
 def _write_root_file(path: Path, data: bytes) -> Path:
-    import tempfile
+    from .atomicfile import replacing
 
     path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with replacing(path, "wb", perm=0o644) as out:
+        out.write(data)
     return path
 
 

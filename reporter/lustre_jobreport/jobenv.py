@@ -184,18 +184,24 @@ def parse_scontrol(line: str) -> dict[str, str]:
     return fields
 
 
-def slurm_job_fields(job_id: str, timeout_s: float, scontrol: str = "scontrol") -> dict[str, str]:
+def _run_slurm_tool(argv: list[str], what: str, timeout_s: float, missing: str) -> str:
+    """A Slurm command's standard output; JobEnvError saying what went wrong otherwise."""
     try:
-        proc = subprocess.run([scontrol, "show", "job", "-o", job_id], capture_output=True, text=True,
-                              timeout=max(0.1, timeout_s), stdin=subprocess.DEVNULL)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=max(0.1, timeout_s),
+                              stdin=subprocess.DEVNULL)
     except FileNotFoundError:
-        raise JobEnvError(f"{scontrol} not found (PATH={os.environ.get('PATH', '')})") from None
+        raise JobEnvError(missing) from None
     except subprocess.TimeoutExpired:
-        raise JobEnvError(f"scontrol show job {job_id}: no answer within {timeout_s:.1f} s") from None
+        raise JobEnvError(f"{what}: no answer within {timeout_s:.1f} s") from None
     if proc.returncode != 0:
-        why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
-        raise JobEnvError(f"scontrol show job {job_id}: {why}")
-    for line in proc.stdout.splitlines():
+        raise JobEnvError(f"{what}: {(proc.stderr.strip().splitlines() or [f'exit {proc.returncode}'])[-1]}")
+    return proc.stdout
+
+
+def slurm_job_fields(job_id: str, timeout_s: float, scontrol: str = "scontrol") -> dict[str, str]:
+    out = _run_slurm_tool([scontrol, "show", "job", "-o", job_id], f"scontrol show job {job_id}",
+                          timeout_s, f"{scontrol} not found (PATH={os.environ.get('PATH', '')})")
+    for line in out.splitlines():
         if line.strip().startswith(f"JobId={job_id} "):
             return parse_scontrol(line)
     raise JobEnvError(f"scontrol show job {job_id}: job not in its answer")
@@ -222,19 +228,11 @@ def slurm_shared_nodes(job: Job, fields: dict[str, str], timeout_s: float,
     me = {fields.get("JobId", job.job_id), job.job_id}
     if fields.get("ArrayJobId") and fields.get("ArrayTaskId"):
         me.add(f"{fields['ArrayJobId']}_{fields['ArrayTaskId']}")
-    try:
-        proc = subprocess.run([squeue, "-h", "-t", "all", "-w", job.nodelist or ",".join(job.nodes),
-                               "-o", "%i|%N|%S|%e"], capture_output=True, text=True,
-                              timeout=max(0.1, timeout_s), stdin=subprocess.DEVNULL)
-    except FileNotFoundError:
-        raise JobEnvError(f"{squeue} not found") from None
-    except subprocess.TimeoutExpired:
-        raise JobEnvError(f"squeue: no answer within {timeout_s:.1f} s") from None
-    if proc.returncode != 0:
-        raise JobEnvError(f"squeue: {(proc.stderr.strip().splitlines() or [f'exit {proc.returncode}'])[-1]}")
+    out = _run_slurm_tool([squeue, "-h", "-t", "all", "-w", job.nodelist or ",".join(job.nodes),
+                           "-o", "%i|%N|%S|%e"], "squeue", timeout_s, f"{squeue} not found")
     mine = set(job.nodes)
     others: dict[str, list[str]] = {}
-    for line in proc.stdout.splitlines():
+    for line in out.splitlines():
         parts = line.strip().split("|")
         if len(parts) != 4 or parts[0] in me:
             continue

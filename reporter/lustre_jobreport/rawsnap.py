@@ -1,4 +1,4 @@
-"""Begin snapshots of small jobs, taken the fast way: one `pminfo -df lustreclient` per host,
+"""Begin snapshots of small jobs, taken the fast way: one `pminfo -df` of the snapshot metrics per host,
 its output kept as it is (zlib) in the spool, parsed only at the job's end.
 
 Why: the in-process snapshot path (PCP's Python bindings, numpy tables) costs ~0.2 s of imports
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import SCHEMA
+from .metricset import SNAPSHOT_METRICS
 
 KIND = "begin-pminfo"
-METRIC_ROOT = "lustreclient"
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class Target:
 def _fetch(t: Target, timeout_s: float, env: dict[str, str]) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": t.name, "spec": t.spec, "fetched_at": None, "error": None, "pminfo_z": None}
     try:
-        proc = subprocess.run(["pminfo", "-h", t.spec, "-df", METRIC_ROOT], capture_output=True,
+        proc = subprocess.run(["pminfo", "-h", t.spec, "-df", *SNAPSHOT_METRICS], capture_output=True,
                               timeout=max(0.1, timeout_s), stdin=subprocess.DEVNULL, env=env)
     except FileNotFoundError:
         entry["error"] = "pminfo not found (install pcp)"

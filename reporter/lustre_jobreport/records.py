@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from .atomicfile import replacing
 
 
 def _day(doc: dict) -> datetime:
@@ -42,16 +43,9 @@ def store(doc: dict, records_dir: str | Path, cluster: str, job_id: str,
     old_umask = os.umask(0o022)
     try:
         path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w") as out:
-                json.dump(record, out, separators=(",", ":"))
-                out.write("\n")
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        with replacing(path, perm=0o644) as out:
+            json.dump(record, out, separators=(",", ":"))
+            out.write("\n")
     finally:
         os.umask(old_umask)
     return path

@@ -14,8 +14,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import os
-import tempfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +22,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from . import SCHEMA
+from .atomicfile import replacing
 from .errors import SnapshotFileError
 
 SCHEMA_PREFIX = "lustre-jobreport/"
@@ -221,16 +220,9 @@ def to_json(s: Snapshot) -> dict[str, Any]:
 
 def write(snapshot: Snapshot, path: str | Path) -> None:
     """Write atomically (temp file + rename) so a reader never sees half a snapshot."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as out:
-            json.dump(to_json(snapshot), out, separators=(",", ":"))
-            out.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with replacing(Path(path)) as out:
+        json.dump(to_json(snapshot), out, separators=(",", ":"))
+        out.write("\n")
 
 
 def _fail(path: Path, why: str) -> SnapshotFileError:

@@ -15,6 +15,7 @@ import stat
 import time
 from pathlib import Path
 
+from .atomicfile import replacing
 from .errors import JobReportError
 
 SUFFIX = ".begin.json"
@@ -79,16 +80,8 @@ def _rawsnap():
 
 
 def _write_text(path: Path, text: str) -> None:
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with replacing(path) as out:
+        out.write(text)
 
 
 def take(spool: Path, job_id: str):
