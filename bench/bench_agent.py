@@ -114,12 +114,15 @@ def build_rawread(work: Path) -> Path:
     return exe
 
 
+def _floor_cpu(out: str) -> float:
+    return int(re.search(r"cpu_us (\d+)", out).group(1)) / 1e6
+
+
 def rawread(exe: Path, listfile: Path, passes: int, interval_ms: int = 0):
     out = subprocess.run([str(exe), str(listfile), str(passes), str(interval_ms)],
                          capture_output=True, text=True, check=True).stdout
     times = [int(x.split()[2]) / 1e6 for x in out.splitlines() if x.startswith("pass ")]
-    cpu = int(re.search(r"cpu_us (\d+)", out).group(1)) / 1e6
-    return times, cpu
+    return times, _floor_cpu(out)
 
 
 def traced_files(tree: Path, work: Path, names: list[str] | None) -> list[Path]:
@@ -147,6 +150,15 @@ def sample(cl: Client, seconds: int, pid: int) -> float:
         if wait > 0:
             time.sleep(wait)
     return cpu_s(pid) - c0
+
+
+def sample_with_floor(cl: Client, pid: int, exe: Path, listfile: Path, seconds: int) -> tuple[float, float]:
+    """CPU seconds of the agent sampled at 1 Hz and of rawread reading listfile once a second
+    alongside, over the same seconds."""
+    floor = subprocess.Popen([str(exe), str(listfile), str(seconds), "1000"],
+                             stdout=subprocess.PIPE, text=True)
+    agent = sample(cl, seconds, pid)
+    return agent, _floor_cpu(floor.communicate()[0])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -301,11 +313,7 @@ def run(work: Path) -> int:
         # 2. CPU at 1 Hz, all metrics; the floor reads the same files once a second alongside
         say("")
         say(f"[2] CPU while every metric is sampled at 1 Hz for {SAMPLE_S} s ...")
-        floor = subprocess.Popen([str(exe), str(work / "all.list"), str(SAMPLE_S), "1000"],
-                                 stdout=subprocess.PIPE, text=True)
-        agent_cpu = sample(cl, SAMPLE_S, pid)
-        out = floor.communicate()[0]
-        floor_cpu = int(re.search(r"cpu_us (\d+)", out).group(1)) / 1e6
+        agent_cpu, floor_cpu = sample_with_floor(cl, pid, exe, work / "all.list", SAMPLE_S)
         pct = 100 * agent_cpu / SAMPLE_S
         say(f"    pmdalustreclient {agent_cpu:6.2f} s CPU = {pct:.1f} % of a core   raw-read floor "
             f"{floor_cpu:6.2f} s = {100 * floor_cpu / SAMPLE_S:.1f} %   ratio "
@@ -315,11 +323,7 @@ def run(work: Path) -> int:
         view = Client(pmcd.spec, view_names)
         say(f"    the pmrep/pmie view (fs.rpc.* and llite ops, {len(view_names)} metrics) at 1 Hz "
             f"for {VIEW_S} s ...")
-        floor = subprocess.Popen([str(exe), str(work / "view.list"), str(VIEW_S), "1000"],
-                                 stdout=subprocess.PIPE, text=True)
-        vcpu = sample(view, VIEW_S, pid)
-        out = floor.communicate()[0]
-        vfloor = int(re.search(r"cpu_us (\d+)", out).group(1)) / 1e6
+        vcpu, vfloor = sample_with_floor(view, pid, exe, work / "view.list", VIEW_S)
         say(f"    view: pmdalustreclient {100 * vcpu / VIEW_S:.2f} % of a core   raw-read floor "
             f"{100 * vfloor / VIEW_S:.2f} %   ratio {vcpu / vfloor:.2f}x   per-OSC stats files "
             f"read: {len(osc_stats_read)}")
@@ -332,11 +336,7 @@ def run(work: Path) -> int:
         for _ in range(3):
             cl.fetch_time()
         say(f"    every OSC file changed at each fetch (agent -D appl2) at 1 Hz for {VIEW_S} s ...")
-        floor = subprocess.Popen([str(exe), str(work / "all.list"), str(VIEW_S), "1000"],
-                                 stdout=subprocess.PIPE, text=True)
-        ccpu = sample(cl, VIEW_S, agent_pid(pmcd))
-        out = floor.communicate()[0]
-        cfloor = int(re.search(r"cpu_us (\d+)", out).group(1)) / 1e6
+        ccpu, cfloor = sample_with_floor(cl, agent_pid(pmcd), exe, work / "all.list", VIEW_S)
         say(f"    all changed: pmdalustreclient {100 * ccpu / VIEW_S:.1f} % of a core   raw-read floor "
             f"{100 * cfloor / VIEW_S:.1f} %   ratio {ccpu / cfloor:.2f}x")
         results["churn"] = (ccpu, cfloor)

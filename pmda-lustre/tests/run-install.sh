@@ -23,6 +23,7 @@ if [ "$(id -u)" != 0 ]; then
     echo "install: skipped (needs root)"; exit 0
 fi
 . /etc/pcp.conf
+. tests/lib.sh
 export PCP_DIR=${PCP_DIR:-} PCPQA_SYSTEMD=no
 PMDADIR=$PCP_PMDAS_DIR/lustreclient
 CONF=$PCP_PMCDCONF_PATH
@@ -66,15 +67,7 @@ pminfo -h local: pmcd.version > /dev/null 2>&1 && system_pmcd=yes
 restore() {
     if [ -n "$pmcdpid" ]; then
 	kids=$(ps -o pid= --ppid "$pmcdpid" | tr '\n' ' ')
-	kill "$pmcdpid" 2>/dev/null
-	i=0
-	while [ $i -lt 50 ]; do
-	    st=$(ps -o stat= -p "$pmcdpid" 2>/dev/null)
-	    case "$st" in ""|Z*) break ;; esac
-	    sleep 0.1; i=$((i + 1))
-	done
-	case "$st" in ""|Z*) ;; *) kill -9 "$pmcdpid" 2>/dev/null ;; esac
-	wait "$pmcdpid" 2>/dev/null
+	stop_pid "$pmcdpid"
 	# its agents (pmdaroot, pmdalinux ...) go with it; any straggler by PID
 	for k in $kids; do
 	    kill "$k" 2>/dev/null

@@ -17,21 +17,13 @@ fail=0
 pmcdpid=
 
 . /etc/pcp.conf
+. tests/lib.sh
 cachedir=$PCP_VAR_DIR/config/pmda
 cache_state() { ls -l --time-style=full-iso "$cachedir"/220.* 2>/dev/null; }
 cache_before=$(cache_state)
 
 stop_pmcd() {
-    [ -n "$pmcdpid" ] || return 0
-    kill "$pmcdpid" 2>/dev/null
-    i=0
-    while [ $i -lt 50 ]; do
-	st=$(ps -o stat= -p "$pmcdpid" 2>/dev/null)
-	case "$st" in ""|Z*) break ;; esac
-	sleep 0.1; i=$((i + 1))
-    done
-    case "$st" in ""|Z*) ;; *) kill -9 "$pmcdpid" 2>/dev/null ;; esac
-    wait "$pmcdpid" 2>/dev/null
+    stop_pid "$pmcdpid"
     pmcdpid=
 }
 trap stop_pmcd EXIT INT TERM
