@@ -37,6 +37,8 @@ enum lc_cluster {
     CL_OSC_LOCKLESS = 14, /* osc osc_stats (lockless I/O) */
     CL_MDC_RPC = 15,	/* mdc rpc_stats (2.8+) */
     CL_LNET = 16,	/* lnet stats */
+    CL_OSC_DEV = 17,	/* osc.device: directory names only */
+    CL_MDC_DEV = 18,	/* mdc.device: directory names only */
     CL_NCLUSTERS
 };
 

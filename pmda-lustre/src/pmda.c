@@ -140,6 +140,9 @@ static const struct {
     { CL_LNET, LNET_RECV_LENGTH, PM_TYPE_U64, -1, PM_SEM_COUNTER, U_BYTES },
     { CL_LNET, LNET_ROUTE_LENGTH, PM_TYPE_U64, -1, PM_SEM_COUNTER, U_BYTES },
     { CL_LNET, LNET_DROP_LENGTH, PM_TYPE_U64, -1, PM_SEM_COUNTER, U_BYTES },
+
+    { CL_OSC_DEV, 0, PM_TYPE_STRING, OSC_INDOM, PM_SEM_DISCRETE, U_NONE },
+    { CL_MDC_DEV, 0, PM_TYPE_STRING, MDC_INDOM, PM_SEM_DISCRETE, U_NONE },
 };
 
 static void
@@ -183,6 +186,10 @@ needs(pmID pmid)
 	return pmID_item(pmid) == GLOBAL_VERSION ? NEED_VERSION : 0;
     case CL_LLITE_DEV:
 	return NEED_LL;
+    case CL_OSC_DEV:
+	return NEED_LL_OSC;
+    case CL_MDC_DEV:
+	return NEED_LL_MDC;
     case CL_LLITE_STATS:
     case CL_LLITE_LAT:
 	return NEED_LL | NEED_LLITE;
@@ -380,6 +387,21 @@ lc_value(unsigned cluster, unsigned item, void *priv, pmAtomValue *atom)
     case CL_LLITE_DEV:
 	fs = priv;
 	atom->cp = fs->sbi;
+	return 1;
+
+    /* from the device listing alone: a value for every OSC/MDC it holds */
+    case CL_OSC_DEV:
+	osc = priv;
+	if (item != 0)
+	    break;
+	atom->cp = osc->d.name;
+	return 1;
+
+    case CL_MDC_DEV:
+	mdc = priv;
+	if (item != 0)
+	    break;
+	atom->cp = mdc->d.name;
 	return 1;
 
     case CL_LLITE_STATS:

@@ -83,7 +83,7 @@ for b in "$P" "$D" "$T/sys/fs/lustre"; do
     rm -rf "$b/osc/scratch-OST0001-osc-ffff8c2a4b9e0000"
 done
 mv "$D/llite/proj-ffff8c2a4f1c3000" "$D/llite/proj-ffff8c2a4f1c9999"
-pminfo -h "$H" -f lustreclient.llite.mount_id lustreclient.osc.req_count \
+pminfo -h "$H" -f lustreclient.llite.mount_id lustreclient.osc.req_count lustreclient.osc.device \
     lustreclient.osc.state lustreclient.fs.rpc.read > "$W/change.out" 2>&1
 check 2.15-change "$W/change.out"
 

@@ -12,10 +12,10 @@ from pcp import pmapi
 from privpmcd import PrivatePmcd
 
 INSTANT = re.compile(r"\.(rpcs_in_flight\.\w+|pending_pages\.\w+|state|lnet\.msgs_(alloc|max))$")
-DISCRETE = re.compile(r"(\.version|\.pagesize|\.mount_id|_start|\.max_pages_per_rpc|\.max_rpcs_in_flight)$")
+DISCRETE = re.compile(r"(\.version|\.pagesize|\.mount_id|\.device|_start|\.max_pages_per_rpc|\.max_rpcs_in_flight)$")
 BYTES = re.compile(r"(_bytes|_length|\.pagesize)$")
 USEC = re.compile(r"(\.latency\.\w+|\.req_waittime)$")
-STRING = re.compile(r"(\.version|\.mount_id|\.state)$")
+STRING = re.compile(r"(\.version|\.mount_id|\.device|\.state)$")
 
 
 def test_descriptors_help_and_rates(tmp_path):
@@ -52,7 +52,7 @@ def test_descriptors_help_and_rates(tmp_path):
             except pmapi.pmErr as e:
                 bad.append(f"{name}: no help ({e})")
         assert not bad, "\n".join(bad)
-        assert len(names) == 164
+        assert len(names) == 166
         # pmval turns a counter into a rate, and shows a gauge as it is
         out = subprocess.run(["pmval", "-h", pmcd.spec, "-s", "2", "-t", "0.2",
                               "lustreclient.osc.write_bytes"], capture_output=True, text=True).stdout

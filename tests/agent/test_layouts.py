@@ -112,6 +112,7 @@ def expected(c: SimClient) -> dict:
                     sum(o["hist"][f"{d}_pages"][i] for o in m["osc"]))
         for o in m["osc"]:
             inst = tree.device_name(m, "osc", o["index"]).rsplit("-osc-", 1)[0]
+            put("osc.device", inst, tree.device_name(m, "osc", o["index"]))
             s, g, imp = o["stats"], o["gauges"], o["imp"]
             for d in ("read", "write"):
                 for i in range(nbuckets):
@@ -145,6 +146,7 @@ def expected(c: SimClient) -> dict:
             put("osc.max_rpcs_in_flight", inst, o["max_rpcs_in_flight"])
         for d in m["mdc"]:
             inst = tree.device_name(m, "mdc", d["index"]).rsplit("-mdc-", 1)[0]
+            put("mdc.device", inst, tree.device_name(m, "mdc", d["index"]))
             if p.has_md_stats:
                 md = d["md"]
                 if p.v < (2, 9, 0):
