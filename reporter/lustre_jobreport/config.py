@@ -7,10 +7,12 @@ The shipped, commented copy of these defaults is packaging/config.toml.
 from __future__ import annotations
 
 import copy
+import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .errors import ConfigError
 
@@ -60,10 +62,19 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+# The longest any timeout may be: a bound of an hour or more is surely a typo (ms for s), and a
+# scheduler hook held that long keeps the node from its next job.
+MAX_TIMEOUT_S = 3600.0
+# A begin snapshot must outlive the longest job: expiring one sooner than a day removes the
+# begin snapshot of a job that is still running.
+MIN_SPOOL_AGE_DAYS = 1.0
+
+
 @dataclass(frozen=True)
 class Config:
     values: dict[str, Any] = field(default_factory=lambda: copy.deepcopy(DEFAULTS))
     source: str = "built-in defaults"
+    problems: tuple[str, ...] = ()   # load(strict=False): the bad settings replaced by their default
 
     def flag(self, flag_id: str) -> dict[str, Any]:
         return self.values["flags"][flag_id]
@@ -77,34 +88,150 @@ class Config:
         return self.values["hosts"].get(node) or self.values["snapshot"]["host_spec"].format(host=node)
 
 
-def _merge(base: dict[str, Any], override: dict[str, Any], where: str) -> None:
-    if where.endswith(".hosts"):  # a free-form map of node name -> host spec
-        for key, value in override.items():
-            if not isinstance(value, str) or not value:
-                raise ConfigError(f"{where}.{key}: expected a PCP host spec string, got {value!r}")
-            base[key] = value
-        return
+# ---- the rules: each returns what is wrong with a value, or None ----------------------------
+
+def _number(lo: float, hi: float = math.inf, *, above: bool = False, whole: bool = False):
+    """A finite number in [lo, hi] ((lo, hi] with above=True); whole: an integer."""
+    def check(v: Any) -> str | None:
+        if isinstance(v, bool) or not isinstance(v, int if whole else (int, float)):
+            return "expected a whole number" if whole else "expected a number"
+        if isinstance(v, float) and not math.isfinite(v):
+            return "must be a finite number"
+        if v < lo or (above and v == lo):
+            return f"must be {'above' if above else 'at least'} {lo:g}"
+        if v > hi:
+            return f"must be at most {hi:g}"
+        return None
+    return check
+
+
+def _string(v: Any) -> str | None:
+    if not isinstance(v, str):
+        return "expected a string"
+    if any(ord(c) < 32 or ord(c) == 127 for c in v):
+        return "must not contain control characters"
+    return None
+
+
+def _path(empty_ok: bool, also: str = ""):
+    """An absolute path without '..' (or "" when empty_ok; or the word `also`)."""
+    words = ['""'] * empty_ok + [f'"{also}"'] * bool(also) + ["an absolute path without '..'"]
+
+    def check(v: Any) -> str | None:
+        if (bad := _string(v)) is not None:
+            return bad
+        if (v == "" and empty_ok) or (also and v == also) or (v.startswith("/") and ".." not in v.split("/")):
+            return None
+        return "must be " + " or ".join(words)
+    return check
+
+
+def _choice(*allowed: str):
+    def check(v: Any) -> str | None:
+        return None if v in allowed else "must be " + " or ".join(f'"{a}"' for a in allowed)
+    return check
+
+
+def _bool(v: Any) -> str | None:
+    return None if isinstance(v, bool) else "expected true or false"
+
+
+def _host_spec(v: Any) -> str | None:
+    return _string(v) or (None if v else "expected a PCP host spec")
+
+
+def _host_pattern(v: Any) -> str | None:
+    if (bad := _host_spec(v)) is not None:
+        return bad
+    try:
+        v.format(host="node1")
+    except (KeyError, IndexError, ValueError) as exc:
+        return f"must be a pattern with {{host}} only ({type(exc).__name__}: {exc})"
+    return None
+
+
+def _cluster(v: Any) -> str | None:
+    if (bad := _string(v)) is not None or re.fullmatch(r"(|[A-Za-z0-9][A-Za-z0-9._-]{0,63})", v):
+        return bad
+    return "must be \"\" or a name of letters, digits, '.', '_', '-' (it starts record file names)"
+
+
+_TIMEOUT = _number(0, MAX_TIMEOUT_S, above=True)
+_HOOK_TIMEOUT = _number(1, MAX_TIMEOUT_S)    # under a second the wrapper would kill Python as it starts
+_COUNT = _number(0)                         # flag thresholds: counts, bytes, rates
+
+RULES: dict[str, Callable[[Any], str | None]] = {
+    "snapshot.connect_timeout_s": _TIMEOUT,
+    "snapshot.fetch_timeout_s": _TIMEOUT,
+    "snapshot.parallel": _number(1, whole=True),
+    "snapshot.host_spec": _host_pattern,
+    "hooks.spool_dir": _path(False),
+    "hooks.spool_max_age_days": _number(MIN_SPOOL_AGE_DAYS),
+    "hooks.records_dir": _path(True),
+    "hooks.html": _choice("beside", "dir", "off"),
+    "hooks.html_dir": _path(True),
+    "hooks.log": _path(False, also="syslog"),
+    "hooks.prolog_timeout_s": _HOOK_TIMEOUT,
+    "hooks.prolog_cli_max_hosts": _number(0, whole=True),
+    "hooks.epilog_timeout_s": _HOOK_TIMEOUT,
+    "hooks.scheduler_timeout_s": _TIMEOUT,
+    "hooks.check_shared_nodes": _bool,
+    "hooks.cluster": _cluster,
+    "flags.min_elapsed_s": _COUNT,
+}
+# flag settings by name: a share of something is in (0, 1]; a ratio or "times the median" at least 1
+_SHARE, _RATIO = _number(0, 1, above=True), _number(1)
+
+
+def _rule(key: str) -> Callable[[Any], str | None]:
+    if key in RULES:
+        return RULES[key]
+    if key.startswith("hosts."):
+        return _host_spec
+    name = key.rsplit(".", 1)[-1]
+    return _SHARE if name.endswith("share") else _RATIO if name in ("ratio", "times_median") else _COUNT
+
+
+def _cross_checks(values: dict[str, Any]) -> list[tuple[str, str]]:
+    """Settings that are only wrong together: (key blamed, why)."""
+    hk = values["hooks"]
+    if hk["html"] == "dir" and not hk["html_dir"]:
+        return [("hooks.html", 'is "dir" but hooks.html_dir is not set')]
+    return []
+
+
+# ---- reading ----------------------------------------------------------------------------------
+
+def _overlay(base: dict[str, Any], override: dict[str, Any], where: str, problems: list[str]) -> None:
+    """Set each good value of override into base (defaults); each bad one is a problem line."""
     for key, value in override.items():
-        if key not in base:
-            raise ConfigError(f"{where}: unknown setting '{key}'")
-        if isinstance(base[key], dict):
+        name = f"{where}.{key}" if where else key
+        if where != "hosts" and key not in base:
+            problems.append(f"{where + ': ' if where else ''}unknown setting '{key}'")
+        elif isinstance(base.get(key), dict):         # a table ([hosts] too: free-form keys)
             if not isinstance(value, dict):
-                raise ConfigError(f"{where}.{key}: expected a table")
-            _merge(base[key], value, f"{where}.{key}")
-        elif isinstance(base[key], (int, float)) and not isinstance(base[key], bool):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ConfigError(f"{where}.{key}: expected a number, got {value!r}")
-            base[key] = value
-        elif isinstance(base[key], str):
-            if not isinstance(value, str):
-                raise ConfigError(f"{where}.{key}: expected a string, got {value!r}")
-            base[key] = value
+                problems.append(f"{name}: expected a table, got {value!r}")
+            else:
+                _overlay(base[key], value, name, problems)
+        elif (why := _rule(name)(value)) is not None:
+            problems.append(f"{name} = {value!r}: {why}")
         else:
             base[key] = value
 
 
-def load(path: str | Path | None = None) -> Config:
-    """Defaults, overlaid by the site file. An explicit path must exist; the default may not."""
+def check(values: dict[str, Any]) -> list[str]:
+    """What is wrong with a complete set of values (e.g. the defaults): one line per setting."""
+    problems: list[str] = []
+    _overlay(copy.deepcopy(DEFAULTS), values, "", problems)
+    return problems + [f"{key}: {why}" for key, why in _cross_checks(values)]
+
+
+def load(path: str | Path | None = None, *, strict: bool = True) -> Config:
+    """Defaults, overlaid by the site file. An explicit path must exist; the default may not.
+
+    strict (the CLI): a bad setting raises ConfigError naming it. strict=False (the scheduler
+    hooks): each bad setting keeps its built-in default and is listed in Config.problems, so the
+    rest of the site's settings still hold. A file that cannot be read or parsed raises in both."""
     explicit = path is not None
     path = Path(path) if path is not None else DEFAULT_PATH
     values = copy.deepcopy(DEFAULTS)
@@ -120,5 +247,21 @@ def load(path: str | Path | None = None) -> Config:
         override = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path}: {exc}") from None
-    _merge(values, override, path.name)
-    return Config(values, str(path))
+    problems: list[str] = []
+    _overlay(values, override, "", problems)
+    for key, why in _cross_checks(values):
+        problems.append(f"{key}: {why}")
+        _reset(values, key)
+    problems = [f"{path}: {p}" for p in problems]
+    if strict and problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ConfigError(problems[0] + more)
+    return Config(values, str(path), tuple(problems))
+
+
+def _reset(values: dict[str, Any], key: str) -> None:
+    *tables, name = key.split(".")
+    here, default = values, DEFAULTS
+    for t in tables:
+        here, default = here[t], default[t]
+    here[name] = copy.deepcopy(default[name])
