@@ -18,6 +18,7 @@
 #include "unchanged.h"
 #include "parse_rpc_stats.h"
 #include "parse_version.h"
+#include "selfstats.h"
 
 enum lc_cluster {
     CL_GLOBAL = 0,	/* version, pagesize, agent self-statistics */
@@ -119,6 +120,19 @@ extern const size_t lc_ra_nops;
 #define GLOBAL_READ_FAILURES	3
 #define GLOBAL_PARSE_FAILURES	4
 #define GLOBAL_BUDGET_SKIPS	5
+/* the same four for the fetch that returns them (agent.fetch.*) */
+#define GLOBAL_FETCH_FILES_READ	6
+#define GLOBAL_FETCH_READ_FAILURES 7
+#define GLOBAL_FETCH_PARSE_FAILURES 8
+#define GLOBAL_FETCH_BUDGET_SKIPS 9
+/* lc_value() maps both groups of four onto enum lc_count in this order */
+_Static_assert(GLOBAL_READ_FAILURES - GLOBAL_FILES_READ == LC_READ_FAILURES &&
+	       GLOBAL_PARSE_FAILURES - GLOBAL_FILES_READ == LC_PARSE_FAILURES &&
+	       GLOBAL_BUDGET_SKIPS - GLOBAL_FILES_READ == LC_BUDGET_SKIPS &&
+	       GLOBAL_FETCH_BUDGET_SKIPS - GLOBAL_FETCH_FILES_READ == LC_BUDGET_SKIPS &&
+	       GLOBAL_FETCH_READ_FAILURES - GLOBAL_FETCH_FILES_READ == LC_READ_FAILURES &&
+	       GLOBAL_FETCH_PARSE_FAILURES - GLOBAL_FETCH_FILES_READ == LC_PARSE_FAILURES &&
+	       LC_FILES_READ == 0 && LC_NCOUNTS == 4, "agent item order != enum lc_count");
 
 /* CL_LLITE_STATS fixed items */
 #define LLITE_READ_BYTES	0
@@ -263,8 +277,8 @@ struct lc_agent {
     uint64_t		budget_ns;	/* 0 = none */
     uint64_t		deadline_ns;	/* CLOCK_MONOTONIC */
     volatile int	deadline_hit;	/* set once the deadline has passed */
-    /* self statistics */
-    uint64_t		files_read, read_failures, parse_failures, budget_skips;
+    /* self statistics: since start (agent.*) and of the last fetch (agent.fetch.*) */
+    struct lc_selfstats	self;
 };
 
 extern struct lc_agent lc;

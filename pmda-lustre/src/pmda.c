@@ -73,6 +73,10 @@ static const struct {
     { CL_GLOBAL, GLOBAL_READ_FAILURES, PM_TYPE_U64, -1, PM_SEM_COUNTER, U_COUNT },
     { CL_GLOBAL, GLOBAL_PARSE_FAILURES, PM_TYPE_U64, -1, PM_SEM_COUNTER, U_COUNT },
     { CL_GLOBAL, GLOBAL_BUDGET_SKIPS, PM_TYPE_U64, -1, PM_SEM_COUNTER, U_COUNT },
+    { CL_GLOBAL, GLOBAL_FETCH_FILES_READ, PM_TYPE_U64, -1, PM_SEM_INSTANT, U_COUNT },
+    { CL_GLOBAL, GLOBAL_FETCH_READ_FAILURES, PM_TYPE_U64, -1, PM_SEM_INSTANT, U_COUNT },
+    { CL_GLOBAL, GLOBAL_FETCH_PARSE_FAILURES, PM_TYPE_U64, -1, PM_SEM_INSTANT, U_COUNT },
+    { CL_GLOBAL, GLOBAL_FETCH_BUDGET_SKIPS, PM_TYPE_U64, -1, PM_SEM_INSTANT, U_COUNT },
 
     { CL_LLITE_DEV, 0, PM_TYPE_STRING, FS_INDOM, PM_SEM_DISCRETE, U_NONE },
 
@@ -279,7 +283,10 @@ lc_fetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda)
 
     for (i = 0; i < numpmid; i++)
 	need |= needs(pmidlist[i]);
+    /* agent.fetch.*: what this refresh reads, both passes (not instance requests) */
+    lc_selfstats_fetch_begin(&lc.self);
     refresh(need);
+    lc_selfstats_fetch_end(&lc.self);
     if (use_pmdafetch)
 	return pmdaFetch(numpmid, pmidlist, resp, pmda);
     return lc_fast_fetch(numpmid, pmidlist, resp, pmda);
@@ -374,13 +381,16 @@ lc_value(unsigned cluster, unsigned item, void *priv, pmAtomValue *atom)
 	    atom->ul = (uint32_t)lc.pagesize;
 	    return 1;
 	case GLOBAL_FILES_READ:
-	    return u64_value(lc.files_read, atom);
 	case GLOBAL_READ_FAILURES:
-	    return u64_value(lc.read_failures, atom);
 	case GLOBAL_PARSE_FAILURES:
-	    return u64_value(lc.parse_failures, atom);
 	case GLOBAL_BUDGET_SKIPS:
-	    return u64_value(lc.budget_skips, atom);
+	    return u64_value(lc.self.total.n[item - GLOBAL_FILES_READ], atom);
+	case GLOBAL_FETCH_FILES_READ:
+	case GLOBAL_FETCH_READ_FAILURES:
+	case GLOBAL_FETCH_PARSE_FAILURES:
+	case GLOBAL_FETCH_BUDGET_SKIPS:
+	    /* set by lc_fetch() around its refresh: this fetch's reads */
+	    return u64_value(lc.self.fetch.n[item - GLOBAL_FETCH_FILES_READ], atom);
 	}
 	break;
 

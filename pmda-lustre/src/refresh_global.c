@@ -100,7 +100,7 @@ lc_read_devfile(struct lc_dev *d, const char *file, int kind, const char **bufp)
 	 * default) and drops it: better to answer with the values read so
 	 * far than to keep reading slow debugfs files.
 	 */
-	__atomic_fetch_add(&lc.budget_skips, 1, __ATOMIC_RELAXED);
+	lc_count(&lc.self, LC_BUDGET_SKIPS);
 	n = -ETIME;
     } else {
 	if (kind == FK_LNET)
@@ -115,15 +115,15 @@ lc_read_devfile(struct lc_dev *d, const char *file, int kind, const char **bufp)
 	if (n >= 0 && needs_complete[kind] && truncated) {
 	    /* no stats file is that long: whatever it is, its head alone
 	     * would give counters that look like a reset */
-	    __atomic_fetch_add(&lc.parse_failures, 1, __ATOMIC_RELAXED);
+	    lc_count(&lc.self, LC_PARSE_FAILURES);
 	    n = -EFBIG;
 	} else if (n >= 0 && needs_complete[kind] && !lc_complete_lines(*bufp, (size_t)n)) {
-	    __atomic_fetch_add(&lc.parse_failures, 1, __ATOMIC_RELAXED);
+	    lc_count(&lc.self, LC_PARSE_FAILURES);
 	    n = -EBADMSG;
 	} else if (n >= 0) {
-	    __atomic_fetch_add(&lc.files_read, 1, __ATOMIC_RELAXED);
+	    lc_count(&lc.self, LC_FILES_READ);
 	} else if (n != -ENOENT) {
-	    __atomic_fetch_add(&lc.read_failures, 1, __ATOMIC_RELAXED);
+	    lc_count(&lc.self, LC_READ_FAILURES);
 	}
     }
     if (n < 0) {
@@ -154,7 +154,7 @@ lc_parsed(struct lc_dev *d, int kind, const char *file, int ok)
 	d->logged &= ~BIT_PARSE(kind);
 	return 1;
     }
-    __atomic_fetch_add(&lc.parse_failures, 1, __ATOMIC_RELAXED);
+    lc_count(&lc.self, LC_PARSE_FAILURES);
     if (!(d->logged & BIT_PARSE(kind))) {
 	pmNotifyErr(LOG_WARNING, DEV_FMT "%s: unrecognised format, values skipped",
 		    DEV_ARGS(d), file);

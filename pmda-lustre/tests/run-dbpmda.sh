@@ -71,19 +71,32 @@ log=$OUT/reads.log
     echo "debug appl0"
     echo "open pipe $AGENT -d 220 -h $HERE/help -l $log -r $tree -D appl0"
     echo "fetch $(pminfo -n root lustreclient | tr '\n' ' ')"
-    echo "fetch lustreclient.llite.open"
+    echo "fetch lustreclient.llite.open lustreclient.agent.fetch.files_read"
+    echo "fetch lustreclient.agent.fetch.files_read"
 } | timeout 60 dbpmda -n root -ie > "$OUT/reads.raw" 2>&1
 reads=$(grep -c ' read ' "$log")
 dups=$(grep ' read ' "$log" | sed 's/.* read //' | sort | uniq -d | grep -v 'llite/scratch-ffff8c2a4b9e0000/stats\|llite/proj-ffff8c2a4f1c3000/stats' || true)
 # 1st fetch: version + lnet + 2 llite x (stats, read_ahead_stats) + 5 osc x
 # (rpc_stats, stats, import, osc_stats, max_pages_per_rpc,
 # max_rpcs_in_flight) + 2 mdc x (md_stats, stats, import, rpc_stats) = 44;
-# 2nd fetch: the 2 llite stats only = 46
+# 2nd fetch: the 2 llite stats only = 46; 3rd (agent.fetch.* alone): none
 if [ "$reads" -eq 46 ] && [ -z "$dups" ]; then
     echo "dbpmda reads-per-fetch: ok ($reads reads)"
 else
     echo "dbpmda reads-per-fetch: FAILED ($reads reads, want 46; duplicates: $dups)"
     grep ' read ' "$log"; fail=1
+fi
+# The agent's own count of each fetch's reads (agent.fetch.files_read, in
+# the same request) agrees with the trace, which also logs the files that
+# do not exist (osc_stats of 4 OSCs and proj's mdc rpc_stats: not counted):
+# 44 - 5 = 39, then 2, then 0 for a fetch of agent.fetch.* alone.
+counted=$(sed -n '/(lustreclient.agent.fetch.files_read):/{n;s/^ *value //p;}' "$OUT/reads.raw" | tr '\n' ' ' | sed 's/ $//')
+okreads=$(grep -c ' read .* -> [0-9]' "$log")
+if [ "$counted" = "39 2 0" ] && [ "$okreads" -eq 41 ]; then
+    echo "dbpmda agent.fetch.files_read: ok ($counted)"
+else
+    echo "dbpmda agent.fetch.files_read: FAILED (got $counted, want 39 2 0; $okreads reads in the trace, want 41)"
+    fail=1
 fi
 if grep -l 'Sanitizer\|runtime error' "$OUT"/*.log 2>/dev/null; then
     echo "dbpmda: sanitizer reports in the agent logs above"; fail=1

@@ -60,5 +60,6 @@ void test_names(void);
 void test_parse_misc(void);
 void test_fuzz(void);
 void test_unchanged(void);
+void test_selfstats(void);
 
 #endif

@@ -14,6 +14,7 @@ main(void)
     test_parse_misc();
     test_fuzz();
     test_unchanged();
+    test_selfstats();
     printf("%d passed, %d failed\n", h_pass, h_fail);
     return h_fail ? 1 : 0;
 }
