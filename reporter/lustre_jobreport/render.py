@@ -2,13 +2,21 @@
 
 This module turns numbers into display strings (the view); the template only lays them out.
 The text report is for the end of a job's output: at most 40 lines of at most 80 columns.
+
+Every string of the document came from somewhere else (host and filesystem names, versions,
+error texts, scheduler fields) and may hold terminal control sequences or Unicode characters that
+reorder or hide text. The text and HTML views are built only from displayable(doc), which shows
+each such character as a visible escape (\\x1b, \\u202e), keys included; the JSON rendering
+keeps the data as it is (json.dumps writes every control character as a \\u escape).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
-import textwrap
+import unicodedata
+from decimal import Decimal
 from pathlib import Path
 
 import jinja2
@@ -16,7 +24,13 @@ import jinja2
 from .aggregate import size_bytes
 
 MAX_LINES, WIDTH = 40, 80
+NAME_COLS, WORD_COLS = 32, 40      # longest name / word of prose the text report shows whole
 SEV_LABEL = {"high": "HIGH", "warn": "WARN", "info": "INFO"}
+BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB")
+SI_SUFFIXES = ("k", "M", "G", "T", "P", "E", "Z", "Y")
+# Never shown as they are: controls (C0, DEL, C1), format characters (bidi overrides and
+# isolates, zero-width characters, BOM, tags), line/paragraph separators and lone surrogates.
+HIDDEN_CATEGORIES = frozenset(("Cc", "Cf", "Zl", "Zp", "Cs"))
 
 
 def templates_dir() -> Path:
@@ -31,26 +45,166 @@ def templates_dir() -> Path:
     raise FileNotFoundError("lustre-jobreport templates not found (set LUSTRE_JOBREPORT_TEMPLATES)")
 
 
+# -- displayable strings ------------------------------------------------------------------------
+
+def _hidden(s: str) -> bool:
+    return not s.isprintable() and any(unicodedata.category(c) in HIDDEN_CATEGORIES for c in s)
+
+
+def _escaped(s: str) -> str:
+    def shown(c: str) -> str:
+        if unicodedata.category(c) not in HIDDEN_CATEGORIES:
+            return c
+        o = ord(c)
+        return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}" if o < 0x10000 else f"\\U{o:08x}"
+    return "".join(map(shown, s))
+
+
+def _strings(obj: object, into: set[str]) -> None:
+    if isinstance(obj, str):
+        into.add(obj)
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            _strings(k, into)
+            _strings(v, into)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            _strings(v, into)
+
+
+def _replaced(obj: object, shown: dict[str, str]) -> object:
+    if isinstance(obj, str):
+        return shown.get(obj, obj)
+    if isinstance(obj, dict):
+        return {_replaced(k, shown): _replaced(v, shown) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_replaced(v, shown) for v in obj]
+    return obj
+
+
+def displayable(doc: dict) -> dict:
+    """The document with every string (values and keys) safe to show on a terminal or a page.
+
+    A hidden character becomes a visible escape; a string that then reads like another one of
+    the document gets a ~2, ~3 ... suffix, so names that differ only in hidden characters stay
+    apart (and keys stay keys). Strings without hidden characters are kept as they are. The
+    caller's document is not changed.
+    """
+    strings: set[str] = set()
+    _strings(doc, strings)
+    odd = sorted(s for s in strings if _hidden(s))
+    if not odd:
+        return doc
+    taken = strings.difference(odd)
+    shown = {}
+    for s in odd:
+        plain = candidate = _escaped(s)
+        n = 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{plain}~{n}"
+        taken.add(candidate)
+        shown[s] = candidate
+    return _replaced(doc, shown)
+
+
+def columns(s: str) -> int:
+    """Terminal columns of a displayable string: wide East Asian characters take two, combining
+    marks none."""
+    if s.isascii():
+        return len(s)
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+               for c in s)
+
+
+def _head(s: str, cols: int) -> str:
+    """The longest start of s that fits in cols columns."""
+    used = 0
+    for i, c in enumerate(s):
+        used += columns(c)
+        if used > cols:
+            return s[:i]
+    return s
+
+
+def shorten(s: str, cols: int = NAME_COLS) -> str:
+    """s in at most cols columns: its start and end kept around a "…" (names differ at both ends)."""
+    if columns(s) <= cols:
+        return s
+    room = cols - 1
+    head = _head(s, room - room // 2)
+    return head + "…" + _head(s[::-1], room - columns(head))[::-1]
+
+
+def _short_words(text: str) -> str:
+    return " ".join(shorten(w, WORD_COLS) for w in text.split(" "))
+
+
+def _lines(words: list[str], first: str, rest: str) -> list[str]:
+    """Words filled into lines of WIDTH columns, the first line after `first`, the others after
+    `rest`; a word longer than a line is cut across lines."""
+    if not words:
+        return []
+    lines, line, fresh = [], first, True
+    for word in words:
+        if not fresh and columns(line) + 1 + columns(word) <= WIDTH:
+            line += " " + word
+            continue
+        if not fresh:
+            lines.append(line)
+            line = rest
+        while columns(line) + columns(word) > WIDTH:
+            piece = _head(word, WIDTH - columns(line)) or word[0]
+            lines.append(line + piece)
+            word, line = word[len(piece):], rest
+        line, fresh = line + word, False
+    return lines + [line]
+
+
+def _wrap(label: str, text: str, indent: int) -> list[str]:
+    first = " " * indent + label
+    return _lines(_short_words(text).split(), first, " " * columns(first))
+
+
+def _fold(line: str) -> list[str]:
+    """A rendered line as it fits in WIDTH columns: wrapped at spaces under its own indent."""
+    if columns(line) <= WIDTH:
+        return [line]
+    body = line.lstrip(" ")
+    indent = " " * (len(line) - len(body))
+    return _lines(body.split(), indent, indent + "  ")
+
+
+# -- numbers ------------------------------------------------------------------------------------
+
 def human_bytes(n: int) -> str:
-    value, unit = float(n), "B"
-    for next_unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
-        if value < 1024:
-            break
-        value, unit = value / 1024, next_unit
-    return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+    """Bytes in binary units: 1023 B, 1.0 KiB ... 16.0 EiB, 1.0 ZiB (exact ints of any size)."""
+    n = int(n)
+    i = min(max(0, (abs(n).bit_length() - 1) // 10), len(BYTE_UNITS) - 1)
+    if i == 0:
+        return f"{n} B"
+    value = Decimal(n) / (1 << 10 * i)
+    if abs(value) >= Decimal("1023.95") and i + 1 < len(BYTE_UNITS):
+        i, value = i + 1, value / 1024
+    return f"{value:.1f} {BYTE_UNITS[i]}" if abs(value) < 10 ** 6 else f"{value:.3g} {BYTE_UNITS[i]}"
 
 
 def compact(n: int, width: int = 5) -> str:
-    """A count in at most `width` (4 or 5) characters: 12243 / 12k, 123k, 1.2M."""
+    """A count in at most `width` (4 or 5) characters: 12243 / 12k, 123k, 1.2M, 18E, 1e30."""
     if n < 10 ** width:
         return str(n)
-    for div, suffix in ((1e3, "k"), (1e6, "M"), (1e9, "G"), (1e12, "T")):
-        v = n / div
-        if v < 9.95:
-            return f"{v:.1f}{suffix}"
-        if round(v) < 1000 and len(f"{v:.0f}{suffix}") <= width:
-            return f"{v:.0f}{suffix}"
-    return f"{n:.0e}"
+    if n < 10 ** (3 * len(SI_SUFFIXES) + 3):
+        for power, suffix in enumerate(SI_SUFFIXES, 1):
+            v = n / 10 ** (3 * power)
+            if v < 9.95:
+                return f"{v:.1f}{suffix}"
+            if round(v) < 1000 and len(f"{v:.0f}{suffix}") <= width:
+                return f"{v:.0f}{suffix}"
+    exp = len(str(n)) - 1
+    mantissa = (2 * n + 10 ** exp) // (2 * 10 ** exp)     # rounded, in integers (no float range)
+    if mantissa == 10:
+        mantissa, exp = 1, exp + 1
+    return f"{mantissa}e{exp}"
 
 
 BARS = " ▁▂▃▄▅▆▇█"
@@ -60,10 +214,13 @@ def bar(n: int, peak: int) -> str:
     """One block glyph for n relative to the largest bucket; any non-zero count shows."""
     if n <= 0 or peak <= 0:
         return " "
-    return BARS[max(1, round(8 * n / peak))]
+    return BARS[max(1, min(8, round(8 * n / peak)))]
 
 
-def duration(seconds: float) -> str:
+def duration(seconds: float | None) -> str:
+    """1.5 s, 2:03:04; "" when the time is unknown."""
+    if seconds is None or not math.isfinite(seconds):
+        return ""
     s = int(round(seconds))
     if s < 60:
         return f"{seconds:.1f} s"
@@ -71,27 +228,35 @@ def duration(seconds: float) -> str:
     return f"{h}:{rest // 60:02d}:{rest % 60:02d}"
 
 
-def _wrap(label: str, text: str, indent: int) -> list[str]:
-    return textwrap.wrap(text, WIDTH, initial_indent=" " * indent + label,
-                         subsequent_indent=" " * (indent + len(label)))
+# -- the views ----------------------------------------------------------------------------------
+
+def _size(label: str) -> int | None:
+    try:
+        return size_bytes(label)
+    except ValueError:
+        return None
 
 
 def shown_buckets(rpc: dict[str, dict[str, int]]) -> list[str]:
-    """The buckets worth a column: smallest first, up to the largest non-empty one (at least 1M)."""
-    labels = sorted(set(rpc["read"]) | set(rpc["write"]), key=size_bytes)
-    nonzero = [l for l in labels if rpc["read"].get(l, 0) or rpc["write"].get(l, 0)]
+    """The buckets worth a column: smallest first, up to the largest non-empty one (at least 1M).
+    A label that is not a size (no agent sends one) has no place on the axis and is left out."""
+    reads, writes = rpc.get("read") or {}, rpc.get("write") or {}
+    labels = sorted((l for l in set(reads) | set(writes) if _size(l) is not None), key=size_bytes)
+    nonzero = [l for l in labels if reads.get(l, 0) or writes.get(l, 0)]
     top = max([size_bytes(l) for l in nonzero] + [1 << 20])
     return [l for l in labels if size_bytes(l) <= top]
 
 
-def _histogram(rpc: dict[str, dict[str, int]]) -> dict:
+def _histogram(rpc: dict[str, dict[str, int]]) -> dict | None:
     """A bar row per direction: each bucket's count and a glyph scaled to the direction's
-    largest bucket."""
+    largest bucket (None without buckets)."""
     shown = shown_buckets(rpc)
+    if not shown:
+        return None
     width = 7 if 6 + 7 * len(shown) <= WIDTH else 6 if 6 + 6 * len(shown) <= WIDTH else 5
 
     def row(direction: str) -> str:
-        counts = [rpc[direction].get(l, 0) for l in shown]
+        counts = [(rpc.get(direction) or {}).get(l, 0) for l in shown]
         peak = max(counts, default=0)
         return "".join(compact(n, width - 2).rjust(width - 1) + bar(n, peak) for n in counts)
     return {"header": "".join(l.rjust(width - 1) + " " for l in shown).rstrip(),
@@ -100,80 +265,103 @@ def _histogram(rpc: dict[str, dict[str, int]]) -> dict:
 
 def _fs_view(name: str, fs: dict) -> dict:
     def volume(direction: str) -> str:
-        nbytes, calls = fs[f"{direction}_bytes"], fs[f"{direction}_calls"]
+        nbytes, calls = fs.get(f"{direction}_bytes") or 0, fs.get(f"{direction}_calls") or 0
         mean = f", {human_bytes(nbytes // calls)} avg" if calls else ""
         return f"{direction} {human_bytes(nbytes)} in {calls:,} calls{mean}"
-    ops = "  ".join(f"{op} {fs['ops'].get(op, 0):,}" for op in ("open", "close", "getattr", "statfs",
-                                                                   "setattr", "fsync"))
-    osts = len(fs["osts"])
+    ops = fs.get("ops") or {}
+    ops_line = "  ".join(f"{op} {ops.get(op) or 0:,}" for op in ("open", "close", "getattr", "statfs",
+                                                               "setattr", "fsync"))
+    osts, ost_count = len(fs.get("osts") or {}), fs.get("ost_count")
     spread = fs.get("spread")
     per_host = (f"min {human_bytes(spread['min'])}, median {human_bytes(spread['median'])}, "
-                f"max {human_bytes(spread['max'])} ({spread['max_host']})") if spread else ""
-    return {"name": name, "read": volume("read"), "write": volume("write"), "ops": ops,
-            "osts": f"{osts} of {fs['ost_count']} OSTs used" if fs["ost_count"] else "",
-            "per_host": per_host, "hist": _histogram(fs["rpc"])}
+                f"max {human_bytes(spread['max'])} ({shorten(str(spread['max_host']))})") if spread else ""
+    label = shorten(name)
+    return {"name": name, "label": label, "indent": " " * (columns(label) + 2),
+            "read": volume("read"), "write": volume("write"), "ops": ops_line,
+            "osts": f"{osts} of {ost_count} OSTs used" if ost_count else "",
+            "per_host": per_host, "hist": _histogram(fs.get("rpc") or {})}
 
 
-def text_view(doc: dict, detail: bool = True) -> dict:
-    job = doc["job"]
-    versions = sorted(set(doc["lustre_versions"].values()))
+def _finding(f: dict, detail: bool) -> list[str]:
+    sev = f.get("severity")
+    head = f" {SEV_LABEL.get(sev, str(sev).upper())}  {shorten(str(f.get('id')))}"
+    if f.get("fs") is not None:
+        head += f" on {shorten(str(f['fs']))}"
+    lines = [head] + _wrap("", f.get("finding") or "", 7)
+    if detail:
+        lines += _wrap("why: ", f.get("why") or "", 7) + _wrap("do:  ", f.get("advice") or "", 7)
+    return lines
+
+
+def _text_view(doc: dict, detail: bool) -> dict:
+    job = doc.get("job") or {}
+    hosts, missing = job.get("hosts") or [], job.get("hosts_missing") or []
+    versions = sorted({shorten(str(v), 20) for v in (doc.get("lustre_versions") or {}).values() if v is not None})
     title = "Lustre I/O report"
-    if job.get("id"):
-        title += f" for job {job['id']}" + (f" ({job['user']})" if job.get("user") else "")
-    n = len(job["hosts"])
+    if job.get("id") is not None:
+        title += f" for job {shorten(str(job['id']))}" + (f" ({shorten(str(job['user']))})" if job.get("user") else "")
+    n = len(hosts)
     facts = [f"{n} host{'s' if n != 1 else ''}"]
-    if job["hosts_missing"]:
-        facts.append(f"{len(job['hosts_missing'])} unreachable")
-    facts.append(f"{duration(job['elapsed_s'])}")
+    if missing:
+        facts.append(f"{len(missing)} unreachable")
+    if duration(job.get("elapsed_s")):
+        facts.append(duration(job.get("elapsed_s")))
     if versions:
         facts.append("Lustre " + ", ".join(versions))
-    findings = []
-    for f in doc["flags"]:
-        lines = [f" {SEV_LABEL[f['severity']]}  {f['id']} on {f['fs']}"] + _wrap("", f["finding"], 7)
-        if detail:
-            lines += _wrap("why: ", f["why"], 7) + _wrap("do:  ", f["advice"], 7)
-        findings.append(lines)
-    quality = [line for q in doc["data_quality"] for line in _wrap("! ", q["detail"], 1)]
+    findings = [_finding(f, detail) for f in doc.get("flags") or []]
+    quality = [line for q in doc.get("data_quality") or []
+               for line in _wrap("! ", q.get("detail") or str(q.get("id")), 1)]
     # Busiest filesystem first; the ones this job did not touch get one line at the end.
-    by_volume = sorted(doc["filesystems"].items(),
-                       key=lambda kv: (-(kv[1]["read_bytes"] + kv[1]["write_bytes"]), kv[0]))
+    filesystems = doc.get("filesystems") or {}
+    by_volume = sorted(filesystems.items(),
+                       key=lambda kv: (-((kv[1].get("read_bytes") or 0) + (kv[1].get("write_bytes") or 0)), kv[0]))
     active = [_fs_view(k, v) for k, v in by_volume if _touched(v)]
-    idle = [k for k, v in by_volume if not _touched(v)]
+    idle = [shorten(k) for k, v in by_volume if not _touched(v)]
+    empty = ("" if filesystems else "No Lustre filesystem was mounted on the job's hosts." if hosts
+             else "No host of the job could be read.")
     return {"title": title, "facts": " | ".join(facts), "rule": "-" * WIDTH,
             "findings": findings, "filesystems": active,
             "idle": _wrap("Not used by this job: ", ", ".join(idle), 0) if idle else [],
-            "quality": quality, "detail": detail}
+            "empty": empty, "quality": quality, "detail": detail}
+
+
+def text_view(doc: dict, detail: bool = True) -> dict:
+    return _text_view(displayable(doc), detail)
 
 
 def _touched(fs: dict) -> bool:
-    return bool(fs["read_bytes"] or fs["write_bytes"] or any(fs["ops"].values())
-                or any(n for d in fs["rpc"].values() for n in d.values()))
+    return bool(fs.get("read_bytes") or fs.get("write_bytes") or any((fs.get("ops") or {}).values())
+                or any(n for d in (fs.get("rpc") or {}).values() for n in d.values()))
 
 
 def _html_rows(rpc: dict[str, dict[str, int]]) -> list[dict]:
     """One row per shown bucket; bars scaled to the largest count."""
     shown = shown_buckets(rpc)
-    peak = max([1] + [rpc[d].get(l, 0) for d in ("read", "write") for l in shown])
-    return [{"label": l, "read": f"{rpc['read'].get(l, 0):,}", "write": f"{rpc['write'].get(l, 0):,}",
-             "read_px": round(200 * rpc["read"].get(l, 0) / peak),
-             "write_px": round(200 * rpc["write"].get(l, 0) / peak)}
+    reads, writes = rpc.get("read") or {}, rpc.get("write") or {}
+    peak = max([1] + [d.get(l, 0) for d in (reads, writes) for l in shown])
+    return [{"label": l, "read": f"{reads.get(l, 0):,}", "write": f"{writes.get(l, 0):,}",
+             "read_px": round(200 * reads.get(l, 0) / peak), "write_px": round(200 * writes.get(l, 0) / peak)}
             for l in shown]
 
 
 def html_view(doc: dict) -> dict:
     from . import charts   # matplotlib: only the HTML rendering needs it
 
-    view = text_view(doc)
-    view["flags"] = doc["flags"]
-    view["quality_items"] = doc["data_quality"]
+    doc = displayable(doc)
+    view = _text_view(doc, detail=True)
+    view["flags"] = [{"severity": f.get("severity") or "", "id": f.get("id"), "fs": f.get("fs"),
+                      "finding": f.get("finding"), "why": f.get("why"), "advice": f.get("advice")}
+                     for f in doc.get("flags") or []]
+    view["quality_items"] = [{"id": q.get("id"), "detail": q.get("detail")} for q in doc.get("data_quality") or []]
     html_fs = []
     for fs in view["filesystems"]:
         data = doc["filesystems"][fs["name"]]
-        rows = _html_rows(data["rpc"])
+        rows = _html_rows(data.get("rpc") or {})
+        osts, hosts = data.get("osts") or {}, data.get("hosts") or {}
         html_fs.append(dict(fs, rows=rows,
-                            rpc_chart=charts.rpc_histogram(data["rpc"], [r["label"] for r in rows]),
-                            ost_chart=charts.ost_bytes(data["osts"]) if data["osts"] else "",
-                            host_chart=charts.host_spread(data["hosts"]) if len(data["hosts"]) > 1 else ""))
+                            rpc_chart=charts.rpc_histogram(data.get("rpc") or {}, [r["label"] for r in rows]) if rows else "",
+                            ost_chart=charts.ost_bytes(osts) if osts else "",
+                            host_chart=charts.host_spread(hosts) if len(hosts) > 1 else ""))
     view["html_filesystems"] = html_fs
     return view
 
@@ -191,17 +379,23 @@ def render_html(doc: dict) -> str:
 
 def render_text(doc: dict) -> str:
     template = _environment().get_template("report.txt.j2")
-    text = template.render(**text_view(doc, detail=True))
-    if len(text.splitlines()) > MAX_LINES:  # too many findings for the job log: drop why/advice
-        text = template.render(**text_view(doc, detail=False))
-    lines = text.splitlines()
-    if len(lines) > MAX_LINES:
-        lines = lines[:MAX_LINES - 1] + ["... (truncated: the JSON/HTML report has everything)"]
-    return "\n".join(lines) + "\n"
+    doc = displayable(doc)
+
+    def lines(detail: bool) -> list[str]:
+        text = template.render(**_text_view(doc, detail=detail))
+        return [folded for line in text.splitlines() for folded in _fold(line)]
+    out = lines(detail=True)
+    if len(out) > MAX_LINES:  # too many findings for the job log: drop why/advice
+        out = lines(detail=False)
+    if len(out) > MAX_LINES:
+        out = out[:MAX_LINES - 1] + ["... (truncated: the JSON/HTML report has everything)"]
+    return "\n".join(out) + "\n"
 
 
 def render_json(doc: dict) -> str:
-    return json.dumps(doc, indent=2) + "\n"
+    """The document as it is: json.dumps (ensure_ascii) writes every control and non-ASCII
+    character as a \\u escape, so the JSON text itself holds none."""
+    return json.dumps(doc, indent=2, ensure_ascii=True) + "\n"
 
 
 def render(doc: dict, fmt: str) -> str:
