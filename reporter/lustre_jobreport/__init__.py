@@ -1,4 +1,4 @@
 """lustre-jobreport: per-job Lustre client I/O reports from pmdalustreclient snapshots."""
 
-SCHEMA = "lustre-jobreport/1"
+SCHEMA = "lustre-jobreport/2"
 __version__ = "0.1.0"

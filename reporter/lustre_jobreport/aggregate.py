@@ -1,7 +1,10 @@
 """Per-filesystem totals of a job: llite volume and ops, RPC-size histograms, per OST, per host.
 
-Sums over the reset-aware delta matrices (hosts x instances), in uint64 so byte counts stay
-exact; values leave this module as Python ints (JSON must not round them).
+Sums over the reset-aware delta matrices (hosts x instances). Sums are exact: a uint64 sum over
+hosts could wrap past 2^64 (two counters near 2^63 summed to 10), so columns are summed as two
+32-bit halves (exact for up to 2^32 hosts) and joined as Python ints; values leave this module as
+Python ints (JSON must not round them). Which metric is a volume, an operation, a histogram
+or a per-OST figure is the catalog's to say.
 """
 
 from __future__ import annotations
@@ -11,17 +14,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .diff import P, DeltaTable, JobDelta, fs_of
+from . import catalog
+from .catalog import P
+from .diff import DeltaTable, Issue, JobDelta, fs_of
 
-LLITE = P + "llite."
-CORE_OPS = ("open", "close", "getattr", "statfs", "setattr", "fsync")
-VOLUME = ("read_bytes", "write_bytes", "read_calls", "write_calls")
-# llite counters that are not file-system operations a job asked for: opencount repeats open
-# (2.15+), the others count page-cache and permission-cache events, read-ahead lives below
-# llite.readahead, latencies below llite.latency.
-NOT_OPS = {"opencount", "openclosetime", "dirty_pages_hits", "dirty_pages_misses", "getxattr_hits",
-           "alloc_inode", "page_fault", "page_mkwrite", "inode_permission", "read", "write"}
-OST_FIELDS = ("read_bytes", "write_bytes", "read_rpcs", "write_rpcs")
+VOLUME = tuple(m.key for m in catalog.with_role(catalog.VOLUME))          # read_bytes, write_bytes, ...
+OST_FIELDS = tuple(m.key for m in catalog.with_role(catalog.OST_VOLUME))  # read_bytes, ..., write_rpcs
 _SIZE_RE = re.compile(r"^(\d+)([KMGT]?)$")
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -91,33 +89,47 @@ def _present_instances(delta: JobDelta, metric: str) -> list[str]:
     return [name for name, ok in zip(t.instances, have) if ok]
 
 
+def exact_sum(values: np.ndarray, axis: int) -> np.ndarray:
+    """Sum of uint64 values as Python ints (object array), exact however large."""
+    values = np.asarray(values, dtype=np.uint64)
+    low = (values & np.uint64(0xFFFFFFFF)).sum(axis=axis, dtype=np.uint64)
+    high = (values >> np.uint64(32)).sum(axis=axis, dtype=np.uint64)
+    return np.array([(int(h) << 32) + int(l) for h, l in zip(np.ravel(high), np.ravel(low))],
+                    dtype=object).reshape(np.shape(low))
+
+
 def _totals(t: DeltaTable) -> dict[str, int]:
     """Instance -> delta summed over hosts."""
-    return {name: int(v) for name, v in zip(t.instances, t.delta.sum(axis=0, dtype=np.uint64))}
+    return dict(zip(t.instances, exact_sum(t.delta, axis=0).tolist()))
 
 
 def aggregate(delta: JobDelta) -> dict[str, FsTotals]:
-    filesystems = sorted(_present_instances(delta, LLITE + "mount_id"))
+    filesystems = sorted(_present_instances(delta, catalog.DEVICE_METRIC[catalog.FS]))
     out = {fs: FsTotals(fs) for fs in filesystems}
-    osc_devices = {d for m in delta.end_snapshot.metrics if m.startswith(P + "osc.")
-                   for d in (i.split(":", 1)[0] for i in _present_instances(delta, m))}
+    osc_devices = {d for m in catalog.names(catalog.OST_VOLUME, catalog.OST_WAIT, catalog.STATE, catalog.DEVICE)
+                   if m.startswith(P + "osc.") for d in _present_instances(delta, m)}
     buckets: dict[str, list[str]] = {}
-    for inst in _present_instances(delta, P + "fs.rpc.read") + _present_instances(delta, P + "fs.rpc.write"):
-        fs, _, size = inst.rpartition(":")
-        if size not in buckets.setdefault(fs, []):
-            buckets[fs].append(size)
+    for metric in catalog.names(catalog.RPC_HISTOGRAM):
+        for inst in _present_instances(delta, metric):
+            fs, _, size = inst.rpartition(":")
+            if not _SIZE_RE.match(size):
+                delta.issues.append(Issue("METRIC_TYPE", None, fs or None,
+                                          f"{metric} has an instance {inst!r} that is not an RPC size: left out"))
+                continue
+            if size not in buckets.setdefault(fs, []):
+                buckets[fs].append(size)
     tables = delta.tables
 
-    # llite: one column per filesystem
-    llite = {m[len(LLITE):]: t for m, t in tables.items()
-             if m.startswith(LLITE) and "." not in m[len(LLITE):] and m[len(LLITE):] not in NOT_OPS}
+    # llite: one column per filesystem; volumes and the catalogued operations only
+    llite = {m.key: tables[m.name] for m in catalog.with_role(catalog.VOLUME, catalog.OP) if m.name in tables}
+    op_keys = [m.key for m in catalog.with_role(catalog.OP)]
     for fs, t in out.items():
         t.ost_count = sum(1 for d in osc_devices if fs_of(d) == fs)
         vals = {name: _totals(tab).get(fs, 0) for name, tab in llite.items()}
         for name in VOLUME:
             setattr(t, name, vals.get(name, 0))
-        t.ops = {op: vals.get(op, 0) for op in CORE_OPS}
-        t.ops.update({k: v for k, v in sorted(vals.items()) if k not in VOLUME and k not in t.ops})
+        t.ops = {op: vals.get(op, 0) for op in catalog.SHOWN_OPS}
+        t.ops.update({op: vals[op] for op in sorted(op_keys) if op in vals and op not in t.ops})
         for r, host in enumerate(delta.hosts):
             per_host = {name: int(tab.delta[r, tab.instances.index(fs)]) for name, tab in llite.items()
                         if fs in tab.instances and tab.counted[r, tab.instances.index(fs)]}
@@ -125,16 +137,16 @@ def aggregate(delta: JobDelta) -> dict[str, FsTotals]:
                 t.hosts[host] = per_host
 
     # RPC-size histograms per filesystem, every bucket the agents export, zeros kept
-    for direction in ("read", "write"):
-        tab = tables.get(P + f"fs.rpc.{direction}")
+    for m in catalog.with_role(catalog.RPC_HISTOGRAM):
+        tab = tables.get(m.name)
         sums = _totals(tab) if tab is not None else {}
         for fs, t in out.items():
             labels = sorted(buckets.get(fs, []), key=size_bytes)
-            t.rpc[direction] = {label: sums.get(f"{fs}:{label}", 0) for label in labels}
+            t.rpc[m.key] = {label: sums.get(f"{fs}:{label}", 0) for label in labels}
 
     # per OST: bytes and RPCs through it, and the mean wait of its requests
-    osc = {name: _totals(tables[P + f"osc.{name}"]) for name in OST_FIELDS + ("req_waittime", "req_count")
-           if P + f"osc.{name}" in tables}
+    osc = {m.key: _totals(tables[m.name]) for m in catalog.with_role(catalog.OST_VOLUME, catalog.OST_WAIT)
+           if m.name in tables}
     for fs, t in out.items():
         devices = sorted(d for d in osc_devices if fs_of(d) == fs)
         for device in devices:
@@ -154,11 +166,11 @@ def _target_trouble(delta: JobDelta, out: dict[str, FsTotals], limit: int = 50) 
     end = delta.end_snapshot
     end_rows = np.array([list(end.hosts).index(h) for h in delta.hosts], dtype=np.intp)
     found: dict[str, list[dict]] = {}
-    for kind in ("osc", "mdc"):
-        # reconnects where the agent has it; connect_count (which counts the first connect too)
-        # gives the same delta over a job that began connected
-        reconnects = delta.tables.get(P + f"{kind}.reconnects", delta.tables.get(P + f"{kind}.connect_count"))
-        states = end.metrics.get(P + f"{kind}.state")
+    for kind in (catalog.OSC, catalog.MDC):
+        reconnects = next((delta.tables[m.name] for m in catalog.with_role(catalog.RECONNECTS)
+                           if m.indom == kind and m.name in delta.tables), None)
+        states = next((end.metrics[m.name] for m in catalog.with_role(catalog.STATE)
+                       if m.indom == kind and m.name in end.metrics), None)
         entries: dict[tuple[int, str], dict] = {}
         if reconnects is not None:
             for r, c in zip(*np.nonzero(reconnects.delta)):

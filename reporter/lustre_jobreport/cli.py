@@ -29,16 +29,15 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     if not targets:
         targets = [snapshot.HostTarget.parse("local=localhost")]
     s = cfg.snapshot
-    snap = snapshot.take(targets, connect_timeout_s=args.connect_timeout or s["connect_timeout_s"],
-                         fetch_timeout_s=args.fetch_timeout or s["fetch_timeout_s"],
-                         parallel=int(s["parallel"]), backend=args.backend)
+    fetched = snapshot.fetch_all(targets, connect_timeout_s=args.connect_timeout or s["connect_timeout_s"],
+                                 fetch_timeout_s=args.fetch_timeout or s["fetch_timeout_s"],
+                                 parallel=int(s["parallel"]), backend=args.backend)
     try:
-        snapfile.write(snap, args.output)
+        snapfile.write(fetched, args.output)
     except OSError as exc:
         raise JobReportError(f"cannot write {args.output}: {exc.strerror}") from None
-    for h in snap.hosts.values():
-        if not h.ok:
-            print(f"{PROG}: warning: {h.host}: {h.error}", file=sys.stderr)
+    for h in fetched.failed():   # an unreachable host is recorded in the file, never fatal
+        print(f"{PROG}: warning: {h.host}: {h.error}", file=sys.stderr)
     return 0
 
 
@@ -84,8 +83,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--hosts-file", action="append", metavar="FILE",
                    help="one node name or NAME=SPEC per line (e.g. a PBS node file)")
     s.add_argument("-o", "--output", required=True, metavar="SNAP.json")
-    s.add_argument("--backend", choices=("auto", "pmapi", "cli"), default="auto",
-                   help="PCP Python bindings or pminfo (default: bindings when importable)")
+    s.add_argument("--backend", choices=("auto", "pmapi", "pminfo", "cli"), default="auto",
+                   help="PCP Python bindings (pmapi) or one pminfo per host (pminfo, also 'cli'); "
+                        "default: the bindings when importable")
     s.add_argument("--connect-timeout", type=float, metavar="S")
     s.add_argument("--fetch-timeout", type=float, metavar="S")
     s.set_defaults(func=_cmd_snapshot)

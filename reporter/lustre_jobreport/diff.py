@@ -1,12 +1,20 @@
 """Reset-aware difference of two snapshots (DESIGN §3, "Diff rules").
 
-Counters are compared per (host, metric, instance) as hosts x instances matrices. Counters come
-from stats files that are cleared or restarted as a whole, so resets are judged per *source*:
-one stats file of one device on one host (e.g. the osc stats of scratch-OST0003 on node7). If
-any counter of a source went backwards, the whole source is left out of the totals
-(COUNTER_RESET); if a filesystem's mount_id changed, everything of that filesystem on that host
-is left out (REMOUNT). Instances that appear only at the end count from zero. The report lists
-what it left out.
+Counters are compared per (host, metric, instance) as hosts x instances matrices. What a clear,
+a restart or an unreadable file takes away together is one *source*: one stats file of one
+device on one host (e.g. the osc stats of scratch-OST0003 on node7). The agent says which file a
+value came from (its PMID cluster; catalog.py names the file), so sources come from there, not
+from metric names. For each source of each host the diff decides:
+
+- read at start and at end: the delta counts, unless a counter went backwards or the file's
+  start time moved (COUNTER_RESET), or its filesystem was remounted (REMOUNT);
+- the device did not exist at start (the device listing says so): it counts from zero;
+- it existed but could not be read at start, or at end (unreadable, over the agent's size cap,
+  skipped under its time budget, gone): left out, and said (VALUES_MISSING), with the agent's
+  own account of that fetch (files skipped under its budget, read or parse failures).
+
+Only counters the catalog says the report sums are differenced; one that is not a counter in
+both snapshots is left out and said (METRIC_TYPE). Every value left out reaches data_quality.
 """
 
 from __future__ import annotations
@@ -16,9 +24,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import catalog
+from .catalog import P
 from .snapfile import SINGULAR, MetricTable, Snapshot
 
-P = "lustreclient."
 _TARGET_SUFFIX = re.compile(r"-(?:OST|MDT)[0-9a-fA-F]{4,}$")
 
 
@@ -38,7 +47,7 @@ class Issue:
 class DeltaTable:
     """A counter's job delta: delta[h, i] for host row h (JobDelta.hosts) and instance i.
 
-    Values left out (reset, remounted, missing at the end) are 0 with counted[h, i] False.
+    Values left out (reset, remounted, not read at one end) are 0 with counted[h, i] False.
     """
     instances: list[str]
     devices: np.ndarray   # device of each instance (instance without ':<bucket>')
@@ -57,28 +66,11 @@ class JobDelta:
     tables: dict[str, DeltaTable]    # counter metric -> its deltas
     end_snapshot: Snapshot           # instant and discrete values at the end (states, mounts)
     issues: list[Issue] = field(default_factory=list)
+    incomplete: dict[str, set[str]] = field(default_factory=dict)   # host -> filesystems with values left out
 
     @property
     def elapsed_s(self) -> float:
         return max(0.0, self.end - self.begin)
-
-
-def source_of(metric: str) -> str:
-    """Which stats file a metric comes from (what a clear or a restart resets together)."""
-    m = metric[len(P):] if metric.startswith(P) else metric
-    if m.startswith("llite."):
-        return "llite stats"
-    if m.startswith("fs.rpc."):
-        return "rpc_stats"
-    if m.startswith("osc.rpc."):
-        return "rpc_stats"
-    if m.startswith("osc."):
-        return "osc stats"
-    if m.startswith("mdc.req_"):
-        return "mdc stats"
-    if m.startswith("mdc."):
-        return "md_stats"
-    return "other"
 
 
 def fs_of(device: str) -> str:
@@ -86,10 +78,15 @@ def fs_of(device: str) -> str:
     return _TARGET_SUFFIX.sub("", device)
 
 
-def _summarise(devices: list[str], limit: int = 3) -> str:
-    devices = sorted(set(devices))
-    shown = ", ".join(devices[:limit])
-    return shown + (f" and {len(devices) - limit} more" if len(devices) > limit else "")
+def device_of(instance: str) -> str:
+    """scratch:4K -> scratch (a bucket's device is its filesystem); others are devices."""
+    return instance.split(":", 1)[0]
+
+
+def summarise(names: list[str], limit: int = 3) -> str:
+    names = sorted(set(names))
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
 def _host_issues(begin: Snapshot, end: Snapshot) -> tuple[list[str], list[str], list[Issue]]:
@@ -115,118 +112,176 @@ def _rows(snap: Snapshot, hosts: list[str]) -> np.ndarray:
     return np.array([index[h] for h in hosts], dtype=np.intp)
 
 
-def _aligned_begin(b: MetricTable | None, b_rows: np.ndarray, instances: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Begin values in the end table's column order; absent instances read as not present."""
-    shape = (len(b_rows), len(instances))
-    values, present = np.zeros(shape, dtype=np.uint64), np.zeros(shape, dtype=bool)
-    if b is None or b.is_string:
-        return values, present
-    col = {name: i for i, name in enumerate(b.instances)}
+def _aligned(t: MetricTable | None, rows: np.ndarray, instances: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """A table's values and presence for these host rows, in this instance order."""
+    shape = (len(rows), len(instances))
+    if t is None:
+        return np.zeros(shape, dtype=np.uint64), np.zeros(shape, dtype=bool)
+    if t.instances == instances:
+        return t.values[rows], t.present[rows]
+    values = np.full(shape, "", dtype=object) if t.is_string else np.zeros(shape, dtype=t.values.dtype)
+    present = np.zeros(shape, dtype=bool)
+    col = {name: i for i, name in enumerate(t.instances)}
     idx = np.array([col.get(name, -1) for name in instances], dtype=np.intp)
     have = idx >= 0
-    values[:, have] = b.values[b_rows][:, idx[have]]
-    present[:, have] = b.present[b_rows][:, idx[have]]
+    values[:, have] = t.values[rows][:, idx[have]]
+    present[:, have] = t.present[rows][:, idx[have]]
     return values, present
 
 
-# Lustre 2.15+ stats files carry the time they were started or cleared; the agent exports it.
-# A changed start time is a clear even when no counter went backwards (busy counters can climb
-# past their old values before the end snapshot).
-START_METRICS = {"llite stats": P + "llite.stats_start", "osc stats": P + "osc.stats_start",
-                 "rpc_stats": P + "osc.rpc_stats_start", "md_stats": P + "mdc.md_stats_start",
-                 "mdc stats": P + "mdc.stats_start"}
+@dataclass
+class _Side:
+    """One snapshot restricted to the job's hosts (rows in JobDelta.hosts order)."""
+    snap: Snapshot
+    rows: np.ndarray
+    when: str        # "start" | "end"
+
+    def table(self, metric: str) -> MetricTable | None:
+        return self.snap.metrics.get(metric)
+
+    def aligned(self, metric: str, instances: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        return _aligned(self.table(metric), self.rows, instances)
+
+    def agent_note(self, r: int) -> str:
+        """The agent's account of this fetch on host row r, if it skipped or failed files."""
+        parts = []
+        for metric, words in (("agent.fetch.budget_skips", "skipped {n:,} files when its fetch time budget ran out"),
+                              ("agent.fetch.read_failures", "could not read {n:,} files"),
+                              ("agent.fetch.parse_failures", "could not parse {n:,} files")):
+            t = self.table(P + metric)
+            if t is not None and not t.is_string and t.present[self.rows[r], 0] and t.values[self.rows[r], 0]:
+                parts.append(words.format(n=int(t.values[self.rows[r], 0])))
+        return ("; the agent " + " and ".join(parts)) if parts else ""
 
 
-def _restarted(begin: Snapshot, end: Snapshot, b_rows: np.ndarray, e_rows: np.ndarray,
-               metric: str) -> list[tuple[int, str]]:
-    """(host row, device) whose stats start time differs between the snapshots."""
-    e = end.metrics.get(metric)
-    if e is None or e.is_string:
-        return []
-    b_vals, b_present = _aligned_begin(begin.metrics.get(metric), b_rows, e.instances)
-    changed = b_present & e.present[e_rows] & (b_vals != e.values[e_rows])
-    return [(int(r), e.instances[c]) for r, c in zip(*np.nonzero(changed))]
+def _comparable(m: catalog.Metric, t: MetricTable | None) -> bool:
+    return t is None or (not t.is_string and t.sem == "counter")
 
 
-def _mount_ids(snap: Snapshot, host: str) -> dict[str, str]:
-    return {k: v for k, v in snap.instance_values(P + "llite.mount_id", host).items() if isinstance(v, str)}
+@dataclass
+class _Group:
+    """The summed counters of one source kind (stats file) over one kind of device."""
+    source: catalog.Source
+    indom: str
+    metrics: list[str] = field(default_factory=list)
+    devices: list[str] = field(default_factory=list)
+
+    def index(self) -> dict[str, int]:
+        return {d: i for i, d in enumerate(self.devices)}
+
+
+def _device_table(side: _Side, indom: str, devices: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which devices the host's device listing had (known), their identities, and whether the
+    host's fetch had a device listing at all (without one, known falls back to 'was read')."""
+    metric = catalog.DEVICE_METRIC.get(indom)
+    t = side.table(metric) if metric else None
+    ids, known = _aligned(t, side.rows, devices)
+    if t is None:
+        listed = np.zeros(len(side.rows), dtype=bool)
+    else:
+        listed = t.present[side.rows].any(axis=1)
+    return known, ids, listed
+
+
+def _read_mask(side: _Side, group: _Group, tables: dict[str, tuple], which: int) -> np.ndarray:
+    """read[h, d]: some summed value of the group's source was there for device d on host h."""
+    out = np.zeros((len(side.rows), len(group.devices)), dtype=bool)
+    for metric in group.metrics:
+        cols, present = tables[metric][0], tables[metric][which]
+        if len(np.unique(cols)) == len(cols):
+            out[:, cols] |= present
+        else:   # histogram buckets: several instances per device
+            counts = np.zeros((len(group.devices), len(side.rows)), dtype=np.int64)
+            np.add.at(counts, cols, present.T.astype(np.int64))
+            out |= counts.T > 0
+    return out
 
 
 def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
     hosts, missing, issues = _host_issues(begin, end)
-    b_rows, e_rows = _rows(begin, hosts), _rows(end, hosts)
+    b = _Side(begin, _rows(begin, hosts), "start")
+    e = _Side(end, _rows(end, hosts), "end")
+    n = len(hosts)
+
+    # The summed counters, grouped by the stats file their values come from.
+    groups: dict[tuple[str, str], _Group] = {}
+    aligned: dict[str, tuple] = {}   # metric -> (device cols, b_present, e_present, b_vals, e_vals, instances)
+    for m in catalog.with_role(*catalog.SUMMED):
+        tb, te = b.table(m.name), e.table(m.name)
+        if tb is None and te is None:
+            continue
+        if not (_comparable(m, tb) and _comparable(m, te)):
+            issues.append(Issue("METRIC_TYPE", None, None,
+                                f"{m.name} is not a counter in both snapshots (an agent or file mix-up): "
+                                "left out of the totals"))
+            continue
+        instances = list(dict.fromkeys((te.instances if te else []) + (tb.instances if tb else [])))
+        cluster = end.cluster(m.name) if te is not None else begin.cluster(m.name)
+        source = catalog.source_of_cluster(cluster if cluster is not None else m.cluster)
+        g = groups.setdefault((source.name, m.indom), _Group(source, m.indom))
+        g.metrics.append(m.name)
+        devices = [device_of(i) for i in instances]
+        g.devices.extend(d for d in dict.fromkeys(devices) if d not in g.index())
+        e_vals, e_pres = e.aligned(m.name, instances)
+        b_vals, b_pres = b.aligned(m.name, instances)
+        aligned[m.name] = (devices, b_pres, e_pres, b_vals, e_vals, instances)
+    for g in groups.values():   # device names -> column numbers, now that every device is known
+        idx = g.index()
+        for metric in g.metrics:
+            devices, *rest = aligned[metric]
+            aligned[metric] = (np.array([idx[d] for d in devices], dtype=np.intp), *rest)
+
+    # Filesystems remounted or unmounted on a host: everything of them there is left out.
+    remounted = _remounts(b, e, hosts, issues)
 
     tables: dict[str, DeltaTable] = {}
-    decreased: dict[str, np.ndarray] = {}
-    for metric, e in end.metrics.items():
-        if e.sem != "counter" or e.is_string:
-            continue
-        end_vals, end_present = e.values[e_rows], e.present[e_rows]
-        begin_vals, begin_present = _aligned_begin(begin.metrics.get(metric), b_rows, e.instances)
-        begin_vals = np.where(begin_present, begin_vals, np.uint64(0))   # new instances count from 0
-        dec = end_present & begin_present & (end_vals < begin_vals)
-        counted = end_present & ~dec
-        delta = np.where(counted, end_vals - np.where(dec, end_vals, begin_vals), np.uint64(0))
-        devices = np.array([i.split(":", 1)[0] for i in e.instances], dtype=object)
-        tables[metric] = DeltaTable(list(e.instances), devices,
-                                    np.array([fs_of(d) for d in devices], dtype=object),
-                                    delta.astype(np.uint64), counted)
-        decreased[metric] = dec
+    left_out = _LeftOut(hosts)
+    for g in sorted(groups.values(), key=lambda g: (g.source.name, g.indom)):
+        b_read, e_read = _read_mask(b, g, aligned, 1), _read_mask(e, g, aligned, 2)
+        b_known, b_ids, b_listed = _device_table(b, g.indom, g.devices)
+        e_known, e_ids, e_listed = _device_table(e, g.indom, g.devices)
+        b_known = np.where(b_listed[:, None], b_known, b_read)
+        e_known = np.where(e_listed[:, None], e_known, e_read)
+        device_fs = np.array([fs_of(d) for d in g.devices], dtype=object)
+        gone_fs = np.zeros((n, len(g.devices)), dtype=bool)
+        for (host, fs) in remounted:
+            gone_fs[hosts.index(host), device_fs == fs] = True
+        reset = np.zeros_like(gone_fs)
+        lost_begin = np.zeros_like(gone_fs)   # existed at start, not (all) read then
+        lost_end = np.zeros_like(gone_fs)     # read at start, not (all) read at end
+        for metric in g.metrics:
+            cols, b_pres, e_pres, b_vals, e_vals, _ = aligned[metric]
+            reset[:, cols] |= b_pres & e_pres & (e_vals < b_vals)
+            lost_begin[:, cols] |= e_pres & ~b_pres & b_read[:, cols]
+            lost_end[:, cols] |= b_pres & ~e_pres
+        lost_begin |= e_read & ~b_read & b_known
+        lost_end |= b_read & ~e_read
+        never = (~b_read & ~e_read & b_known & e_known) if g.source.required else np.zeros_like(reset)
+        replaced = b_known & e_known & b_listed[:, None] & e_listed[:, None] & (b_ids != e_ids)
+        reset |= replaced | _restarted(b, e, g)
+        gone = lost_end & ~e_known
+        for mask in (reset, lost_begin, lost_end, never):
+            mask &= ~gone_fs
+        drop = gone_fs | reset | lost_begin | lost_end | never
 
-    # REMOUNT: a filesystem whose mount_id changed (or vanished) on a host.
-    remounted: list[dict[str, bool]] = [{} for _ in hosts]
-    for r, host in enumerate(hosts):
-        before, after = _mount_ids(begin, host), _mount_ids(end, host)
-        for fs in sorted(before):
-            if fs in after and after[fs] == before[fs]:
-                continue
-            how = ("was unmounted" if fs not in after
-                   else f"was remounted (mount {before[fs]} -> {after[fs]})")
-            issues.append(Issue("REMOUNT", host, fs,
-                                f"{fs} {how} on {host} during the job; its counters on {host} are left out"))
-            remounted[r][fs] = True
-            for m, t in tables.items():
-                cols = t.fs == fs
-                t.counted[r, cols] = False
-                t.delta[r, cols] = 0
-                decreased[m][r, cols] = False   # said once as REMOUNT, not again as resets
+        for metric in g.metrics:
+            cols, b_pres, e_pres, b_vals, e_vals, instances = aligned[metric]
+            counted = e_pres & (b_pres | ~b_known[:, cols]) & ~drop[:, cols]
+            start = np.where(b_pres & counted, b_vals, np.uint64(0))
+            delta = np.where(counted, e_vals - start, np.uint64(0)).astype(np.uint64)
+            tables[metric] = DeltaTable(instances, np.array(g.devices, dtype=object)[cols], device_fs[cols],
+                                        delta, counted)
 
-    # COUNTER_RESET: any decrease resets its whole source (one file of one device on one host).
-    by_source: dict[str, list[str]] = {}
-    for metric in tables:
-        by_source.setdefault(source_of(metric), []).append(metric)
-    for source, metrics in sorted(by_source.items()):
-        universe = sorted({d for m in metrics for d in tables[m].devices})
-        dev_index = {d: i for i, d in enumerate(universe)}
-        reset = np.zeros((len(hosts), len(universe)), dtype=bool)
-        for m in metrics:
-            cols = np.array([dev_index[d] for d in tables[m].devices], dtype=np.intp)
-            hit_rows, hit_cols = np.nonzero(decreased[m])
-            reset[hit_rows, cols[hit_cols]] = True
-        if source in START_METRICS:
-            for r, device in _restarted(begin, end, b_rows, e_rows, START_METRICS[source]):
-                # per-OSC start times stand for the per-filesystem histogram they add up to
-                target = device if device in dev_index else fs_of(device)
-                if target in dev_index and not remounted[r].get(fs_of(target)):
-                    reset[r, dev_index[target]] = True
-        if not reset.any():
-            continue
-        for m in metrics:
-            t = tables[m]
-            cols = np.array([dev_index[d] for d in t.devices], dtype=np.intp)
-            gone = reset[:, cols]
-            t.counted &= ~gone
-            t.delta[gone] = 0
-        for r, host in enumerate(hosts):
-            devs = [universe[c] for c in np.flatnonzero(reset[r])]
-            for fs in sorted({fs_of(d) for d in devs}):
-                mine = [d for d in devs if fs_of(d) == fs]
-                issues.append(Issue("COUNTER_RESET", host, fs,
-                                    f"{source} of {_summarise(mine)} on {host} were cleared during the "
-                                    f"job; left out of the totals, which come from the rest"))
+        left_out.resets(g, device_fs, reset, replaced)
+        for mask, how in ((lost_begin, "start"), (lost_end & ~gone, "end"), (gone & ~gone_fs, "gone"),
+                          (never, "both")):
+            left_out.missing(g, device_fs, mask, how, b, e)
+    for (host, fs) in remounted:
+        left_out.incomplete.setdefault(host, set()).add(fs)
+    issues += left_out.issues
 
     versions = {}
-    for host in hosts:
+    for r, host in enumerate(hosts):
         v = end.value(P + "version", host, SINGULAR)
         if isinstance(v, str):
             versions[host] = v
@@ -234,4 +289,103 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
             issues.append(Issue("NO_LUSTRE", host, None, f"no Lustre filesystem is mounted on {host}"))
 
     return JobDelta(begin=begin.taken_at, end=end.taken_at, hosts=hosts, hosts_missing=missing,
-                    versions=versions, tables=tables, end_snapshot=end, issues=issues)
+                    versions=versions, tables=tables, end_snapshot=end, issues=issues,
+                    incomplete=left_out.incomplete)
+
+
+def _mount_ids(snap: Snapshot, host: str) -> dict[str, str]:
+    return {k: v for k, v in snap.instance_values(P + "llite.mount_id", host).items() if isinstance(v, str)}
+
+
+def _remounts(b: _Side, e: _Side, hosts: list[str], issues: list[Issue]) -> dict[tuple[str, str], bool]:
+    """(host, fs) -> True where the filesystem's mount changed or it was unmounted."""
+    out: dict[tuple[str, str], bool] = {}
+    for host in hosts:
+        before, after = _mount_ids(b.snap, host), _mount_ids(e.snap, host)
+        for fs in sorted(before):
+            if fs in after and after[fs] == before[fs]:
+                continue
+            how = ("was unmounted" if fs not in after
+                   else f"was remounted (mount {before[fs]} -> {after[fs]})")
+            issues.append(Issue("REMOUNT", host, fs,
+                                f"{fs} {how} on {host} during the job; its counters on {host} are left out"))
+            out[(host, fs)] = True
+    return out
+
+
+def _restarted(b: _Side, e: _Side, g: _Group) -> np.ndarray:
+    """[h, d]: the source's start time (2.15+ stats files carry it) moved between the snapshots:
+    a clear, even when no counter went backwards (busy counters can climb past their old
+    values before the end snapshot). Per-OSC start times of rpc_stats stand for the
+    per-filesystem histogram they add up to."""
+    out = np.zeros((len(b.rows), len(g.devices)), dtype=bool)
+    start = catalog.start_metric_of(g.source)
+    te = e.table(start.name) if start else None
+    if te is None or te.is_string:
+        return out
+    b_vals, b_pres = b.aligned(start.name, te.instances)
+    e_vals, e_pres = te.values[e.rows], te.present[e.rows]
+    known = b_pres & e_pres & (b_vals > 0) & (e_vals > 0)   # 0: not a time (see pminfoparse.start_us)
+    apart = np.maximum(b_vals, e_vals) - np.minimum(b_vals, e_vals) > catalog.START_TOLERANCE_US
+    idx = g.index()
+    for r, c in zip(*np.nonzero(known & apart)):
+        device = te.instances[c]
+        target = device if device in idx else fs_of(device)
+        if target in idx:
+            out[r, idx[target]] = True
+    return out
+
+
+_WHEN = {"start": "could not be read at job start", "end": "could not be read at job end",
+         "gone": "were gone at job end", "both": "could not be read at job start nor at its end"}
+_KIND = {catalog.OSC: "OSC", catalog.MDC: "MDC"}
+
+
+class _LeftOut:
+    """What the diff left out, as data_quality issues and the filesystems of each host it
+    touched: per host for resets (rare, and each host's own), per filesystem and stats file
+    for values that were not read (which can hit thousands of hosts at once: one line each)."""
+
+    def __init__(self, hosts: list[str]):
+        self.hosts = hosts
+        self.issues: list[Issue] = []
+        self.incomplete: dict[str, set[str]] = {}
+
+    def _touch(self, rows: np.ndarray, fs: str) -> None:
+        for r in rows:
+            self.incomplete.setdefault(self.hosts[r], set()).add(fs)
+
+    def resets(self, g: _Group, device_fs: np.ndarray, reset: np.ndarray, replaced: np.ndarray) -> None:
+        for fs in sorted(set(device_fs[reset.any(axis=0)])):
+            cols = np.flatnonzero(device_fs == fs)
+            rows = np.flatnonzero(reset[:, cols].any(axis=1))
+            self._touch(rows, fs)
+            for r in rows:
+                hit = cols[reset[r, cols]]
+                how = "were replaced (a new device) or cleared" if replaced[r, hit].any() else "were cleared"
+                host = self.hosts[r]
+                self.issues.append(Issue("COUNTER_RESET", host, fs,
+                                         f"{g.source.name} of {summarise([g.devices[c] for c in hit])} on {host} "
+                                         f"{how} during the job; left out of the totals, which come from the rest"))
+
+    def missing(self, g: _Group, device_fs: np.ndarray, mask: np.ndarray, how: str, b: _Side, e: _Side) -> None:
+        for fs in sorted(set(device_fs[mask.any(axis=0)])):
+            cols = np.flatnonzero(device_fs == fs)
+            hit = mask[:, cols]
+            rows = np.flatnonzero(hit.any(axis=1))
+            self._touch(rows, fs)
+            devices = [g.devices[c] for c in cols[hit.any(axis=0)]]
+            on_hosts = [self.hosts[r] for r in rows]
+            if g.indom in (catalog.FS, catalog.FS_BUCKET):
+                what = f"{g.source.name} of {fs}"
+            else:
+                kind = _KIND.get(g.indom, "device") + ("s" if len(devices) != 1 else "")
+                what = f"{g.source.name} of {len(devices):,} {kind} of {fs} ({summarise(devices, 2)})"
+            where = (f"on {on_hosts[0]}" if len(on_hosts) == 1
+                     else f"on {len(on_hosts):,} hosts ({summarise(on_hosts)})")
+            notes = [side.agent_note(rows[0]) + f" at job {side.when} on {on_hosts[0]}"
+                     for side in ((b,) if how == "start" else (e,) if how in ("end", "gone") else (b, e))
+                     if side.agent_note(rows[0])]
+            self.issues.append(Issue("VALUES_MISSING", on_hosts[0] if len(on_hosts) == 1 else None, fs,
+                                     f"{what} {_WHEN[how]} {where}: left out of the totals, which come "
+                                     f"from the rest" + "".join(notes)))

@@ -16,6 +16,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Callable
 
+from . import catalog
 from .aggregate import FsTotals, size_bytes
 from .config import Config
 
@@ -136,11 +137,12 @@ def statfs_storm(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
         evidence={"statfs": statfs})
 
 
-NOT_METADATA = {"read_bytes", "write_bytes", "read_calls", "write_calls", "read", "write"}
+METADATA_OPS = frozenset(catalog.METADATA_OPS)
 
 
-def _metadata_ops(ops: dict[str, int]) -> int:
-    return sum(n for op, n in ops.items() if op not in NOT_METADATA)
+def _metadata_ops(counts: dict[str, int]) -> int:
+    """The metadata operations among a filesystem's (or a host's) counts, as the catalog names them."""
+    return sum(n for op, n in counts.items() if op in METADATA_OPS)
 
 
 def metadata_rate(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:

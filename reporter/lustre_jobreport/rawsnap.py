@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import SCHEMA
-from .metricset import SNAPSHOT_METRICS
+from .catalog import SNAPSHOT_METRICS
 
 KIND = "begin-pminfo"
 
@@ -100,7 +100,7 @@ def to_json_text(doc: dict[str, Any]) -> str:
 
 def to_snapshot(doc: dict[str, Any], source: str = ""):
     """The snapshot the in-process path would have made (parsed with pcpfetch.parse_pminfo)."""
-    from . import pcpfetch
+    from .pminfoparse import parse_pminfo
     from .snapfile import HostSnapshot, Snapshot
 
     if doc.get("kind") != KIND or not isinstance(doc.get("hosts"), list):
@@ -112,7 +112,7 @@ def to_snapshot(doc: dict[str, Any], source: str = ""):
             fetched.append(HostSnapshot(name, spec, ok=False, error=str(h["error"])))
             continue
         text = zlib.decompress(base64.b64decode(h["pminfo_z"], validate=True)).decode("utf-8", "replace")
-        fetched.append(pcpfetch.parse_pminfo(text, name, spec, float(h["fetched_at"])))
+        fetched.append(parse_pminfo(text, name, spec, float(h["fetched_at"])))
     snap = Snapshot.from_hosts(float(doc["taken_at"]), fetched)
     snap.source = source
     return snap

@@ -1,34 +1,38 @@
 """Snapshots: what one `snapshot` call saw on every host, in memory and as a JSON file.
 
 In memory a snapshot is one table per metric: a matrix of hosts x instances (uint64 for
-counters and gauges, str for strings) with a mask of the values that exist, so that diffs and
-sums over 1,000 hosts x 2,048 OSCs are array operations. The file is JSON: host list, then per
-metric its semantics, instance names and values; integer matrices are packed (little-endian
-u64, zlib, base64) because a large job's snapshot holds tens of millions of values.
-Readers accept any older "lustre-jobreport/<n>" schema and reject newer ones with a clear error.
-The prolog writes snapshots, so this module imports numpy but neither pandas nor Jinja2.
+counters, gauges and start times, str for strings) with a mask of the values that exist, so
+that diffs and sums over 1,000 hosts x 2,048 OSCs are array operations. Each table keeps the
+metric's PMID: the agent's cluster in it names the stats file the values came from.
+
+The file (snapformat.py has the envelope and the bounds on reading) is JSON: host list, then per
+metric its PMID, semantics, instance names and values; integer matrices are packed
+(little-endian u64, zlib, base64) because a large job's snapshot holds tens of millions of
+values. Readers accept any older "lustre-jobreport/<n>" schema and reject newer ones with a
+clear error. The prolog writes snapshots, so this module imports numpy but neither pandas nor
+Jinja2.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
 
-from . import SCHEMA
+from . import SCHEMA, catalog, hostsnap, snapformat
 from .atomicfile import replacing
-from .errors import SnapshotFileError
+from .hostsnap import HostSnapshot
+from .snapformat import fail as _fail
 
-SCHEMA_PREFIX = "lustre-jobreport/"
-SCHEMA_VERSION = int(SCHEMA.rsplit("/", 1)[1])
+SCHEMA_VERSION = snapformat.SCHEMA_VERSION
 SINGULAR = ""          # the instance name of a metric without an instance domain (PM_IN_NULL)
 SEMANTICS = ("counter", "instant", "discrete")
+__all__ = ["Column", "HostSnapshot", "HostInfo", "MetricTable", "Snapshot", "SINGULAR", "read", "write"]
 
 Value = int | str
 
@@ -54,21 +58,6 @@ class Column:
         return dict(zip(self.instances, values))
 
 
-@dataclass
-class HostSnapshot:
-    """One host's fetch: every metric's value per instance, or why the host could not be read."""
-    host: str                       # the name the report uses (scheduler node name)
-    spec: str                       # the PCP host spec that was contacted
-    ok: bool
-    error: str | None = None
-    fetched_at: float | None = None  # epoch seconds, the reporter's clock
-    sems: dict[str, str] = field(default_factory=dict)       # metric -> counter|instant|discrete
-    metrics: dict[str, Column] = field(default_factory=dict)
-
-    def as_dicts(self) -> dict[str, dict[str, Value]]:
-        return {m: c.as_dict() for m, c in self.metrics.items()}
-
-
 @dataclass(frozen=True)
 class HostInfo:
     name: str
@@ -86,6 +75,7 @@ class MetricTable:
     instances: list[str]
     values: np.ndarray   # (hosts, instances): uint64, or object (str) for strings
     present: np.ndarray  # (hosts, instances): bool
+    pmid: str | None = None   # "220.2.10" as the agent gave it (None: a schema 1 file)
 
     def column(self, instance: str) -> int | None:
         try:
@@ -107,13 +97,15 @@ class Snapshot:
 
     @classmethod
     def from_hosts(cls, taken_at: float, fetched: Iterable[HostSnapshot]) -> "Snapshot":
-        """Stack per-host fetches into per-metric tables.
+        """Stack per-host fetches into per-metric tables (raw pminfo answers are parsed here).
 
         Hosts of one job nearly always list the same instances in the same order, so a host
         whose instance list equals the table's is copied in one row assignment; others are
-        placed instance by instance.
+        placed instance by instance. A host whose answer lists an instance twice is taken as
+        unreadable (its numbers would be ambiguous); a host answering a metric with another
+        type than the catalog declares has that metric left out (diff then says so).
         """
-        fetched = list(fetched)
+        fetched = [_parsed(h) for h in fetched]
         hosts = {h.host: HostInfo(h.host, h.spec, h.ok, h.error, h.fetched_at) for h in fetched}
         names: dict[str, None] = {}
         for h in fetched:
@@ -121,8 +113,14 @@ class Snapshot:
         metrics = {}
         for metric in names:
             columns = [(row, h.metrics[metric]) for row, h in enumerate(fetched) if metric in h.metrics]
+            declared = catalog.get(metric)
+            if declared is not None:
+                is_string = declared.kind == "string"
+            else:   # not in the catalog: the type most hosts gave
+                is_string = 2 * sum(c.is_string for _, c in columns) > len(columns)
+            columns = [(row, c) for row, c in columns if c.is_string == is_string]
             sem = next((h.sems[metric] for h in fetched if metric in h.sems), "instant")
-            is_string = any(c.is_string for _, c in columns)
+            pmid = next((h.pmids[metric] for h in fetched if metric in h.pmids), None)
             instances: dict[str, None] = {}
             for _, c in columns:
                 if c.instances != list(instances):
@@ -133,8 +131,6 @@ class Snapshot:
             values = np.full(shape, "", dtype=object) if is_string else np.zeros(shape, dtype=np.uint64)
             present = np.zeros(shape, dtype=bool)
             for row, c in columns:
-                if c.is_string != is_string:
-                    continue   # a host answering with another type: not comparable, leave it out
                 if c.instances == order:
                     values[row] = c.values
                     present[row] = True
@@ -142,8 +138,13 @@ class Snapshot:
                     idx = np.array([col[i] for i in c.instances], dtype=np.intp)
                     values[row, idx] = c.values
                     present[row, idx] = True
-            metrics[metric] = MetricTable(sem, is_string, order, values, present)
+            metrics[metric] = MetricTable(sem, is_string, order, values, present, pmid)
         return cls(taken_at, hosts, metrics)
+
+    def cluster(self, metric: str) -> int | None:
+        """The agent cluster (stats file) a metric's values came from."""
+        table = self.metrics.get(metric)
+        return catalog.cluster_of_pmid(table.pmid if table else None, metric)
 
     def value(self, metric: str, host: str, instance: str = SINGULAR) -> Value | None:
         """One value, for the few places that need a single one (version, mount ids)."""
@@ -165,6 +166,17 @@ class Snapshot:
                 for i, inst in enumerate(table.instances) if table.present[row, i]}
 
 
+def _parsed(h: HostSnapshot) -> HostSnapshot:
+    """A host's fetch with its raw pminfo text parsed, and checked for repeated instances."""
+    if h.ok and h.pminfo is not None:
+        from .pminfoparse import parse_pminfo
+        h = parse_pminfo(h.pminfo.decode("utf-8", "replace"), h.host, h.spec, h.fetched_at or 0.0)
+    for name, c in h.metrics.items():
+        if len(set(c.instances)) != len(c.instances):
+            return hostsnap.failed(h.host, h.spec, hostsnap.fetch_failed(f"{name} lists an instance twice"))
+    return h
+
+
 # ---- file format --------------------------------------------------------------------------
 
 def _pack(array: np.ndarray) -> str:
@@ -179,22 +191,21 @@ def _pack(array: np.ndarray) -> str:
 
 
 def _unpack(text: Any, dtype: str, count: int, where: str) -> np.ndarray:
+    """The `count` values of a packed array; its inflated size may not pass what they need."""
     if not isinstance(text, str) or text[:2] not in ("z:", "r:"):
         raise ValueError(f"{where}: packed data must be a 'z:' or 'r:' string")
-    try:
-        raw = base64.b64decode(text[2:], validate=True)
-        if text[0] == "z":
-            raw = zlib.decompress(raw)
-    except (binascii.Error, zlib.error) as exc:
-        raise ValueError(f"{where}: packed data is damaged ({exc})") from None
-    array = np.frombuffer(raw, dtype=dtype)
-    if array.size != count:
-        raise ValueError(f"{where}: {array.size} packed values, expected {count}")
-    return array
+    raw = snapformat.b64decode(text[2:], where)
+    need = count * np.dtype(dtype).itemsize
+    if text[0] == "z":
+        raw = snapformat.inflate(raw, need, where)
+    if len(raw) != need:
+        raise ValueError(f"{where}: {len(raw) // np.dtype(dtype).itemsize} packed values, expected {count}")
+    return np.frombuffer(raw, dtype=dtype)
 
 
 def _table_to_json(t: MetricTable) -> dict[str, Any]:
-    doc: dict[str, Any] = {"sem": t.sem, "type": "string" if t.is_string else "u64", "instances": t.instances}
+    doc: dict[str, Any] = {"pmid": t.pmid, "sem": t.sem, "type": "string" if t.is_string else "u64",
+                           "instances": t.instances}
     if t.is_string:
         # few distinct strings (import states, versions): levels + packed codes, 0 = absent
         levels, codes = np.unique(t.values[t.present].astype(str), return_inverse=True) \
@@ -210,68 +221,70 @@ def _table_to_json(t: MetricTable) -> dict[str, Any]:
 
 
 def to_json(s: Snapshot) -> dict[str, Any]:
-    return {"schema": SCHEMA, "kind": "snapshot", "taken_at": s.taken_at,
+    return {"schema": SCHEMA, "kind": snapformat.KIND, "taken_at": s.taken_at,
             "hosts": [{"name": h.name, "spec": h.spec, "ok": h.ok, "error": h.error,
                        "fetched_at": h.fetched_at} for h in s.hosts.values()],
             "encoding": "u64 values: little-endian u64; present: packbits; strings: levels + little-endian "
-                        "u32 codes (0 absent, i+1 levels[i]); each base64, zlib-compressed when prefixed z:",
+                        "u32 codes (0 absent, i+1 levels[i]); each base64, zlib-compressed when prefixed z:; "
+                        "start times in microseconds",
             "metrics": {name: _table_to_json(t) for name, t in s.metrics.items()}}
 
 
-def write(snapshot: Snapshot, path: str | Path) -> None:
-    """Write atomically (temp file + rename) so a reader never sees half a snapshot."""
+def write(snapshot, path: str | Path) -> None:
+    """Write atomically (temp file + rename) so a reader never sees half a snapshot.
+
+    snapshot: a Snapshot (tables), or what snapshot.fetch_all returned (snapshot.Fetched): when
+    its hosts carry raw pminfo text, the raw form is written as it is (no parsing now)."""
+    if not isinstance(snapshot, Snapshot):
+        if all(h.pminfo is not None or not h.ok for h in snapshot.hosts):
+            snapformat.write_raw(snapshot.taken_at, snapshot.hosts, Path(path))
+            return
+        snapshot = Snapshot.from_hosts(snapshot.taken_at, snapshot.hosts)
     with replacing(Path(path)) as out:
-        json.dump(to_json(snapshot), out, separators=(",", ":"))
+        json.dump(to_json(snapshot), out, separators=(",", ":"), allow_nan=False)
         out.write("\n")
 
 
-def _fail(path: Path, why: str) -> SnapshotFileError:
-    return SnapshotFileError(f"{path}: not a usable snapshot file: {why}")
-
-
-def _check_schema(path: Path, doc: Any) -> None:
-    if not isinstance(doc, dict):
-        raise _fail(path, "top level is not a JSON object")
-    schema = doc.get("schema")
-    if not isinstance(schema, str) or not schema.startswith(SCHEMA_PREFIX):
-        raise _fail(path, f"missing or foreign schema {schema!r}")
-    try:
-        version = int(schema[len(SCHEMA_PREFIX):])
-    except ValueError:
-        raise _fail(path, f"bad schema {schema!r}") from None
-    if version > SCHEMA_VERSION:
-        raise _fail(path, f"schema {schema} is newer than this reader ({SCHEMA}); upgrade lustre-jobreport")
-    if doc.get("kind") != "snapshot":
-        raise _fail(path, f"kind is {doc.get('kind')!r}, expected 'snapshot'")
-
-
-def _host_from_json(raw: Any, i: int) -> HostInfo:
+def _host_from_json(raw: Any, i: int, legacy_raw: bool) -> HostSnapshot:
+    """A host entry: name, spec, ok, error, fetched_at and, in the raw form, its pminfo text."""
     if not isinstance(raw, dict):
         raise ValueError(f"host #{i} is not an object")
-    name, spec, ok = raw.get("name"), raw.get("spec", raw.get("name")), raw.get("ok")
+    name, spec = raw.get("name"), raw.get("spec", raw.get("name"))
+    error = raw.get("error")
+    ok = error is None if legacy_raw else raw.get("ok")
     if not isinstance(name, str) or not isinstance(spec, str) or not isinstance(ok, bool):
         raise ValueError(f"host #{i}: needs a string 'name' and 'spec' and a true/false 'ok'")
     fetched_at = raw.get("fetched_at")
-    if fetched_at is not None and (isinstance(fetched_at, bool) or not isinstance(fetched_at, (int, float))):
-        raise ValueError(f"host {name}: bad fetched_at {fetched_at!r}")
-    error = raw.get("error")
-    return HostInfo(name, spec, ok, None if error is None else str(error), fetched_at)
+    if fetched_at is not None:
+        fetched_at = snapformat.epoch(fetched_at, f"fetched_at of host {name}")
+    h = HostSnapshot(name, spec, ok, None if error is None else str(error), fetched_at)
+    if raw.get("pminfo_z") is not None and ok:
+        h.pminfo = snapformat.b64decode(raw["pminfo_z"], f"pminfo text of {name}")
+    return h
 
 
-def _table_from_json(name: str, raw: Any, n_hosts: int) -> MetricTable:
+def _table_from_json(name: str, raw: Any, n_hosts: int, version: int) -> MetricTable:
     if not isinstance(raw, dict):
         raise ValueError(f"metric {name} is not an object")
-    sem, kind, instances = raw.get("sem"), raw.get("type"), raw.get("instances")
+    sem, kind, instances, pmid = raw.get("sem"), raw.get("type"), raw.get("instances"), raw.get("pmid")
     if sem not in SEMANTICS or kind not in ("u64", "string"):
         raise ValueError(f"metric {name}: bad sem {sem!r} or type {kind!r}")
     if not isinstance(instances, list) or not all(isinstance(i, str) for i in instances):
         raise ValueError(f"metric {name}: 'instances' must be a list of names")
+    if len(set(instances)) != len(instances):
+        raise ValueError(f"metric {name}: an instance is listed twice")
+    if pmid is not None and not isinstance(pmid, str):
+        raise ValueError(f"metric {name}: bad pmid {pmid!r}")
     shape = (n_hosts, len(instances))
     if kind == "u64":
         values = _unpack(raw.get("values"), "<u8", shape[0] * shape[1], name).reshape(shape)
         bits = _unpack(raw.get("present"), "u1", (shape[0] * shape[1] + 7) // 8, name + " present")
         present = np.unpackbits(bits, count=shape[0] * shape[1]).astype(bool).reshape(shape)
-        return MetricTable(sem, False, instances, values.astype(np.uint64), present)
+        values = values.astype(np.uint64)
+        declared = catalog.get(name)
+        if version < 2 and declared is not None and declared.role == catalog.START:
+            values = values * np.uint64(catalog.START_UNIT_US)   # schema 1: whole seconds
+        return MetricTable(sem, False, instances, values, present, pmid)
     levels = raw.get("levels")
     if not isinstance(levels, list) or not all(isinstance(v, str) for v in levels):
         raise ValueError(f"metric {name}: 'levels' must be a list of strings")
@@ -279,32 +292,53 @@ def _table_from_json(name: str, raw: Any, n_hosts: int) -> MetricTable:
     if codes.size and int(codes.max()) > len(levels):
         raise ValueError(f"metric {name}: a value refers to a missing level")
     lookup = np.array([""] + levels, dtype=object)
-    return MetricTable(sem, True, instances, lookup[codes], codes > 0)
+    return MetricTable(sem, True, instances, lookup[codes], codes > 0, pmid)
+
+
+def _declared_values(metrics: dict, n_hosts: int) -> int:
+    return sum(n_hosts * len(m.get("instances") or []) for m in metrics.values() if isinstance(m, dict))
 
 
 def read(path: str | Path) -> Snapshot:
+    """A snapshot file of any schema this reader knows, in either form (see snapformat)."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise SnapshotFileError(f"{path}: no such snapshot file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SnapshotFileError(f"{path}: cannot read snapshot file: {exc}") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _fail(path, f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    _check_schema(path, doc)
-    taken_at, hosts, metrics = doc.get("taken_at"), doc.get("hosts"), doc.get("metrics", {})
-    if isinstance(taken_at, bool) or not isinstance(taken_at, (int, float)):
-        raise _fail(path, "missing or bad 'taken_at'")
+    doc = snapformat.load_json(path)
+    version = snapformat.check_header(path, doc)
+    legacy_raw = doc.get("kind") == snapformat.LEGACY_RAW_KIND
+    hosts, metrics = doc.get("hosts"), doc.get("metrics", {})
     if not isinstance(hosts, list) or not isinstance(metrics, dict):
         raise _fail(path, "'hosts' must be a list and 'metrics' an object")
     try:
-        infos = [_host_from_json(raw, i) for i, raw in enumerate(hosts)]
-        if len({h.name for h in infos}) != len(infos):
+        taken_at = snapformat.epoch(doc.get("taken_at"), "taken_at")
+        entries = [_host_from_json(raw, i, legacy_raw) for i, raw in enumerate(hosts)]
+        if len({h.host for h in entries}) != len(entries):
             raise ValueError("a host is listed twice")
-        tables = {name: _table_from_json(name, raw, len(infos)) for name, raw in metrics.items()}
+        if _declared_values(metrics, len(entries)) > snapformat.MAX_TABLE_VALUES:
+            raise ValueError(f"its tables declare more than the {snapformat.MAX_TABLE_VALUES:,} values "
+                             "a snapshot may hold")
+        raw_hosts = [h for h in entries if h.pminfo is not None]
+        if raw_hosts and metrics:
+            raise ValueError("hosts with pminfo text and metric tables in one file")
+        if raw_hosts or legacy_raw:
+            return _read_raw(path, taken_at, entries)
+        tables = {name: _table_from_json(name, raw, len(entries), version) for name, raw in metrics.items()}
     except ValueError as exc:
         raise _fail(path, str(exc)) from None
-    return Snapshot(float(taken_at), {h.name: h for h in infos}, tables, source=str(path))
+    infos = {h.host: HostInfo(h.host, h.spec, h.ok, h.error, h.fetched_at) for h in entries}
+    return Snapshot(taken_at, infos, tables, source=str(path))
+
+
+def _read_raw(path: Path, taken_at: float, entries: list[HostSnapshot]) -> Snapshot:
+    """The raw form: each host's pminfo text inflated (bounded) and parsed."""
+    total = 0
+    for h in entries:
+        if h.ok and h.pminfo is None:
+            raise ValueError(f"host {h.host} was read but carries no pminfo text")
+        if h.pminfo is not None:
+            h.pminfo = snapformat.inflate(h.pminfo, snapformat.MAX_RAW_BYTES_PER_HOST, f"pminfo text of {h.host}")
+            total += len(h.pminfo)
+            if total > snapformat.MAX_RAW_BYTES:
+                raise ValueError(f"its pminfo texts inflate past {snapformat.MAX_RAW_BYTES:,} bytes")
+    snap = Snapshot.from_hosts(taken_at, entries)
+    snap.source = str(path)
+    return snap

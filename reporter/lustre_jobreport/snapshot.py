@@ -2,12 +2,20 @@
 
 Hosts are given as `NAME=SPEC` or just `SPEC`, where SPEC is a PCP host spec (`node17`,
 `node17:44321`, `localhost:4431`, `unix:/path/pmcd.socket`) and NAME is what the report calls
-the host (the scheduler's node name). This module must stay light: the prolog imports it, so
-no pandas and no Jinja2 here.
+the host (the scheduler's node name).
+
+One fan-out serves both ways of reading a host: PCP's bindings in-process ("pmapi"), or one
+`pminfo -dfm` process per host ("pminfo", whose text is kept raw and parsed when the snapshot is
+stacked or read back). Every host gets the same bound (connect + fetch timeout), the whole
+snapshot an optional deadline, and a host that fails says why in the same words either way.
+This module must stay light: the prolog imports it (no numpy, no bindings, no pandas, no Jinja2
+until a caller asks for the in-process backend or for stacked tables).
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 import time
 import threading
 from dataclasses import dataclass
@@ -15,10 +23,12 @@ from pathlib import Path
 
 import hostlist
 
-from . import pcpfetch
+from . import catalog, hostsnap
 from .config import Config
 from .errors import JobReportError
-from .snapfile import HostSnapshot, Snapshot
+from .hostsnap import HostSnapshot
+
+BACKENDS = ("auto", "pmapi", "pminfo", "cli")   # cli: the old name of pminfo
 
 
 @dataclass(frozen=True)
@@ -72,16 +82,59 @@ def targets_for_nodes(nodelist: str, cfg: Config) -> list[HostTarget]:
     return _unique([HostTarget(n, cfg.host_spec(n)) for n in nodes])
 
 
+def have_bindings() -> bool:
+    try:
+        import cpmapi  # noqa: F401  (what pcpfetch needs; cheap to try)
+    except ImportError:
+        return False
+    return True
+
+
 def choose_backend(requested: str) -> str:
+    if requested == "cli":
+        return "pminfo"
     if requested == "auto":
-        return "pmapi" if pcpfetch.HAVE_PMAPI else "cli"
-    if requested == "pmapi" and not pcpfetch.HAVE_PMAPI:
+        return "pmapi" if have_bindings() else "pminfo"
+    if requested == "pmapi" and not have_bindings():
         raise JobReportError("the PMAPI backend needs PCP's Python bindings (Debian: python3-pcp)")
+    if requested not in BACKENDS:
+        raise JobReportError(f"unknown snapshot backend {requested!r}")
     return requested
 
 
-def take(targets: list[HostTarget], *, connect_timeout_s: float, fetch_timeout_s: float,
-         parallel: int = 64, backend: str = "auto", deadline_s: float | None = None) -> Snapshot:
+@dataclass
+class Fetched:
+    """What one snapshot fetched: every host, in the order given, read or with its reason."""
+    taken_at: float
+    hosts: list[HostSnapshot]
+
+    def failed(self) -> list[HostSnapshot]:
+        return [h for h in self.hosts if not h.ok]
+
+
+def pminfo_command(spec: str) -> list[str]:
+    return ["pminfo", "-h", spec, "-dfm", *catalog.SNAPSHOT_METRICS]
+
+
+def fetch_pminfo(t: HostTarget, timeout_s: float, env: dict[str, str]) -> HostSnapshot:
+    """One `pminfo -dfm` of the snapshot metrics, its output kept raw."""
+    try:
+        proc = subprocess.run(pminfo_command(t.spec), capture_output=True, timeout=max(0.1, timeout_s),
+                              stdin=subprocess.DEVNULL, env=env)
+    except FileNotFoundError:
+        return hostsnap.failed(t.name, t.spec, hostsnap.PMINFO_MISSING)
+    except subprocess.TimeoutExpired:
+        return hostsnap.failed(t.name, t.spec, hostsnap.no_answer(timeout_s))
+    if proc.returncode != 0 and not proc.stdout.strip():
+        reason = (proc.stderr.decode("utf-8", "replace").strip().splitlines() or ["pminfo failed"])[-1]
+        if "Cannot connect to PMCD" in reason:
+            return hostsnap.failed(t.name, t.spec, hostsnap.cannot_connect(reason.rsplit(": ", 1)[-1]))
+        return hostsnap.failed(t.name, t.spec, hostsnap.fetch_failed(reason))
+    return HostSnapshot(t.name, t.spec, ok=True, fetched_at=time.time(), pminfo=proc.stdout)
+
+
+def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_timeout_s: float,
+              parallel: int = 64, backend: str = "auto", deadline_s: float | None = None) -> Fetched:
     """Fetch all targets, at most `parallel` at a time; a host that fails is recorded with its
     error, never raised.
 
@@ -92,27 +145,46 @@ def take(targets: list[HostTarget], *, connect_timeout_s: float, fetch_timeout_s
     given, also bounds the whole call.
     """
     backend = choose_backend(backend)
-    pcpfetch.set_timeouts(connect_timeout_s, fetch_timeout_s)
     # A duplicated name would silently overwrite a host: refuse it instead.
     seen: set[str] = set()
     for t in targets:
         if t.name in seen:
             raise JobReportError(f"host {t.name} is given twice")
         seen.add(t.name)
+    per_host = connect_timeout_s + fetch_timeout_s
+    if deadline_s is not None:
+        per_host = min(per_host, deadline_s)
+    timeouts = {"PMCD_CONNECT_TIMEOUT": f"{connect_timeout_s:g}", "PMCD_REQUEST_TIMEOUT": f"{fetch_timeout_s:g}"}
 
-    catalog = pcpfetch.Catalog() if backend == "pmapi" else None
+    if backend == "pmapi":
+        from . import pcpfetch
+        os.environ.update(timeouts)   # libpcp reads them at its first connection
+        cache = pcpfetch.Catalog()
+
+        def fetch(t: HostTarget) -> HostSnapshot:
+            return pcpfetch.fetch_pmapi(t.name, t.spec, cache)
+    else:
+        env = dict(os.environ, **timeouts)
+
+        def fetch(t: HostTarget) -> HostSnapshot:
+            return fetch_pminfo(t, per_host, env)
 
     def one(t: HostTarget) -> HostSnapshot:
         try:
-            if backend == "pmapi":
-                return pcpfetch.fetch_pmapi(t.name, t.spec, catalog)
-            return pcpfetch.fetch_cli(t.name, t.spec, connect_timeout_s + fetch_timeout_s)
+            return fetch(t)
         except Exception as exc:  # a bug or odd answer on one host must not cost the others
-            return HostSnapshot(t.name, t.spec, ok=False, error=f"{type(exc).__name__}: {exc}")
+            return hostsnap.failed(t.name, t.spec, hostsnap.unexpected(exc))
 
     taken_at = time.time()
-    results = _run_bounded(targets, one, max(1, parallel), connect_timeout_s + fetch_timeout_s, deadline_s)
-    return Snapshot.from_hosts(taken_at, results)
+    return Fetched(taken_at, _run_bounded(targets, one, max(1, parallel), per_host, deadline_s))
+
+
+def take(targets: list[HostTarget], **kw) -> "Snapshot":
+    """fetch_all, stacked into per-metric tables (snapfile.Snapshot)."""
+    from .snapfile import Snapshot
+
+    fetched = fetch_all(targets, **kw)
+    return Snapshot.from_hosts(fetched.taken_at, fetched.hosts)
 
 
 def _run_bounded(targets: list[HostTarget], fetch, parallel: int, per_host_s: float,
@@ -138,13 +210,12 @@ def _run_bounded(targets: list[HostTarget], fetch, parallel: int, per_host_s: fl
             for i, due in list(running.items()):
                 if now >= due or (end is not None and now >= end):
                     t = targets[i]
-                    bound = per_host_s if now >= due else deadline_s
-                    done.setdefault(i, HostSnapshot(t.name, t.spec, ok=False,
-                                                    error=f"no answer within {bound:g} s"))
+                    done.setdefault(i, hostsnap.failed(t.name, t.spec, hostsnap.no_answer(per_host_s))
+                                    if now >= due else hostsnap.failed(t.name, t.spec, hostsnap.not_reached(deadline_s)))
                     del running[i]
             if end is not None and now >= end:
                 for i, t in pending:
-                    done[i] = HostSnapshot(t.name, t.spec, ok=False, error=f"not reached within {deadline_s:g} s")
+                    done[i] = hostsnap.failed(t.name, t.spec, hostsnap.not_reached(deadline_s))
                 break
             while pending and len(running) < parallel:
                 i, t = pending.pop()

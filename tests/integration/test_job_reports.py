@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lustre_jobreport import config, pcpfetch, report, snapfile, snapshot
+from lustre_jobreport import config, report, snapfile, snapshot
 from lustre_sim import SimClient
 from privpmcd import PrivatePmcd, free_port
 
@@ -100,11 +100,20 @@ def test_cli_backend_sees_what_pmapi_sees(tmp_path):
     tree = tmp_path / "tree"
     SimClient.create(tree, version="2.12.9", filesystems=[("scratch", 4, 1)], seed=3)
     with PrivatePmcd(tmp_path / "pmcd", tree) as pmcd:
-        a, c = pcpfetch.fetch_pmapi("n", pmcd.spec), pcpfetch.fetch_cli("n", pmcd.spec, 10)
-    assert a.ok and c.ok
-    assert a.as_dicts() == c.as_dicts() and a.sems == c.sems
-    assert a.as_dicts()["lustreclient.version"] == {"": "2.12.9"}
-    assert a.as_dicts()["lustreclient.fs.rpc.read"]["scratch:1M"] > 0
+        target = [snapshot.HostTarget("n", pmcd.spec)]
+        a = snapshot.take(target, connect_timeout_s=2, fetch_timeout_s=10, backend="pmapi")
+        fetched = snapshot.fetch_all(target, connect_timeout_s=2, fetch_timeout_s=10, backend="pminfo")
+    assert fetched.hosts[0].ok and fetched.hosts[0].pminfo is not None   # kept raw, parsed when stacked
+    snapfile.write(fetched, tmp_path / "raw.json")
+    c = snapfile.read(tmp_path / "raw.json")
+    assert a.hosts["n"].ok and c.hosts["n"].ok and set(a.metrics) == set(c.metrics)
+    for name, t in a.metrics.items():
+        u = c.metrics[name]
+        assert (t.pmid, t.sem, t.instances) == (u.pmid, u.sem, u.instances), name
+        assert (t.values == u.values).all() and (t.present == u.present).all(), name
+    assert a.value("lustreclient.version", "n") == "2.12.9"
+    assert a.value("lustreclient.fs.rpc.read", "n", "scratch:1M") > 0
+    assert a.metrics["lustreclient.llite.open"].pmid == "220.2.10"
     assert not [m for m in a.metrics if m.startswith("lustreclient.osc.rpc.")]   # left out by design
 
 

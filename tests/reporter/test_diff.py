@@ -4,6 +4,7 @@ from lustre_jobreport.diff import diff
 from snapshots import host, node, snap
 
 BUCKETS = ("4K", "8K", "16K", "1M")
+US = 1_000_000   # start times are whole microseconds in snapshots
 
 
 def rpc(read, write=(0, 0, 0, 0)):
@@ -98,18 +99,18 @@ def test_no_lustre_is_said_once_per_host():
 
 def test_a_changed_stats_start_time_is_a_clear_even_when_counters_grew():
     """2.15+: the counters were cleared and climbed past their old values before the end."""
-    b = snap(0.0, node("n1", llite={"open": 100, "stats_start": 1700000000}))
-    e = snap(10.0, node("n1", llite={"open": 500, "stats_start": 1700000005}))
+    b = snap(0.0, node("n1", llite={"open": 100, "stats_start": 1700000000 * US}))
+    e = snap(10.0, node("n1", llite={"open": 500, "stats_start": 1700000005 * US}))
     d = diff(b, e)
     assert [(i.id, i.host) for i in d.issues] == [("COUNTER_RESET", "n1")]
     assert aggregate(d)["scratch"].ops["open"] == 0
 
 
 def test_a_cleared_osc_rpc_stats_drops_that_hosts_filesystem_histogram():
-    b = snap(0.0, node("n1", rpc={("read", "4K"): 10}, osc={1: {"rpc_stats_start": 100}}),
-             node("n2", rpc={("read", "4K"): 10}, osc={1: {"rpc_stats_start": 100}}))
-    e = snap(10.0, node("n1", rpc={("read", "4K"): 50}, osc={1: {"rpc_stats_start": 104}}),
-             node("n2", rpc={("read", "4K"): 13}, osc={1: {"rpc_stats_start": 100}}))
+    b = snap(0.0, node("n1", rpc={("read", "4K"): 10}, osc={1: {"rpc_stats_start": 100 * US}}),
+             node("n2", rpc={("read", "4K"): 10}, osc={1: {"rpc_stats_start": 100 * US}}))
+    e = snap(10.0, node("n1", rpc={("read", "4K"): 50}, osc={1: {"rpc_stats_start": 104 * US}}),
+             node("n2", rpc={("read", "4K"): 13}, osc={1: {"rpc_stats_start": 100 * US}}))
     d = diff(b, e)
     assert [(i.id, i.host) for i in d.issues] == [("COUNTER_RESET", "n1")]
     assert "rpc_stats of scratch on n1" in d.issues[0].detail

@@ -1,0 +1,187 @@
+"""What each lustreclient metric the reporter uses *is*: declared once, here, read everywhere else.
+
+For every metric: the agent's PMID cluster (pmdalustreclient groups the metrics of one stats
+file in one cluster, so the cluster says which file a value came from: what a clear or an
+unreadable file takes away together), the instance domain, and its role in the report. A
+snapshot takes exactly the metrics listed here; diff, aggregate, flags and render ask this
+module which metrics are volumes, metadata operations, histograms, start times...
+
+Snapshots carry each metric's PMID, so a value's source file comes from the agent, not from
+its name; the cluster written here is what the agent's pmns says (a test checks the two agree)
+and stands in for snapshot files older than schema 2, which did not carry PMIDs.
+
+The prolog imports this module: standard library only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ROOT = "lustreclient"
+P = ROOT + "."
+
+# Roles (what the report does with a metric).
+VOLUME = "volume"          # llite bytes and calls, summed per filesystem
+OP = "op"                  # a metadata operation the job asked for (llite op counts)
+RPC_HISTOGRAM = "rpc"      # per-filesystem RPC-size histogram buckets
+OST_VOLUME = "ost"         # per-OST bytes and RPCs
+OST_WAIT = "wait"          # per-OST request wait time and count
+RECONNECTS = "reconnects"  # import reconnects of an OSC/MDC
+STATE = "state"            # import state (FULL, DISCONN, EVICTED ...)
+START = "start"            # when a stats file was started or last cleared (2.15+)
+DEVICE = "device"          # an instance's identity, from the device listing alone
+VERSION = "version"
+PAGESIZE = "pagesize"
+AGENT = "agent"            # the agent's account of the fetch that returned the values
+
+# Instance domains, as the report sees them (DESIGN §2).
+FS, FS_BUCKET, OSC, MDC, SINGULAR = "fs", "fs_bucket", "osc", "mdc", None
+
+
+@dataclass(frozen=True)
+class Source:
+    """One kind of stats file (all instances of it: one file per device)."""
+    name: str                  # as the report names it: "osc stats of scratch-OST0003 ..."
+    clusters: tuple[int, ...]  # the agent's PMID clusters filled from it
+    required: bool = False     # every supported Lustre layout has it for every device
+
+
+SOURCES = (
+    Source("agent", (0,)),
+    Source("llite device list", (1,)),
+    Source("llite stats", (2, 3), required=True),
+    Source("osc rpc_stats", (4, 5, 6), required=True),
+    Source("osc stats", (7,), required=True),
+    Source("mdc md_stats", (8,)),
+    Source("mdc stats", (9,)),
+    Source("osc import", (10,)),
+    Source("mdc import", (11,)),
+    Source("llite read_ahead_stats", (12,)),
+    Source("osc tunables", (13,)),
+    Source("osc osc_stats", (14,)),
+    Source("mdc rpc_stats", (15,)),
+    Source("lnet stats", (16,)),
+    Source("osc device list", (17,)),
+    Source("mdc device list", (18,)),
+)
+_BY_CLUSTER = {c: s for s in SOURCES for c in s.clusters}
+
+
+def source_of_cluster(cluster: int) -> Source:
+    """The stats file an agent cluster is read from (an unknown cluster is a file of its own)."""
+    return _BY_CLUSTER.get(cluster) or Source(f"cluster {cluster}", (cluster,))
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str                  # full name, lustreclient.*
+    cluster: int               # the agent's PMID cluster (pmda-lustre/pmns)
+    indom: str | None          # FS, FS_BUCKET, OSC, MDC or SINGULAR
+    role: str
+    sem: str = "counter"       # counter | instant | discrete, as the agent declares it
+    kind: str = "u64"          # u64 | string (start times: u64 microseconds, see START_UNIT_US)
+    field: str = ""            # the report's name for it (JSON key), default: last name part
+
+    @property
+    def key(self) -> str:
+        return self.field or self.name.rsplit(".", 1)[1]
+
+    @property
+    def source(self) -> Source:
+        return source_of_cluster(self.cluster)
+
+
+def _m(name: str, cluster: int, indom: str | None, role: str, **kw) -> Metric:
+    return Metric(P + name, cluster, indom, role, **kw)
+
+
+# llite operation counters that are metadata operations a job asked for (DESIGN §4
+# METADATA_RATE: "llite ops but read/write"). Named one by one: an op the agent adds later is
+# not counted until it is named here. Left out on purpose: opencount (repeats open, 2.15+),
+# page and permission cache events (dirty_pages_*, getxattr_hits, alloc_inode, page_fault,
+# page_mkwrite, inode_permission) and read/write themselves.
+METADATA_OPS = ("open", "close", "getattr", "setattr", "statfs", "fsync", "seek", "mmap",
+                "truncate", "readdir", "create", "unlink", "mkdir", "rmdir", "rename", "flock",
+                "ioctl", "link", "symlink", "mknod", "setxattr", "getxattr", "listxattr",
+                "removexattr", "fallocate")
+# the operations the text report shows on its one ops line, in this order
+SHOWN_OPS = ("open", "close", "getattr", "statfs", "setattr", "fsync")
+
+METRICS: tuple[Metric, ...] = (
+    _m("version", 0, SINGULAR, VERSION, sem="discrete", kind="string"),
+    _m("pagesize", 0, SINGULAR, PAGESIZE, sem="discrete"),
+    _m("agent.fetch.files_read", 0, SINGULAR, AGENT, sem="instant"),
+    _m("agent.fetch.read_failures", 0, SINGULAR, AGENT, sem="instant"),
+    _m("agent.fetch.parse_failures", 0, SINGULAR, AGENT, sem="instant"),
+    _m("agent.fetch.budget_skips", 0, SINGULAR, AGENT, sem="instant"),
+    _m("llite.mount_id", 1, FS, DEVICE, sem="discrete", kind="string"),
+    _m("osc.device", 17, OSC, DEVICE, sem="discrete", kind="string"),
+    _m("mdc.device", 18, MDC, DEVICE, sem="discrete", kind="string"),
+    _m("llite.read_bytes", 2, FS, VOLUME),
+    _m("llite.write_bytes", 2, FS, VOLUME),
+    _m("llite.read_calls", 2, FS, VOLUME),
+    _m("llite.write_calls", 2, FS, VOLUME),
+    *(_m(f"llite.{op}", 2, FS, OP) for op in METADATA_OPS),
+    _m("llite.stats_start", 2, FS, START, sem="discrete"),
+    _m("fs.rpc.read", 4, FS_BUCKET, RPC_HISTOGRAM, field="read"),
+    _m("fs.rpc.write", 4, FS_BUCKET, RPC_HISTOGRAM, field="write"),
+    _m("osc.rpc_stats_start", 6, OSC, START, sem="discrete"),
+    _m("osc.read_bytes", 7, OSC, OST_VOLUME),
+    _m("osc.write_bytes", 7, OSC, OST_VOLUME),
+    _m("osc.read_rpcs", 7, OSC, OST_VOLUME),
+    _m("osc.write_rpcs", 7, OSC, OST_VOLUME),
+    _m("osc.req_waittime", 7, OSC, OST_WAIT),
+    _m("osc.req_count", 7, OSC, OST_WAIT),
+    _m("osc.stats_start", 7, OSC, START, sem="discrete"),
+    _m("osc.state", 10, OSC, STATE, sem="instant", kind="string"),
+    _m("osc.reconnects", 10, OSC, RECONNECTS),
+    _m("mdc.state", 11, MDC, STATE, sem="instant", kind="string"),
+    _m("mdc.reconnects", 11, MDC, RECONNECTS),
+    _m("mdc.md_stats_start", 8, MDC, START, sem="discrete"),
+    _m("mdc.stats_start", 9, MDC, START, sem="discrete"),
+)
+BY_NAME = {m.name: m for m in METRICS}
+SNAPSHOT_METRICS = tuple(m.name for m in METRICS)
+
+# Start times are doubles (seconds) in the agent; snapshots keep them as whole microseconds so
+# they live in the same u64 tables as counters. Two readings of one start time can differ by a
+# rounding step (pminfo prints 6 decimals, the bindings give the double), never by more than
+# this; a clear moves the start time by the time since the previous start, far more.
+START_UNIT_US = 1_000_000
+START_TOLERANCE_US = 1000
+# The role that tells, per instance domain, which instances exist on a host.
+DEVICE_METRIC = {FS: P + "llite.mount_id", FS_BUCKET: P + "llite.mount_id",
+                 OSC: P + "osc.device", MDC: P + "mdc.device"}
+# Counters whose deltas a report sums: a value of one of these left out is a number not trusted.
+SUMMED = (VOLUME, OP, RPC_HISTOGRAM, OST_VOLUME, OST_WAIT, RECONNECTS)
+
+
+def get(name: str) -> Metric | None:
+    return BY_NAME.get(name)
+
+
+def with_role(*roles: str) -> list[Metric]:
+    return [m for m in METRICS if m.role in roles]
+
+
+def names(*roles: str) -> list[str]:
+    return [m.name for m in with_role(*roles)]
+
+
+def start_metric_of(source: Source) -> Metric | None:
+    """The start-time metric stamping a stats file, if the agent exports one."""
+    return next((m for m in METRICS if m.role == START and m.source == source), None)
+
+
+def cluster_of_pmid(pmid: str | None, name: str) -> int | None:
+    """'220.2.10' -> 2; without a PMID (schema 1 files), the cluster this catalog expects."""
+    if pmid:
+        parts = pmid.split(".")
+        if len(parts) == 3 and parts[1].isdigit():
+            return int(parts[1])
+    m = BY_NAME.get(name)
+    return m.cluster if m else None
+
+
+def wanted(name: str) -> bool:
+    return name in BY_NAME

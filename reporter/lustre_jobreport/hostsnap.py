@@ -1,0 +1,62 @@
+"""One host's fetch, whichever way it was made, and the words for why a host could not be read.
+
+A HostSnapshot is either parsed (metrics as Columns, from PCP's bindings) or raw (the text of
+one `pminfo -dfm` of the snapshot metrics, parsed only when the snapshot is stacked or read
+back: a job's prolog must not wait for numpy). Both become the same tables (snapfile).
+
+Standard library only: the prolog imports this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # numpy-backed; only the stacked and parsed paths build them
+    from .snapfile import Column
+
+
+@dataclass
+class HostSnapshot:
+    """One host's fetch: every metric's values per instance, or why the host could not be read."""
+    host: str                       # the name the report uses (scheduler node name)
+    spec: str                       # the PCP host spec that was contacted
+    ok: bool
+    error: str | None = None
+    fetched_at: float | None = None  # epoch seconds, the reporter's clock
+    sems: dict[str, str] = field(default_factory=dict)       # metric -> counter|instant|discrete
+    metrics: dict[str, "Column"] = field(default_factory=dict)
+    pmids: dict[str, str] = field(default_factory=dict)      # metric -> "220.2.10"
+    pminfo: bytes | None = None     # raw `pminfo -dfm` output, not parsed yet
+
+    def as_dicts(self) -> dict[str, dict]:
+        return {m: c.as_dict() for m, c in self.metrics.items()}
+
+
+def failed(host: str, spec: str, error: str) -> HostSnapshot:
+    return HostSnapshot(host, spec, ok=False, error=error)
+
+
+# Why a host was not read: the same words whichever backend fetched it.
+def cannot_connect(reason: str) -> str:
+    return f"cannot connect to pmcd: {reason}"
+
+
+def fetch_failed(reason: str) -> str:
+    return f"fetch failed: {reason}"
+
+
+def no_answer(seconds: float) -> str:
+    return f"no answer within {seconds:.3g} s"
+
+
+def not_reached(seconds: float) -> str:
+    return f"not reached within the snapshot's {seconds:.3g} s"
+
+
+PMINFO_MISSING = "pminfo not found (install pcp)"
+
+
+def unexpected(exc: BaseException) -> str:
+    """A bug or an odd answer on one host: said, and it costs that host only."""
+    return f"unexpected {type(exc).__name__}: {exc}"

@@ -1,0 +1,159 @@
+"""The snapshot file format's envelope, and reading it within bounds (standard library only).
+
+A snapshot file (also the spool's begin snapshot) is one JSON object:
+  {"schema": "lustre-jobreport/2", "kind": "snapshot", "taken_at": EPOCH,
+   "hosts": [{"name", "spec", "ok", "error", "fetched_at", ["pminfo_z"]}, ...],
+   "metrics": {NAME: {"pmid", "sem", "type", "instances", ...packed tables}}}
+in one of two forms:
+- tables: "metrics" holds one hosts x instances table per metric (snapfile.py packs them);
+- raw: "metrics" is empty and every host that was read carries "pminfo_z", the zlib-compressed
+  base64 text of its `pminfo -dfm` answer, parsed when the file is read. The prolog of a small
+  job writes this form: it needs neither numpy nor PCP's bindings, so the job starts sooner.
+Older files are read too: schema 1 (no PMIDs, start times in whole seconds) and the spool's
+"begin-pminfo" documents of schema 1 (raw pminfo text without PMIDs).
+
+Reading is bounded, so a damaged or hostile file costs a clear error, never unbounded memory or
+time: the file's size, the values its tables may declare, and what packed data may inflate to
+are capped, and inflating is done in steps short enough for the hooks' watchdog to run between.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import os
+import zlib
+from pathlib import Path
+from typing import Any
+
+from . import SCHEMA
+from .atomicfile import replacing
+from .errors import SnapshotFileError
+
+SCHEMA_PREFIX = "lustre-jobreport/"
+SCHEMA_VERSION = int(SCHEMA.rsplit("/", 1)[1])
+KIND = "snapshot"
+LEGACY_RAW_KIND = "begin-pminfo"      # schema 1 spool documents of small jobs
+
+# Bounds. A job of 12,000 nodes with 600 OSCs each (the largest the project aims at) has
+# ~90 M table values and a snapshot file of well under 256 MiB; a small job's pminfo text
+# is ~1 MiB a host. The caps leave room above that and stop what is far beyond.
+MAX_FILE_BYTES = 512 << 20
+MAX_TABLE_VALUES = 1 << 27            # all tables of one file together (1 GiB as u64)
+MAX_RAW_BYTES_PER_HOST = 64 << 20     # one host's pminfo text, inflated
+MAX_RAW_BYTES = 1 << 30               # all hosts' pminfo text of one file, inflated
+INFLATE_STEP = 8 << 20                # bytes inflated per step (each step is a short C call)
+# Times: seconds since the epoch, between 1970 and 9999 (what datetime can show).
+MAX_EPOCH = 253402300799.0
+
+
+def fail(path: Path | str, why: str) -> SnapshotFileError:
+    return SnapshotFileError(f"{path}: not a usable snapshot file: {why}")
+
+
+def _no_constants(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def load_json(path: Path) -> Any:
+    """The file's JSON, refused past MAX_FILE_BYTES, with NaN/Infinity literals refused."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_FILE_BYTES:
+                raise fail(path, f"{size:,} bytes, more than the {MAX_FILE_BYTES >> 20} MiB a snapshot may have")
+            data = f.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise SnapshotFileError(f"{path}: no such snapshot file") from None
+    except IsADirectoryError:
+        raise SnapshotFileError(f"{path}: is a directory, not a snapshot file") from None
+    except OSError as exc:
+        raise SnapshotFileError(f"{path}: cannot read snapshot file: {exc.strerror or exc}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise fail(path, f"more than the {MAX_FILE_BYTES >> 20} MiB a snapshot may have")
+    try:
+        return json.loads(data, parse_constant=_no_constants)
+    except json.JSONDecodeError as exc:
+        raise fail(path, f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except UnicodeDecodeError:
+        raise fail(path, "not UTF-8 text") from None
+    except ValueError as exc:
+        raise fail(path, f"invalid JSON ({exc})") from None
+    except RecursionError:
+        raise fail(path, "invalid JSON (nested too deeply)") from None
+
+
+def inflate(data: bytes, limit: int, where: str) -> bytes:
+    """zlib-inflate data to at most `limit` bytes, in steps (ValueError past the limit)."""
+    d = zlib.decompressobj()
+    out, size = [], 0
+    try:
+        chunk = d.decompress(data, INFLATE_STEP)
+        while True:
+            size += len(chunk)
+            if size > limit:
+                raise ValueError(f"{where}: packed data inflates past {limit:,} bytes")
+            out.append(chunk)
+            if not d.unconsumed_tail:
+                break
+            chunk = d.decompress(d.unconsumed_tail, INFLATE_STEP)
+        if not d.eof:
+            raise ValueError(f"{where}: packed data is damaged (cut short)")
+    except zlib.error as exc:
+        raise ValueError(f"{where}: packed data is damaged ({exc})") from None
+    return b"".join(out)
+
+
+def b64decode(text: Any, where: str) -> bytes:
+    if not isinstance(text, str):
+        raise ValueError(f"{where}: packed data must be a string")
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ValueError(f"{where}: packed data is damaged ({exc})") from None
+
+
+def epoch(value: Any, what: str) -> float:
+    """A time in the file: a finite number of seconds between 1970 and 9999."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or not 0 <= value <= MAX_EPOCH:
+        raise ValueError(f"bad {what} {value!r}: expected seconds since 1970")
+    return float(value)
+
+
+def check_header(path: Path | str, doc: Any) -> int:
+    """The file's schema version, after checking it is a snapshot this reader can read."""
+    if not isinstance(doc, dict):
+        raise fail(path, "top level is not a JSON object")
+    schema = doc.get("schema")
+    if not isinstance(schema, str) or not schema.startswith(SCHEMA_PREFIX):
+        raise fail(path, f"missing or foreign schema {schema!r}")
+    try:
+        version = int(schema[len(SCHEMA_PREFIX):])
+    except ValueError:
+        raise fail(path, f"bad schema {schema!r}") from None
+    if version > SCHEMA_VERSION:
+        raise fail(path, f"schema {schema} is newer than this reader ({SCHEMA}); upgrade lustre-jobreport")
+    if doc.get("kind") not in (KIND, LEGACY_RAW_KIND):
+        raise fail(path, f"kind is {doc.get('kind')!r}, expected {KIND!r}")
+    return version
+
+
+def host_to_json(h) -> dict[str, Any]:
+    doc = {"name": h.host, "spec": h.spec, "ok": h.ok, "error": h.error, "fetched_at": h.fetched_at}
+    if h.pminfo is not None:
+        doc["pminfo_z"] = base64.b64encode(zlib.compress(h.pminfo, 1)).decode("ascii")
+    return doc
+
+
+def write_raw(taken_at: float, hosts: list, path: Path) -> None:
+    """Write the raw form (no numpy needed): every host read carries its pminfo text."""
+    if any(h.ok and h.pminfo is None for h in hosts):
+        raise ValueError("the raw form needs every host that was read to carry its pminfo text")
+    doc = {"schema": SCHEMA, "kind": KIND, "taken_at": taken_at,
+           "hosts": [host_to_json(h) for h in hosts], "metrics": {}}
+    with replacing(Path(path)) as out:
+        json.dump(doc, out, separators=(",", ":"), allow_nan=False)
+        out.write("\n")
