@@ -1,19 +1,39 @@
 """Charts of the HTML report as inline SVG (matplotlib, no pyplot, no network, text as paths).
 
 Each function takes the report document's numbers and returns one <svg> element. Colours are
-fixed so a test can find the bars in a screenshot.
+fixed so a test can find the bars in a screenshot. Labels are plain text: names come from hosts
+and agents, so math text ($...$) is off for every text a chart draws, and long names are
+shortened. Counts are exact Python ints of any size; they are drawn as floats.
 """
 
 from __future__ import annotations
 
+import functools
 import io
+from collections.abc import Callable, Iterable
 
+import matplotlib
 from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, LogFormatter
+
+from .render import BYTE_UNITS, SI_SUFFIXES, shorten
 
 READ, WRITE = "#3b6fd4", "#e08a1e"     # read / write bars everywhere
-GIB = 1 << 30
+LABEL_COLS = 24                        # a longer x label is shortened around a "…"
+FLOAT_CAP = 1e300                      # beyond floats (and stacked twice): drawn at this height
+# Local to each chart (matplotlib.rc_context), never set globally: names are not math, and no
+# site matplotlibrc turns labels over to LaTeX.
+PLAIN_TEXT = {"text.parse_math": False, "text.usetex": False}
+
+
+def _plain_text(chart: Callable[..., str]) -> Callable[..., str]:
+    """Draws the chart, tick labels made at drawing time included, with PLAIN_TEXT in force."""
+    @functools.wraps(chart)
+    def drawn(*args, **kwargs) -> str:
+        with matplotlib.rc_context(PLAIN_TEXT):
+            return chart(*args, **kwargs)
+    return drawn
 
 
 def _svg(fig: Figure) -> str:
@@ -32,22 +52,40 @@ def _figure(width: float, height: float = 2.6) -> tuple[Figure, object]:
     return fig, ax
 
 
+def _floats(values: Iterable[int | float | None]) -> list[float]:
+    """Counts as floats for drawing: None is 0, an int beyond the float range is capped."""
+    return [float(min(v or 0, FLOAT_CAP)) for v in values]
+
+
 def _count(x: float, _pos: object = None) -> str:
-    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if x >= div:
-            return f"{x / div:g}{suffix}"
+    for power in range(len(SI_SUFFIXES), 0, -1):
+        if x >= 10.0 ** (3 * power):
+            return f"{x / 10.0 ** (3 * power):g}{SI_SUFFIXES[power - 1]}"
     return f"{x:g}"
 
 
+def _byte_unit(peak: float) -> tuple[float, str]:
+    """The binary unit the largest bar reads best in: bytes up to YiB."""
+    for power in range(len(BYTE_UNITS) - 1, 0, -1):
+        if peak >= 1024.0 ** power:
+            return 1024.0 ** power, BYTE_UNITS[power]
+    return 1.0, BYTE_UNITS[0]
+
+
+@_plain_text
 def rpc_histogram(rpc: dict[str, dict[str, int]], labels: list[str]) -> str:
     """Read and write RPCs per size bucket, side by side, log scale (4K and 1M counts differ 1000x)."""
     fig, ax = _figure(max(5.0, 0.55 * len(labels) + 1.5))
     xs = range(len(labels))
-    ax.bar([x - 0.2 for x in xs], [rpc["read"].get(l, 0) for l in labels], 0.4, color=READ, label="read")
-    ax.bar([x + 0.2 for x in xs], [rpc["write"].get(l, 0) for l in labels], 0.4, color=WRITE, label="write")
+    reads = _floats((rpc.get("read") or {}).get(l) for l in labels)
+    writes = _floats((rpc.get("write") or {}).get(l) for l in labels)
+    ax.bar([x - 0.2 for x in xs], reads, 0.4, color=READ, label="read")
+    ax.bar([x + 0.2 for x in xs], writes, 0.4, color=WRITE, label="write")
     ax.set_xticks(list(xs), labels)
-    if any(rpc[d].get(l, 0) for d in ("read", "write") for l in labels):
+    if any(reads) or any(writes):
         ax.set_yscale("log")
+        # a range within a decade has its labels on minor ticks: plain numbers there too
+        ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False))
     ax.yaxis.set_major_formatter(FuncFormatter(_count))
     ax.set_xlabel("RPC size (up to)")
     ax.set_ylabel("RPCs")
@@ -55,36 +93,38 @@ def rpc_histogram(rpc: dict[str, dict[str, int]], labels: list[str]) -> str:
     return _svg(fig)
 
 
-def ost_bytes(osts: dict[str, dict]) -> str:
-    """Bytes read and written through each OST the job used (stacked)."""
-    names = list(osts)
-    fig, ax = _figure(max(5.0, 0.35 * len(names) + 1.5))
-    reads = [(osts[o]["read_bytes"] or 0) / GIB for o in names]
-    writes = [(osts[o]["write_bytes"] or 0) / GIB for o in names]
-    ax.bar(names, reads, color=READ, label="read")
-    ax.bar(names, writes, bottom=reads, color=WRITE, label="write")
-    ax.set_ylabel("GiB")
-    _tidy(ax, len(names))
-    return _svg(fig)
-
-
-def _tidy(ax, n: int) -> None:
-    """Readable x labels for n bars, and the legend outside the bars."""
+def _stacked(ax, names: list[str], reads: list[float], writes: list[float]) -> None:
+    """Read and write bars stacked per name, in the binary unit of the tallest, readable x labels,
+    the legend outside the bars."""
+    scale, unit = _byte_unit(max((r + w for r, w in zip(reads, writes)), default=0.0))
+    reads, writes = [r / scale for r in reads], [w / scale for w in writes]
+    xs = list(range(len(names)))
+    ax.bar(xs, reads, color=READ, label="read")
+    ax.bar(xs, writes, bottom=reads, color=WRITE, label="write")
+    ax.set_ylabel(unit)
+    n = len(names)
+    ax.set_xticks(xs, [shorten(name, LABEL_COLS) for name in names])
     ax.tick_params(axis="x", labelrotation=90 if n > 12 else 45 if n > 4 else 0, labelsize=8)
     for label in ax.get_xticklabels():
         label.set_horizontalalignment("right" if 4 < n <= 12 else "center")
     ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
 
+@_plain_text
+def ost_bytes(osts: dict[str, dict]) -> str:
+    """Bytes read and written through each OST the job used (stacked)."""
+    names = list(osts)
+    fig, ax = _figure(max(5.0, 0.35 * len(names) + 1.5))
+    _stacked(ax, names, _floats(osts[o].get("read_bytes") for o in names),
+             _floats(osts[o].get("write_bytes") for o in names))
+    return _svg(fig)
+
+
+@_plain_text
 def host_spread(hosts: dict[str, dict]) -> str:
     """Bytes per host, largest first (the first 64 hosts; the spread line gives the rest)."""
-    moved = sorted(((h, (v.get("read_bytes", 0) or 0), (v.get("write_bytes", 0) or 0)) for h, v in hosts.items()),
+    moved = sorted(((h, v.get("read_bytes") or 0, v.get("write_bytes") or 0) for h, v in hosts.items()),
                    key=lambda t: -(t[1] + t[2]))[:64]
     fig, ax = _figure(max(5.0, 0.3 * len(moved) + 1.5))
-    names = [h for h, _, _ in moved]
-    reads = [r / GIB for _, r, _ in moved]
-    ax.bar(names, reads, color=READ, label="read")
-    ax.bar(names, [w / GIB for _, _, w in moved], bottom=reads, color=WRITE, label="write")
-    ax.set_ylabel("GiB")
-    _tidy(ax, len(names))
+    _stacked(ax, [h for h, _, _ in moved], _floats(r for _, r, _ in moved), _floats(w for _, _, w in moved))
     return _svg(fig)

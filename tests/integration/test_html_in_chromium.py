@@ -1,8 +1,9 @@
 """The HTML report in a real browser: headless Chromium renders it and the charts are drawn.
 
 A two-host Enzo-like job (two private pmcds) so all three charts appear: RPC sizes, bytes per
-OST, bytes per host. Drawn = the chart colours cover real areas of the screenshot, in the
-chart figures (the small bars of the table use other colours).
+OST, bytes per host. The second host's name is hostile: math text for matplotlib's tick labels
+and a terminal sequence that would write the clipboard. Drawn = the chart colours cover real
+areas of the screenshot, in the chart figures (the small bars of the table use other colours).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from lustre_sim import SimClient
 from privpmcd import PrivatePmcd
 
 CHROMIUM = shutil.which("chromium")
+ODD_HOST = "node1 $\\frac{1}{0}$ $$ \x1b]52;c;cm0gLXJmIH4K\x07"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--hide-scrollbars"]
@@ -40,7 +42,7 @@ def html(tmp_path_factory) -> Path:
     clients = [SimClient.create(t, version="2.15.4", filesystems=[("scratch", 8, 1)], seed=i)
                for i, t in enumerate(trees)]
     with PrivatePmcd(tmp / "p0", trees[0]) as p0, PrivatePmcd(tmp / "p1", trees[1]) as p1:
-        targets = [snapshot.HostTarget("node0", p0.spec), snapshot.HostTarget("node1", p1.spec)]
+        targets = [snapshot.HostTarget("node0", p0.spec), snapshot.HostTarget(ODD_HOST, p1.spec)]
         begin = snapshot.take(targets, connect_timeout_s=2, fetch_timeout_s=10)
         clients[0].run("enzo", fs="scratch")
         clients[1].run("overflow", fs="scratch")
@@ -57,6 +59,13 @@ def test_html_is_self_contained(html):
     # nothing the browser would fetch: no scripts, stylesheets, images or fonts from elsewhere
     for fetch in ("<script", "<link", "@import", "src=", 'href="http', "url(http", "<img"):
         assert fetch not in text, fetch
+
+
+def test_odd_host_name_is_shown_as_text(html):
+    text = html.read_text()
+    assert "\x1b" not in text and "\x07" not in text
+    # its label in the per-host chart, shortened, ends in the visible escape of the BEL
+    assert "gLXJmIH4K\\x07" in text
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make test installs it)")

@@ -8,12 +8,16 @@ however large its exact integer counts are.
 from __future__ import annotations
 
 import copy
+import html
 import json
+import re
 import unicodedata
+import xml.etree.ElementTree as ET
 
+import matplotlib
 import pytest
 
-from lustre_jobreport import render
+from lustre_jobreport import charts, render
 
 # An OSC 52 sequence asks the terminal to put its payload on the clipboard.
 OSC52 = "\x1b]52;c;cm0gLXJmIH4K\x07"
@@ -190,6 +194,46 @@ def test_many_long_versions_and_a_long_job_id_wrap_the_heading():
     assert "2.15.5-llnl.ddn.5" in "\n".join(lines)
 
 
+# -- 2. math text in chart labels ---------------------------------------------------------------
+
+MATH = ["$\\frac{1}{0}$", "$", "\\", "$$", "$\\nosuch$", "a_b%c", "100% $x^$", "ü日本", ""]
+
+
+def svg_texts(svg: str) -> list[str]:
+    ET.fromstring(svg)   # well-formed, whatever the labels held
+    return [html.unescape(re.sub(r"<[^>]+>", "", t)) for t in re.findall(r"<text\b[^>]*>(.*?)</text>", svg, re.S)]
+
+
+def test_chart_labels_are_plain_text_not_math():
+    hosts = tuple(MATH)
+    doc = document(hosts, {"$x$": fs_entry(hosts, osts=tuple(f"OST{m}" for m in MATH))})
+    page = render.render_html(doc)                     # text as paths: must not raise
+    assert page.count("<svg") == 3
+    with matplotlib.rc_context({"svg.fonttype": "none"}):   # text as <text>: read the labels back
+        view = render.html_view(doc)
+    fs = view["html_filesystems"][0]
+    host_labels, ost_labels = svg_texts(fs["host_chart"]), svg_texts(fs["ost_chart"])
+    for m in MATH:
+        if m:
+            assert m in host_labels, (m, host_labels)
+            assert f"OST{m}" in ost_labels, (m, ost_labels)
+    assert matplotlib.rcParams["text.parse_math"] is True     # the charts changed nothing globally
+
+
+def test_chart_labels_of_very_long_names_are_shortened_and_draw():
+    hosts = ("h" * 500 + "-a", "h" * 500 + "-b")
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        labels = svg_texts(charts.host_spread({h: {"read_bytes": 1, "write_bytes": 1} for h in hosts}))
+    long = [l for l in labels if l.startswith("hhh")]
+    assert len(long) == 2 and len(set(long)) == 2 and max(map(len, long)) <= 40
+
+
+def test_chart_markup_in_names_stays_text():
+    hosts = ("<script>alert(1)</script>", "--><b>x</b><!--")
+    page = render.render_html(document(hosts))
+    assert "<script" not in page and "<b>x</b>" not in page
+
+
 # -- 3. huge counts ---------------------------------------------------------------------------------
 
 HUGE = [2 ** 63 + 1, 2 ** 64 - 1, 2 ** 64 + 5, 2 ** 70]
@@ -209,6 +253,33 @@ def test_human_bytes_and_compact_cover_exabytes_and_beyond():
             assert len(render.compact(n, w)) <= w, (n, w, render.compact(n, w))
     assert render.compact(10 ** 30) == "1e30" and render.compact(10 ** 400) == "1e400"
     assert render.bar(2 ** 70, 2 ** 70) == "█" and render.bar(1, 2 ** 70) == "▁"
+
+
+@pytest.mark.parametrize("n", HUGE)
+def test_huge_counts_render_in_text_and_html(n):
+    fs = fs_entry(scale=1)
+    fs["read_bytes"] = fs["read_calls"] = n
+    fs["rpc"]["read"]["4K"] = n
+    fs["rpc"]["write"]["1M"] = n * 3              # a sum over hosts beyond 2^64
+    fs["ops"]["open"] = n
+    fs["osts"]["OST0000"]["read_bytes"] = n
+    fs["hosts"]["n1"]["read_bytes"] = n
+    fs["spread"]["max"] = n
+    doc = document(filesystems={"scratch": fs})
+    text = "\n".join(text_lines(doc))
+    assert "EiB" in text or "ZiB" in text
+    page = render.render_html(doc)
+    assert page.count("<svg") == 3 and f"{n:,}" in page
+
+
+def test_charts_take_any_non_negative_int_zero_and_all_zero_data():
+    rpc_all_zero = {"read": {"4K": 0, "1M": 0}, "write": {"4K": 0, "1M": 0}}
+    rpc_mixed = {"read": {"4K": 0, "1M": 2 ** 70}, "write": {"4K": 1, "1M": 0}}
+    for rpc in (rpc_all_zero, rpc_mixed):
+        assert charts.rpc_histogram(rpc, ["4K", "1M"]).startswith("<svg")
+    for v in (0, 1, 2 ** 64 + 1, 2 ** 70, 10 ** 400):
+        assert charts.ost_bytes({"OST0000": {"read_bytes": v, "write_bytes": None}}).startswith("<svg")
+        assert charts.host_spread({"a": {"read_bytes": v}, "b": {}}).startswith("<svg")
 
 
 # -- 4. odd but valid documents ------------------------------------------------------------------------------
