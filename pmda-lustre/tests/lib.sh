@@ -1,5 +1,16 @@
 # Shell helpers shared by the run-*.sh tests (sourced).
 
+# agent_out NAME: HERE (the pmda-lustre directory, the current one), AGENT
+# (default: the agent built here; e.g. a sanitizer build) and OUT =
+# tests/out/NAME[-$AGENT_TAG], emptied
+agent_out() {
+    HERE=$(pwd)
+    AGENT=${AGENT:-$HERE/pmdalustreclient}
+    OUT=$HERE/tests/out/$1${AGENT_TAG:+-$AGENT_TAG}
+    rm -rf "$OUT"
+    mkdir -p "$OUT"
+}
+
 # stop_pid PID: TERM, up to 5 s for it to go, then KILL; reaps it if it is our child.
 # Liveness comes from ps, not kill -0: the reaper here leaves orphans as zombies.
 stop_pid() {

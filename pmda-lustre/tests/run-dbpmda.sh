@@ -8,11 +8,8 @@
 #   AGENT=/path/to/agent sh tests/run-dbpmda.sh   e.g. a sanitizer build;
 #   then any sanitizer report in the agent logs fails the test too.
 cd "$(dirname "$0")/.." || exit 1
-HERE=$(pwd)
-AGENT=${AGENT:-$HERE/pmdalustreclient}
-OUT=$HERE/tests/out/dbpmda${AGENT_TAG:+-$AGENT_TAG}
-rm -rf "$OUT"
-mkdir -p "$OUT"
+. tests/lib.sh
+agent_out dbpmda
 sh tests/mkquirks.sh "$OUT/quirks-tree" || exit 1
 fail=0
 
