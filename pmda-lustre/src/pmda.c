@@ -401,17 +401,11 @@ lc_value(unsigned cluster, unsigned item, void *priv, pmAtomValue *atom)
 
     /* from the device listing alone: a value for every OSC/MDC it holds */
     case CL_OSC_DEV:
-	osc = priv;
-	if (item != 0)
-	    break;
-	atom->cp = osc->d.name;
-	return 1;
-
     case CL_MDC_DEV:
-	mdc = priv;
 	if (item != 0)
 	    break;
-	atom->cp = mdc->d.name;
+	atom->cp = cluster == CL_OSC_DEV ? ((struct lc_osc *)priv)->d.name
+					 : ((struct lc_mdc *)priv)->d.name;
 	return 1;
 
     case CL_LLITE_STATS:
