@@ -50,6 +50,18 @@ class FsTotals:
     ost_count: int = 0
     trouble: list[dict] = field(default_factory=list)   # targets that reconnected or were not FULL
     trouble_total: int = 0                              # ... all of them, when the list is cut
+    # When some host's counters of this filesystem were not all counted: read bytes over the
+    # hosts whose were, what flags comparing two stats files (llite against osc) may compare
+    # (see _same_hosts_basis). None: every host counted, the totals are the basis.
+    basis_read_bytes: int | None = None
+    basis_osc_read_bytes: int | None = None
+    basis_hosts_left_out: int = 0
+
+    def read_basis(self) -> tuple[int, int]:
+        """(OST read bytes, llite read bytes) over the same hosts."""
+        if self.basis_read_bytes is None or self.basis_osc_read_bytes is None:
+            return self.ost_sum("read_bytes"), self.read_bytes
+        return self.basis_osc_read_bytes, self.basis_read_bytes
 
     @property
     def bytes_moved(self) -> int:
@@ -157,7 +169,25 @@ def aggregate(delta: JobDelta) -> dict[str, FsTotals]:
             entry["wait_us_mean"] = round(wait / count, 1) if count else None
             t.osts[device[len(fs) + 1:]] = entry
     _target_trouble(delta, out)
+    _same_hosts_basis(delta, out)
     return out
+
+
+def _same_hosts_basis(delta: JobDelta, out: dict[str, FsTotals]) -> None:
+    """llite and osc read bytes summed over the same hosts: those whose every counter of the
+    filesystem was counted. A host with its llite stats unreadable but its osc stats read would
+    otherwise make the OSTs look as if they sent more than the job read."""
+    llite = delta.tables.get(P + "llite.read_bytes")
+    osc = delta.tables.get(P + "osc.read_bytes")
+    for fs, t in out.items():
+        complete = np.array([fs not in delta.incomplete.get(h, ()) for h in delta.hosts], dtype=bool)
+        t.basis_hosts_left_out = int((~complete).sum())
+        if not t.basis_hosts_left_out:
+            continue
+        for table, attr in ((llite, "basis_read_bytes"), (osc, "basis_osc_read_bytes")):
+            cols = table.fs == fs if table is not None else np.zeros(0, dtype=bool)
+            rows = table.delta[complete][:, cols] if cols.any() else np.zeros((0, 0), dtype=np.uint64)
+            setattr(t, attr, int(exact_sum(rows, axis=1).sum()))
 
 
 def _target_trouble(delta: JobDelta, out: dict[str, FsTotals], limit: int = 50) -> None:

@@ -225,7 +225,16 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
         e_vals, e_pres = e.aligned(m.name, instances)
         b_vals, b_pres = b.aligned(m.name, instances)
         aligned[m.name] = (devices, b_pres, e_pres, b_vals, e_vals, instances)
-    for g in groups.values():   # device names -> column numbers, now that every device is known
+    for g in groups.values():
+        # devices the listings had but no summed value came from: known and never read
+        listing = catalog.DEVICE_METRIC.get(g.indom)
+        for side in (e, b):
+            t = side.table(listing) if listing else None
+            if t is not None and t.is_string:
+                seen = set(g.devices)
+                g.devices.extend(d for d, on in zip(t.instances, t.present[side.rows].any(axis=0))
+                                 if on and d not in seen)
+        # device names -> column numbers, now that every device is known
         idx = g.index()
         for metric in g.metrics:
             devices, *rest = aligned[metric]

@@ -250,18 +250,22 @@ def rank0_io(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
 
 def readahead_waste(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
     p = cfg.flag("READAHEAD_WASTE")
-    fetched = t.ost_sum("read_bytes")
-    if fetched < p["min_bytes"] or fetched < p["ratio"] * max(t.read_bytes, 1):
+    # both sides over the same hosts (those whose counters were all read): see aggregate
+    fetched, read = t.read_basis()
+    if fetched < p["min_bytes"] or fetched < p["ratio"] * max(read, 1):
         return None
+    over = (f" (over the hosts whose counters were all read; {t.basis_hosts_left_out} left out)"
+            if t.basis_hosts_left_out else "")
     return Flag(
         "READAHEAD_WASTE", "warn", t.name,
-        finding=f"read {_gib(fetched)} from the OSTs for {_gib(t.read_bytes)} the job read "
-                f"({fetched / max(t.read_bytes, 1):.1f}x)",
+        finding=f"read {_gib(fetched)} from the OSTs for {_gib(read)} the job read "
+                f"({fetched / max(read, 1):.1f}x){over}",
         why="strided and random reads make read-ahead fetch data that is never used; strided reads "
             "lost up to 57% against contiguous ones (Boito et al. 2011)",
         advice="read contiguous extents (reorganise the data or use collective MPI-IO reads); for "
                "truly random access, say so: posix_fadvise(POSIX_FADV_RANDOM)",
-        evidence={"osc_read_bytes": fetched, "llite_read_bytes": t.read_bytes})
+        evidence={"osc_read_bytes": fetched, "llite_read_bytes": read,
+                  "hosts_left_out": t.basis_hosts_left_out})
 
 
 def fsync_storm(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:

@@ -40,6 +40,7 @@ def build(begin: Snapshot, end: Snapshot, cfg: Config, *, job_id: str | None = N
     return {
         "schema": SCHEMA,
         "job": {"id": job_id, "user": user, "hosts": delta.hosts, "hosts_missing": delta.hosts_missing,
+                "hosts_incomplete": {h: sorted(fs) for h, fs in sorted(delta.incomplete.items())},
                 "begin": _iso(delta.begin), "end": _iso(delta.end),
                 "elapsed_s": round(delta.elapsed_s, 3)},
         "lustre_versions": delta.versions,

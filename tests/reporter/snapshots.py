@@ -1,5 +1,9 @@
-"""Hand-built snapshots for reporter unit tests (no pmcd): each value is written out here."""
+"""Hand-built snapshots for reporter unit tests (no pmcd): each value is written out here.
 
+Catalogued metrics get the PMID cluster the agent gives them (as a fetch would carry it);
+pmids= overrides or adds PMIDs per metric (short name -> "220.C.I")."""
+
+from lustre_jobreport import catalog
 from lustre_jobreport.snapfile import Column, HostSnapshot, Snapshot
 
 P = "lustreclient."
@@ -8,10 +12,13 @@ SEMS = {"version": "discrete", "llite.mount_id": "discrete", "osc.rpcs_in_flight
         "osc.state": "instant"}
 
 
-def host(name, metrics, ok=True, error=None):
+def host(name, metrics, ok=True, error=None, pmids=None, sems=None):
     full = {P + k: Column.from_dict(v) for k, v in metrics.items()}
-    sems = {m: SEMS.get(m[len(P):], "counter") for m in full}
-    return HostSnapshot(name, f"{name}:44321", ok=ok, error=error, fetched_at=0.0, sems=sems, metrics=full)
+    sem_of = {m: (sems or {}).get(m[len(P):], SEMS.get(m[len(P):], "counter")) for m in full}
+    ids = {m: f"220.{catalog.get(m).cluster}.0" for m in full if catalog.get(m)}
+    ids.update({P + k: v for k, v in (pmids or {}).items()})
+    return HostSnapshot(name, f"{name}:44321", ok=ok, error=error, fetched_at=0.0, sems=sem_of, metrics=full,
+                        pmids=ids)
 
 
 def node(name, *, mount="ffff0001", version="2.15.4", llite=None, osc=None, rpc=None):

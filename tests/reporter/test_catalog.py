@@ -1,0 +1,100 @@
+"""The metric catalog: what each metric is is declared once and agrees with the agent; the report
+reads roles and source files from it (and from the PMIDs snapshots carry), never from names."""
+
+import re
+from pathlib import Path
+
+from lustre_jobreport import catalog, config, report
+from lustre_jobreport.aggregate import aggregate
+from lustre_jobreport.diff import diff
+
+from snapshots import host, node, snap
+
+PMNS = Path(__file__).resolve().parents[2] / "pmda-lustre" / "pmns"
+
+
+def agent_pmids() -> dict[str, tuple[int, int]]:
+    """metric name -> (cluster, item), from the agent's own pmns."""
+    out, path = {}, []
+    for line in PMNS.read_text().splitlines():
+        line = line.strip()
+        if m := re.match(r"^([\w.]+) \{$", line):
+            path = [m.group(1)]
+        elif m := re.match(r"^(\w+)\s+LUSTRECLIENT:(\d+):(\d+)$", line):
+            out[f"{path[0]}.{m.group(1)}"] = (int(m.group(2)), int(m.group(3)))
+    return out
+
+
+def test_every_catalogued_metric_is_the_agents_with_the_cluster_the_catalog_says():
+    pmns = agent_pmids()
+    for m in catalog.METRICS:
+        assert m.name in pmns, f"{m.name} is not in the agent's pmns"
+        assert pmns[m.name][0] == m.cluster, f"{m.name}: pmns cluster {pmns[m.name][0]}, catalog {m.cluster}"
+    # every cluster the agent has is one stats file the catalog can name
+    assert {c for c, _ in pmns.values()} <= {c for s in catalog.SOURCES for c in s.clusters}
+
+
+def test_a_snapshot_takes_exactly_the_catalogued_metrics():
+    assert set(catalog.SNAPSHOT_METRICS) == set(catalog.BY_NAME)
+    assert all(catalog.wanted(m) for m in catalog.SNAPSHOT_METRICS)
+    assert not catalog.wanted("lustreclient.osc.rpc.read")   # per-OSC histograms stay live-only
+
+
+def test_a_cleared_read_ahead_stats_keeps_the_jobs_opens():
+    """read_ahead_stats is its own file (cluster 12): its clear resets nothing of llite stats."""
+    ra = {"llite.readahead.hits": "220.12.0"}
+    b = snap(0.0, host("n1", {"llite.mount_id": {"scratch": "f"}, "llite.open": {"scratch": 100},
+                              "llite.readahead.hits": {"scratch": 9000}}, pmids=ra))
+    e = snap(60.0, host("n1", {"llite.mount_id": {"scratch": "f"}, "llite.open": {"scratch": 5100},
+                               "llite.readahead.hits": {"scratch": 3}}, pmids=ra))
+    d = diff(b, e)
+    assert d.issues == []
+    assert aggregate(d)["scratch"].ops["open"] == 5000
+
+
+def test_a_cleared_md_stats_keeps_the_mdc_reconnects():
+    """mdc.reconnects come from the import file (cluster 11), not md_stats (cluster 8)."""
+    def mdc_host(close, reconnects, start):
+        return host("n1", {"llite.mount_id": {"scratch": "f"}, "mdc.close": {"scratch-MDT0000": close},
+                           "mdc.reconnects": {"scratch-MDT0000": reconnects},
+                           "mdc.md_stats_start": {"scratch-MDT0000": start},
+                           "mdc.state": {"scratch-MDT0000": "FULL"}},
+                    pmids={"mdc.close": "220.8.0"}, sems={"mdc.state": "instant", "mdc.md_stats_start": "discrete"})
+    b = snap(0.0, mdc_host(500, 1, 1_700_000_000_000_000))
+    e = snap(60.0, mdc_host(2, 4, 1_700_000_030_000_000))          # md_stats cleared, 3 reconnects
+    fs = aggregate(diff(b, e))["scratch"]
+    assert fs.trouble == [{"host": "n1", "target": "scratch-MDT0000", "reconnects": 3, "state": "FULL"}]
+
+
+def test_the_source_file_is_the_pmid_the_snapshot_carries_not_the_name():
+    """osc.reconnects lives in the import file (220.10.2): a cleared osc stats drops the OST's
+    bytes, not its reconnects."""
+    def osc_host(read_rpcs, reconnects):
+        return host("n1", {"llite.mount_id": {"scratch": "f"},
+                           "osc.read_rpcs": {"scratch-OST0000": read_rpcs},
+                           "osc.read_bytes": {"scratch-OST0000": read_rpcs * 4096},
+                           "osc.reconnects": {"scratch-OST0000": reconnects}})
+    d = diff(snap(0.0, osc_host(50, 0)), snap(60.0, osc_host(1, 2)))
+    assert [(i.id, i.detail.split(" of ")[0]) for i in d.issues] == [("COUNTER_RESET", "osc stats")]
+    t = aggregate(d)["scratch"]
+    assert t.osts == {} and t.trouble[0]["reconnects"] == 2
+
+
+def test_an_op_the_agent_adds_later_is_not_counted_until_the_catalog_names_it():
+    def h(n):
+        return host("n1", {"llite.mount_id": {"scratch": "f"}, "llite.open": {"scratch": n},
+                           "llite.some_new_op": {"scratch": n * 1000}})
+    doc = report.build(snap(0.0, h(0)), snap(100.0, h(50_000)), config.Config())
+    fs = doc["filesystems"]["scratch"]
+    assert "some_new_op" not in fs["ops"] and fs["ops"]["open"] == 50_000
+    assert "METADATA_RATE" not in {f["id"] for f in doc["flags"]}   # 500/s: below both thresholds
+
+
+def test_ops_and_metadata_rate_use_the_catalogued_operations_only():
+    def h(n):
+        return node("n1", llite={"open": n, "opencount": n, "inode_permission": 50 * n, "read_bytes": n})
+    doc = report.build(snap(0.0, h(0)), snap(1.0, h(900)), config.Config())
+    fs = doc["filesystems"]["scratch"]
+    assert set(fs["ops"]) <= set(catalog.METADATA_OPS)
+    assert "opencount" not in fs["ops"] and "inode_permission" not in fs["ops"]
+    assert fs["hosts"]["n1"]["open"] == 900
