@@ -22,6 +22,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 HOOKS = REPO / "hooks"
+HOOKLIB = HOOKS / "lib.sh"          # installed as /usr/share/lustre-jobreport/hooks/lib.sh
 BIN = Path(sys.executable).parent
 REPORTER = BIN / "lustre-jobreport"
 SIM = BIN / "lustre-sim"
@@ -80,9 +81,13 @@ def write_config(path: Path, *, hosts: dict[str, str], spool: Path, records: Pat
     return path
 
 
-def write_defaults(path: Path, *, config: Path, reporter: Path = REPORTER, path_prefix: Path | None = None) -> Path:
-    """The /etc/default/lustre-jobreport of a test: which reporter, which config, PATH."""
-    lines = [f"LUSTRE_JOBREPORT='{reporter}'", f"LUSTRE_JOBREPORT_CONFIG='{config}'"]
+def write_defaults(path: Path, *, config: Path, reporter: Path = REPORTER, path_prefix: Path | None = None,
+                   lib: Path = HOOKLIB, log: Path | None = None) -> Path:
+    """The /etc/default/lustre-jobreport of a test: which reporter, config, hook library, PATH,
+    and where to log when the config cannot be read (default syslog)."""
+    lines = [f"LUSTRE_JOBREPORT='{reporter}'", f"LUSTRE_JOBREPORT_CONFIG='{config}'", f"LUSTRE_JOBREPORT_LIB='{lib}'"]
+    if log:
+        lines.append(f"LUSTRE_JOBREPORT_LOG='{log}'")
     if path_prefix:
         lines.append(f"PATH='{path_prefix}':$PATH")
     path.write_text("\n".join(lines) + "\n")
@@ -134,6 +139,31 @@ def run_hook(script: Path, env: dict, args: tuple[str, ...] = (), stdout=subproc
     elapsed = time.monotonic() - started
     out = proc.stdout.decode() if isinstance(proc.stdout, bytes) else ""
     return proc.returncode, elapsed, out, proc.stderr.decode()
+
+
+def fake_reporter(path: Path, body: str) -> Path:
+    """A stand-in reporter whose prolog/epilog is `body` (sh). The wrappers first ask the reporter
+    for their bound and log (`prolog --limits`); those questions go to the real one."""
+    path.write_text(f"#!/bin/sh\nfor a; do [ \"$a\" = --limits ] && exec '{REPORTER}' \"$@\"; done\n{body}")
+    path.chmod(0o755)
+    return path
+
+
+def run_with_logger(script: Path, env: dict, said: Path, args: tuple[str, ...] = (),
+                    stdout=subprocess.PIPE) -> tuple[int, float, str, str]:
+    """run_hook, with /usr/bin/logger replaced (in a private mount namespace, for this run only)
+    by one that appends its arguments to `said`: what the wrapper tells syslog when nothing else
+    is left to it (the hook library missing, the defaults file broken)."""
+    rec = said.with_suffix(".logger")
+    rec.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >>'{said}'\n")
+    rec.chmod(0o755)
+    inner = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+             'mount --bind "$0" /usr/bin/logger && exec "$@"', str(rec), str(script), *args]
+    started = time.monotonic()
+    proc = subprocess.run(inner, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE,
+                          timeout=60, cwd="/")
+    out = proc.stdout.decode() if isinstance(proc.stdout, bytes) else ""
+    return proc.returncode, time.monotonic() - started, out, proc.stderr.decode()
 
 
 def log_lines(path: Path) -> list[str]:
@@ -234,7 +264,7 @@ class Rig:
         self.spool, self.records, self.log = d / "spool", d / "records", d / "hooks.log"
         self.config = write_config(d / "config.toml", hosts=hosts, spool=self.spool, records=self.records,
                                    log=self.log, **cfg)
-        self.defaults = write_defaults(d / "default", config=self.config, path_prefix=d / "bin")
+        self.defaults = write_defaults(d / "default", config=self.config, path_prefix=d / "bin", log=self.log)
         fake_scontrol(d / "bin", job, pw, str(self.out), behaviour=scontrol)
 
     def prolog(self, **env):

@@ -65,7 +65,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_hook(args: argparse.Namespace) -> int:
     from . import hooks  # never raises, always 0: a failing Slurm prolog/epilog drains the node
 
-    hooks.exit_now(hooks.run(args.command, args.scheduler, args.argv, args.config, fallback_log=args.log))
+    work = hooks.limits if args.limits else hooks.run
+    hooks.exit_now(work(args.command, args.scheduler, args.argv, args.config, fallback_log=args.log))
     return 0  # not reached
 
 
@@ -109,6 +110,7 @@ def parser() -> argparse.ArgumentParser:
                        help="slurm: job from the Prolog/Epilog environment; pbs: from ARG...")
         h.add_argument("--log", default="syslog", metavar="syslog|FILE",
                        help="where errors go if the config cannot be read (else [hooks] log)")
+        h.add_argument("--limits", action="store_true", help="only print the wrappers' TERM KILL BOUND LOG")
         h.add_argument("argv", nargs="*", metavar="ARG",
                        help="pbs: the prologue/epilogue arguments (job id, user, group, ...)")
         h.set_defaults(func=_cmd_hook)

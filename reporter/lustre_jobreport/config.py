@@ -7,6 +7,7 @@ The shipped, commented copy of these defaults is packaging/config.toml.
 from __future__ import annotations
 
 import copy
+import json
 import math
 import re
 import tomllib
@@ -202,36 +203,58 @@ def _cross_checks(values: dict[str, Any]) -> list[tuple[str, str]]:
 
 # ---- reading ----------------------------------------------------------------------------------
 
-def _overlay(base: dict[str, Any], override: dict[str, Any], where: str, problems: list[str]) -> None:
-    """Set each good value of override into base (defaults); each bad one is a problem line."""
+Problem = tuple[str, str]   # (dotted key, what is wrong: one line naming it)
+
+
+def _overlay(base: dict[str, Any], override: dict[str, Any], where: str, problems: list[Problem]) -> None:
+    """Set each good value of override into base (defaults); each bad one is a problem."""
     for key, value in override.items():
         name = f"{where}.{key}" if where else key
         if where != "hosts" and key not in base:
-            problems.append(f"{where + ': ' if where else ''}unknown setting '{key}'")
+            problems.append((name, f"{where + ': ' if where else ''}unknown setting '{key}'"))
         elif isinstance(base.get(key), dict):         # a table ([hosts] too: free-form keys)
             if not isinstance(value, dict):
-                problems.append(f"{name}: expected a table, got {value!r}")
+                problems.append((name, f"{name}: expected a table, got {value!r}"))
             else:
                 _overlay(base[key], value, name, problems)
         elif (why := _rule(name)(value)) is not None:
-            problems.append(f"{name} = {value!r}: {why}")
+            problems.append((name, f"{name} = {value!r}: {why}"))
         else:
             base[key] = value
 
 
 def check(values: dict[str, Any]) -> list[str]:
     """What is wrong with a complete set of values (e.g. the defaults): one line per setting."""
-    problems: list[str] = []
+    problems: list[Problem] = []
     _overlay(copy.deepcopy(DEFAULTS), values, "", problems)
-    return problems + [f"{key}: {why}" for key, why in _cross_checks(values)]
+    return [text for _, text in problems] + [f"{key}: {why}" for key, why in _cross_checks(values)]
+
+
+def _default(key: str) -> tuple[bool, Any]:
+    """(known, built-in value) of a dotted key."""
+    value: Any = DEFAULTS
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return False, None
+        value = value[part]
+    return True, value
+
+
+def _fallback(key: str) -> str:
+    """What the hooks do instead of a bad setting (load(strict=False))."""
+    known, value = _default(key)
+    if not known:
+        return "ignored"
+    return "its defaults are used" if isinstance(value, dict) else f"the default ({json.dumps(value)}) is used"
 
 
 def load(path: str | Path | None = None, *, strict: bool = True) -> Config:
     """Defaults, overlaid by the site file. An explicit path must exist; the default may not.
 
     strict (the CLI): a bad setting raises ConfigError naming it. strict=False (the scheduler
-    hooks): each bad setting keeps its built-in default and is listed in Config.problems, so the
-    rest of the site's settings still hold. A file that cannot be read or parsed raises in both."""
+    hooks): each bad setting keeps its built-in default and is listed in Config.problems (one line
+    each, saying so), so the rest of the site's settings still hold. A file that cannot be read or
+    parsed raises in both."""
     explicit = path is not None
     path = Path(path) if path is not None else DEFAULT_PATH
     values = copy.deepcopy(DEFAULTS)
@@ -247,21 +270,13 @@ def load(path: str | Path | None = None, *, strict: bool = True) -> Config:
         override = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path}: {exc}") from None
-    problems: list[str] = []
+    problems: list[Problem] = []
     _overlay(values, override, "", problems)
     for key, why in _cross_checks(values):
-        problems.append(f"{key}: {why}")
-        _reset(values, key)
-    problems = [f"{path}: {p}" for p in problems]
+        problems.append((key, f"{key}: {why}"))
+        table, name = key.split(".")
+        values[table][name] = DEFAULTS[table][name]
     if strict and problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise ConfigError(problems[0] + more)
-    return Config(values, str(path), tuple(problems))
-
-
-def _reset(values: dict[str, Any], key: str) -> None:
-    *tables, name = key.split(".")
-    here, default = values, DEFAULTS
-    for t in tables:
-        here, default = here[t], default[t]
-    here[name] = copy.deepcopy(default[name])
+        raise ConfigError(f"{path}: {problems[0][1]}{more}")
+    return Config(values, str(path), tuple(f"{path}: {text}; {_fallback(key)}" for key, text in problems))

@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
+from .budget import Budget, wrapper_times
+
 IDENT = "lustre-jobreport"
 MAX_LINE = 900
 
@@ -70,22 +72,6 @@ class HookLog:
 
     def info(self, msg: str) -> None:
         self._emit("info", msg)
-
-
-class Budget:
-    """The hook's time: ends a second before the configured bound (the wrapper's hard limit)."""
-
-    def __init__(self, bound_s: float, started: float | None = None):
-        self.bound_s = bound_s
-        self.started = time.monotonic() if started is None else started
-        self.deadline = self.started + max(0.5 * bound_s, bound_s - 1.0)
-        self.step = "starting"
-
-    def left(self) -> float:
-        return self.deadline - time.monotonic()
-
-    def elapsed(self) -> float:
-        return time.monotonic() - self.started
 
 
 def _describe(exc: BaseException) -> str:
@@ -391,12 +377,14 @@ def run(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
             return 0  # another node of the job: the first one does the work for all of them
         from . import config
         try:
-            cfg = config.load(config_path)
+            cfg = config.load(config_path, strict=False)
         except Exception as exc:
             log.error(f"configuration unusable, nothing done: {exc}")
             return 0
         hk = cfg.values["hooks"]
-        log.target = hk["log"] or "syslog"
+        log.target = hk["log"]
+        for problem in cfg.problems:
+            log.error(f"config: {problem}")
         budget = Budget(float(hk[f"{kind}_timeout_s"]), started)
 
         def give_up(why: str) -> None:
@@ -423,4 +411,19 @@ def run(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
             timer.cancel()
         if old_term is not None:
             signal.signal(signal.SIGTERM, old_term)
+    return 0
+
+
+def limits(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
+           fallback_log: str = "syslog", env: dict[str, str] | None = None, out: TextIO | None = None) -> int:
+    """`prolog|epilog --limits`: what the wrapper needs, from the config as run() reads it:
+    "TERM KILL BOUND LOG" (timeout -k KILL TERM; BOUND for its log line; LOG: [hooks] log)."""
+    from . import config
+    try:
+        hk = config.load(config_path, strict=False).values["hooks"]
+        bound, target = float(hk[f"{kind}_timeout_s"]), hk["log"]
+    except Exception:  # unusable: run() will say so, in the fallback log, at once
+        bound, target = float(config.DEFAULTS["hooks"][f"{kind}_timeout_s"]), fallback_log
+    term, kill = wrapper_times(bound)
+    (sys.stdout if out is None else out).write(f"{term!r} {kill!r} {bound!r} {target}\n")
     return 0

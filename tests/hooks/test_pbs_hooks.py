@@ -13,7 +13,7 @@ import stat
 
 import pytest
 
-from hookkit import HOOKS, dead_spec, log_lines, run_hook, user_dir, user_file, write_config, write_defaults
+from hookkit import HOOKS, dead_spec, fake_reporter, log_lines, run_hook, user_dir, user_file, write_config, write_defaults
 from lustre_jobreport import records, render
 from lustre_sim import SimClient
 from privpmcd import PrivatePmcd
@@ -120,9 +120,7 @@ def test_failures_never_reach_the_job_output(wdir, job_user):
 
 def test_epilogue_with_a_broken_reporter_says_nothing_to_the_job(wdir, job_user):
     rig = PbsRig(wdir, job_user, {"nodeA": dead_spec()})
-    crash = wdir / "crash"
-    crash.write_text("#!/bin/sh\necho partial-stderr >&2\nexit 3\n")
-    crash.chmod(0o755)
+    crash = fake_reporter(wdir / "crash", "echo partial-stderr >&2\nexit 3\n")
     write_defaults(rig.defaults, config=rig.config, reporter=crash)
     rc, took, out, err = rig.epilogue()
     assert (rc, err) == (0, "") and rig.out.read_text() == "job output\n"

@@ -1,0 +1,58 @@
+# lustre-jobreport: what the four hook wrappers share (hooks/README.md). Installed as
+# /usr/share/lustre-jobreport/hooks/lib.sh (not executable); hooks/slurm/prolog, slurm/epilog,
+# pbs/prologue and pbs/epilogue source it in a subshell, after /etc/default/lustre-jobreport,
+# with fd 3 on their own standard output and 1 and 2 on /dev/null. They set
+#   kind   prolog | epilog        the reporter's subcommand; [hooks] <kind>_timeout_s
+#   sched  slurm | pbs
+#   tojob  yes: the reporter's standard output is the job's output (the PBS epilogue's)
+#   job    the job id, for log lines
+# and keep the scheduler's arguments (PBS) as "$@". Nothing job-controlled is evaluated here.
+# Guarantees: the reporter ends within the bound; its stderr and every problem go to one log
+# line, never to the job; the wrapper exits 0 whatever happens here.
+
+cfg=$LUSTRE_JOBREPORT_CONFIG
+# the default place need not exist (the reporter then has its built-in defaults); a config named
+# elsewhere must
+[ "$cfg" = /etc/lustre-jobreport/config.toml ] && cfg=
+fallback=${LUSTRE_JOBREPORT_LOG:-syslog}        # where to log if the config cannot be read
+[ "$tojob" = yes ] || exec 3>/dev/null
+
+# The bound and the log as the reporter's hooks read the config (every TOML form; a bad value
+# is its default): "TERM KILL BOUND LOG", i.e. SIGTERM after TERM s, SIGKILL KILL s later, at
+# BOUND. The built-in ones (config.py) if the reporter cannot say within LIMITS_S.
+LIMITS_S=2
+lim=$(timeout -k 0.5 "$LIMITS_S" "$LUSTRE_JOBREPORT" ${cfg:+--config "$cfg"} "$kind" --limits \
+    --log "$fallback" </dev/null 2>/dev/null 3>&-)
+lrc=$?
+case $lim in
+[0-9]*' '[0-9]*' '[0-9]*' '/*|[0-9]*' '[0-9]*' '[0-9]*' 'syslog) note= ;;
+*)  note="bound and log not read from the config (exit $lrc): built-in ones used"
+    case $kind in prolog) lim='4.5 0.5 5 ' ;; epilog) lim='29.5 0.5 30 ' ;; esac
+    lim=$lim$fallback ;;
+esac
+term=${lim%% *}; lim=${lim#* }
+kill=${lim%% *}; lim=${lim#* }
+bound=${lim%% *}; logto=${lim#* }
+
+# the reporter's stderr is captured for the log (never the job's), the shell's own kept out
+err=$( { timeout -k "$kill" "$term" "$LUSTRE_JOBREPORT" ${cfg:+--config "$cfg"} \
+    "$kind" --scheduler "$sched" --log "$logto" -- "$@" </dev/null 2>&1 >&3 3>&-; } 2>/dev/null)
+rc=$?
+if [ "$rc" -ne 0 ] || [ -n "$err" ] || [ -n "$note" ]; then
+    case $rc in
+    0) why= ;;
+    124|137) why="killed at the $bound s bound ([hooks] ${kind}_timeout_s)" ;;
+    126|127) why="cannot run $LUSTRE_JOBREPORT (exit $rc)" note= ;;
+    *) if [ "$rc" -gt 128 ]; then why="died of signal $((rc - 128))"; else why="exit $rc"; fi ;;
+    esac
+    # the last line the reporter said (not dash's own "Segmentation fault" note about it)
+    last=$(printf '%s\n' "$err" | sed -E '/^[[:space:]]*$/d; /^(Segmentation fault|Killed|Aborted|Terminated|Bus error|Illegal instruction|Floating point exception)( \(core dumped\))?$/d' | tail -n 1 | cut -c1-400)
+    msg=$why${why:+${last:+: }}$last
+    msg="error: $sched $kind job ${job:-?}: $msg${msg:+${note:+; }}$note"
+    case $logto in
+    /*) printf '%s %s lustre-jobreport[%s]: %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+            "$(uname -n | cut -d. -f1)" "$$" "$msg" >>"$logto" ;;
+    *) logger -t lustre-jobreport -p daemon.err -- "$msg" ;;
+    esac
+fi
+exit 0

@@ -1,0 +1,101 @@
+"""One reading of the config. The bound the wrappers enforce (timeout's SIGTERM, then SIGKILL)
+and the log they use are what the reporter's hooks read (config.load(strict=False)), whatever
+valid TOML form the site wrote them in, and the same default where a value is bad. Observed on
+the real wrappers: a stand-in reporter writes down the command line of its parent (the
+`timeout` that bounds it) and its own arguments. And the hooks keep the rest of a config whose
+values are partly wrong: each bad one is a log line and its default."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from hookkit import HOOKS, Rig, dead_spec, fake_reporter, log_lines, run_hook, slurm_env, write_defaults
+from lustre_jobreport import config
+
+LOG = "site hooks.log"        # a space in the path: it must reach the reporter as one argument
+
+FORMS = {
+    "underscores": "[hooks]\n{kind}_timeout_s = 1_000\n",
+    "exponent": "[hooks]\n{kind}_timeout_s = 1e3\n",
+    "int": "[hooks]\n{kind}_timeout_s = 45\n",
+    "hex": "[hooks]\n{kind}_timeout_s = 0x2d\n",
+    "float, comment": "[hooks]\n{kind}_timeout_s = 12.5   # the site's bound, log = 'x'\n",
+    "inline table": "hooks = {{ {kind}_timeout_s = 20, log = '{log}' }}\n[snapshot]\nparallel = 8\n",
+    "dotted keys": 'hooks.{kind}_timeout_s = 20\nhooks.log = "{log}"\n[snapshot]\nparallel = 8\n',
+    "quoted table name": '["hooks"]\n{kind}_timeout_s = 40\n',
+    "spaced table name": '[ hooks ]\n{kind}_timeout_s = 40 \n',
+    "literal string": "[hooks]\nlog = '{log}'\n",
+    "multi-line string": '[hooks]\nlog = """\n{log}"""\n',
+    "multi-line literal": "[hooks]\nlog = '''{log}'''\n",
+    "log is a number": "[hooks]\nlog = 5\n",
+    "relative log": '[hooks]\nlog = "hooks.log"\n',
+    "infinite": "[hooks]\n{kind}_timeout_s = inf\n",
+    "nan": "[hooks]\n{kind}_timeout_s = nan\n",
+    "negative": "[hooks]\n{kind}_timeout_s = -5\n",
+    "a day": "[hooks]\n{kind}_timeout_s = 86_400\n",
+    "no [hooks] table": "[snapshot]\nparallel = 8\n",
+}
+WRAPPERS = {"slurm/epilog": ("epilog", ()), "pbs/prologue": ("prolog", ("9.pbs01", "ljr-test", "ljr-test"))}
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("wrapper", WRAPPERS)
+def test_the_wrapper_bound_and_log_are_what_the_hooks_read(wdir, job_user, tmp_path, wrapper, form):
+    kind, args = WRAPPERS[wrapper]
+    cfg_path = wdir / "config.toml"
+    cfg_path.write_text(FORMS[form].format(kind=kind, log=wdir / LOG))
+    seen = wdir / "seen"
+    reporter = fake_reporter(wdir / "reporter", f"tr '\\0' '\\n' </proc/$PPID/cmdline >'{seen}.timeout'\n"
+                                                f"printf '%s\\n' \"$@\" >'{seen}.args'\n")
+    defaults = write_defaults(tmp_path / "default", config=cfg_path, reporter=reporter)
+    rc, took, out, err = run_hook(HOOKS / wrapper, slurm_env("7", job_user, defaults), args)
+    assert (rc, out, err) == (0, "", "")
+
+    hooks = config.load(cfg_path, strict=False).values["hooks"]
+    bound, log = hooks[f"{kind}_timeout_s"], hooks["log"]
+    if not form.startswith(("log is", "relative", "inf", "nan", "neg", "a day")):
+        assert config.load(cfg_path).values["hooks"] == hooks      # valid: the CLI reads the same
+    timeout = (seen.parent / "seen.timeout").read_text().splitlines()
+    assert timeout[0].endswith("timeout") and timeout[1] == "-k" and timeout[4] == str(reporter), timeout
+    kill_after, term = float(timeout[2]), float(timeout[3])
+    assert term + kill_after == pytest.approx(bound) and term == pytest.approx(max(bound / 2, bound - 0.5))
+    argv = (seen.parent / "seen.args").read_text().splitlines()
+    assert argv[argv.index("--log") + 1] == log
+    assert argv[argv.index(kind) - 2:argv.index(kind)] == ["--config", str(cfg_path)]
+
+
+def test_a_dotted_key_bound_is_the_one_that_kills(wdir, job_user, tmp_path):
+    """Not only the command line: a reporter that hangs, deaf to SIGTERM, is killed at that bound."""
+    cfg_path = wdir / "config.toml"
+    log = wdir / "hooks.log"
+    cfg_path.write_text(f'hooks.prolog_timeout_s = 1.5\nhooks.log = "{log}"\n')
+    defaults = write_defaults(tmp_path / "default", config=cfg_path,
+                              reporter=fake_reporter(wdir / "hang", "trap '' TERM\nexec sleep 30\n"))
+    t0 = time.monotonic()
+    rc, took, out, err = run_hook(HOOKS / "slurm" / "prolog", slurm_env("7", job_user, defaults))
+    assert (rc, out, err) == (0, "", "") and 1.5 <= time.monotonic() - t0 < 1.5 + 0.75
+    [line] = log_lines(log)
+    assert line.endswith("error: slurm prolog job 7: killed at the 1.5 s bound ([hooks] prolog_timeout_s)")
+
+
+def test_bad_values_are_logged_and_the_rest_of_the_site_config_holds(wdir, job_user):
+    """spool_max_age_days = 0 used to expire a running job's begin snapshot; "no" used to be
+    true. Now each is one log line and its default; the site's log, spool and bounds still hold."""
+    rig = Rig(wdir, job_user, {"vm": dead_spec()}, epilog_timeout_s=12.0,
+              hooks_extra='spool_max_age_days = 0\ncheck_shared_nodes = "no"\nprolog_cli_max_hosts = 2.5')
+    os.makedirs(rig.spool, mode=0o700)
+    running = rig.spool / "6.begin.json"            # another job's, started a minute ago
+    running.write_text("{}")
+    os.utime(running, (time.time() - 60,) * 2)
+    rc, took, out, err = rig.epilog()
+    assert (rc, out, err) == (0, "", "") and running.exists()
+    lines = rig.errors()
+    assert [l.split(": ", 3)[-1] for l in lines[:3]] == [
+        f"config: {rig.config}: hooks.spool_max_age_days = 0: must be at least 1; the default (30.0) is used",
+        f"config: {rig.config}: hooks.check_shared_nodes = 'no': expected true or false; the default (true) is used",
+        f"config: {rig.config}: hooks.prolog_cli_max_hosts = 2.5: expected a whole number; the default (16) is used",
+    ]
+    assert "no begin snapshot in the spool" in lines[3] and len(lines) == 4
