@@ -169,3 +169,56 @@ def test_cli_end_to_end_text_report(tmp_path):
                                     capture_output=True, text=True, check=True).stdout)
     assert doc["filesystems"]["scratch"]["ops"]["open"] == 5303
     assert snapfile.read(tmp_path / "e.json").hosts["n01"].ok
+
+
+def test_an_unreadable_llite_stats_file_at_the_end_is_not_trusted_and_said(tmp_path):
+    """A 2-host job once reported half its bytes, said "2 hosts" and listed nothing as not trusted."""
+    trees = [tmp_path / "t0", tmp_path / "t1"]
+    clients = [SimClient.create(t, version="2.15.4", filesystems=[("scratch", 4, 1)], seed=i)
+               for i, t in enumerate(trees)]
+    with PrivatePmcd(tmp_path / "p0", trees[0]) as p0, PrivatePmcd(tmp_path / "p1", trees[1]) as p1:
+        begin = take(p0, p1)
+        for c in clients:
+            ran = c.run("overflow", fs="scratch")
+        [stats] = trees[1].glob("**/llite/scratch-*/stats")
+        stats.unlink()          # the agent cannot read it now; its fs is still mounted
+        end = take(p0, p1)
+    simulated_duration(begin, end, ran["elapsed_s"])
+    doc = report.build(begin, end, CFG)
+    assert [(q["id"], q["host"], q["fs"]) for q in doc["data_quality"]] == [("VALUES_MISSING", "node1", "scratch")]
+    assert "llite stats of scratch could not be read at job end on node1" in doc["data_quality"][0]["detail"]
+    fs = doc["filesystems"]["scratch"]
+    assert fs["write_bytes"] == fs["hosts"]["node0"]["write_bytes"] > 0 and "node1" not in fs["hosts"]
+    assert doc["job"]["hosts_incomplete"] == {"node1": ["scratch"]}
+    assert "READAHEAD_WASTE" not in {f["id"] for f in doc["flags"]}   # node1's OSTs are not set against node0's reads
+
+
+def test_oscs_the_agent_skips_under_its_time_budget_are_said_not_counted_from_zero(tmp_path):
+    """On a client with very many OSCs the agent's per-fetch budget (-b) runs out: a snapshot then
+    captures a fraction of the OSCs. What was not read at both ends is left out and said."""
+    tree = tmp_path / "tree"
+    client = SimClient.create(tree, version="2.15.4", filesystems=[("scratch", 1500, 1)], seed=5)
+    client.run("ior", fs="scratch")   # counters on every OST before the job
+    with PrivatePmcd(tmp_path / "p", tree, extra_agent_args=("-b", "1")) as pmcd:
+        begin = take(pmcd)
+        ran = client.run("ior", fs="scratch")
+        end = take(pmcd)
+    simulated_duration(begin, end, ran["elapsed_s"])
+    doc = report.build(begin, end, CFG)
+    b_read = begin.metrics["lustreclient.osc.read_bytes"].present.sum()
+    e_read = end.metrics["lustreclient.osc.read_bytes"].present.sum()
+    assert b_read < 1500 and e_read < 1500           # the budget did cut both fetches short
+    assert end.metrics["lustreclient.osc.device"].present.sum() == 1500
+    missing = [q for q in doc["data_quality"] if q["id"] == "VALUES_MISSING"]
+    assert missing and all(q["fs"] == "scratch" for q in missing)
+    details = " ".join(q["detail"] for q in missing)
+    assert "fetch time budget ran out" in details and "OSCs of scratch" in details
+    # only OSCs read at both ends count, each with its true delta
+    def read_at(snap):
+        t = snap.metrics["lustreclient.osc.read_bytes"]
+        return {i: int(v) for i, v, p in zip(t.instances, t.values[0], t.present[0]) if p}
+    b, e = read_at(begin), read_at(end)
+    osts = doc["filesystems"]["scratch"]["osts"]
+    assert {f"scratch-{o}" for o in osts} <= set(b) & set(e)
+    assert all(o["read_bytes"] == e[f"scratch-{n}"] - b[f"scratch-{n}"] for n, o in osts.items())
+    assert doc["job"]["hosts_incomplete"] == {"node0": ["scratch"]}
