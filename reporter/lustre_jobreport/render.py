@@ -304,6 +304,8 @@ def _text_view(doc: dict, detail: bool) -> dict:
     facts = [f"{n} host{'s' if n != 1 else ''}"]
     if missing:
         facts.append(f"{len(missing)} unreachable")
+    if job.get("hosts_incomplete"):
+        facts.append(f"{len(job['hosts_incomplete'])} partly read")
     if duration(job.get("elapsed_s")):
         facts.append(duration(job.get("elapsed_s")))
     if versions:
@@ -319,8 +321,13 @@ def _text_view(doc: dict, detail: bool) -> dict:
     idle = [shorten(k) for k, v in by_volume if not _touched(v)]
     empty = ("" if filesystems else "No Lustre filesystem was mounted on the job's hosts." if hosts
              else "No host of the job could be read.")
+    # with nothing read, nothing was judged; with values left out, only what was read was
+    left_out = missing or job.get("hosts_incomplete") or any(
+        q.get("id") == "METRIC_TYPE" for q in doc.get("data_quality") or [])
+    verdict = ("" if not hosts else "No I/O problems found." if not left_out
+               else "No I/O problems found in what could be read (see Not trusted).")
     return {"title": title, "facts": " | ".join(facts), "rule": "-" * WIDTH,
-            "findings": findings, "filesystems": active,
+            "findings": findings, "verdict": verdict, "filesystems": active,
             "idle": _wrap("Not used by this job: ", ", ".join(idle), 0) if idle else [],
             "empty": empty, "quality": quality, "detail": detail}
 

@@ -43,7 +43,10 @@ def test_a_host_whose_llite_stats_is_unreadable_at_the_end_is_said_not_silently_
     assert doc["filesystems"]["scratch"]["read_bytes"] == 10 * GIB    # the rest, and said so
     assert doc["job"]["hosts"] == ["n1", "n2"]
     assert doc["job"]["hosts_incomplete"] == {"n2": ["scratch"]}
-    assert "llite stats of scratch could not be read at job end on n2" in render.render_text(doc)
+    text = render.render_text(doc)
+    assert "llite stats of scratch could not be read at job end on n2" in text
+    assert "2 hosts | 1 partly read" in text
+    assert "No I/O problems found in what could be read (see Not trusted)." in text
 
 
 def osc_host(name, reads, *, listed=None, skips=0, when_read=None):
