@@ -249,6 +249,17 @@ def slurm_shared_nodes(job: Job, fields: dict[str, str], timeout_s: float,
             for n, ids in others.items()}
 
 
+def slurm_ids(fields: dict[str, str]) -> tuple[int | None, int | None]:
+    """The job's uid and gid from `UserId=ann(1001) GroupId=ann(1001)`."""
+    return _paren_int(fields.get("UserId")), _paren_int(fields.get("GroupId"))
+
+
+def _paren_int(value: str | None) -> int | None:
+    if value and value.endswith(")") and "(" in value:
+        return _int(value[value.rindex("(") + 1:-1])
+    return None
+
+
 def slurm_stdout(fields: dict[str, str]) -> str | None:
     """The expanded StdOut path, or None (interactive jobs have none)."""
     path = fields.get("StdOut", "")

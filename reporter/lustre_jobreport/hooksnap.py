@@ -1,0 +1,119 @@
+"""Which snapshots the hooks take, how, and where they keep them: the one module that calls the
+acquisition code (rawsnap, snapshot) and the spool, so that changing how a begin or end snapshot
+is taken is a change here only.
+
+- begin (prolog): a job on at most [hooks] prolog_cli_max_hosts nodes is read by one `pminfo`
+  per node, kept raw (rawsnap: quick to start, no numpy or PCP bindings to import); a larger
+  job in-process through PCP's bindings (snapshot.take).
+- end (epilog): the hosts of the begin snapshot, in-process, within END_SNAPSHOT_SHARE of the
+  time left (the rest is the report's).
+Light at import: each function imports what its path needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .budget import AFTER_SNAPSHOT_S, CONNECT_SHARE, END_SNAPSHOT_SHARE, MIN_STEP_S, Budget
+
+DAY_S = 86400
+FAILED_SHOWN = 4            # hosts named in a "not read" log line; the rest are counted
+
+
+@dataclass(frozen=True)
+class Taken:
+    """A snapshot and how many of its hosts could not be read (named in `why`)."""
+    snap: Any
+    failed: int
+    hosts: int
+    why: str
+
+    @property
+    def none_read(self) -> bool:
+        return self.failed == self.hosts
+
+
+def _taken(snap: Any, failed: list[tuple[str, str]], hosts: int) -> Taken:
+    why = "; ".join(f"{name}: {err}" for name, err in failed[:FAILED_SHOWN])
+    if len(failed) > FAILED_SHOWN:
+        why += f"; and {len(failed) - FAILED_SHOWN} more"
+    return Taken(snap, len(failed), hosts, why)
+
+
+def _times(cfg, left: float) -> dict[str, float]:
+    """Per-host connect and fetch timeouts and the overall deadline, within `left` seconds."""
+    s = cfg.snapshot
+    connect = min(float(s["connect_timeout_s"]), max(MIN_STEP_S, CONNECT_SHARE * left))
+    return {"connect_timeout_s": connect,
+            "fetch_timeout_s": min(float(s["fetch_timeout_s"]), max(MIN_STEP_S, left - connect)),
+            "deadline_s": max(MIN_STEP_S, left)}
+
+
+def _in_process(targets, cfg, budget: Budget, left: float) -> Taken:
+    from . import snapshot
+
+    budget.step = f"snapshot of {len(targets)} host(s)"
+    snap = snapshot.take(targets, parallel=int(cfg.snapshot["parallel"]), **_times(cfg, left))
+    return _taken(snap, [(name, h.error) for name, h in snap.hosts.items() if not h.ok], len(snap.hosts))
+
+
+def begin(job, cfg, budget: Budget) -> Taken:
+    """The job's begin snapshot (prolog), within the budget less the time to spool it."""
+    left = budget.left() - AFTER_SNAPSHOT_S
+    if len(set(job.nodes)) > int(cfg.values["hooks"]["prolog_cli_max_hosts"]):
+        budget.step = "reading the node list"
+        return _in_process(_targets(job, cfg), cfg, budget, left)
+    from . import rawsnap
+
+    targets = [rawsnap.Target(n, cfg.host_spec(n)) for n in dict.fromkeys(job.nodes)]
+    budget.step = f"pminfo of {len(targets)} host(s)"
+    snap = rawsnap.take(targets, parallel=int(cfg.snapshot["parallel"]), **_times(cfg, left))
+    return _taken(snap, rawsnap.failed_hosts(snap), len(snap["hosts"]))
+
+
+def end(begin_snap, cfg, budget: Budget) -> Taken:
+    """The end snapshot (epilog) of the hosts the begin snapshot has."""
+    from . import snapshot
+
+    targets = [snapshot.HostTarget(name, h.spec) for name, h in begin_snap.hosts.items()]
+    return _in_process(targets, cfg, budget, budget.left() * END_SNAPSHOT_SHARE)
+
+
+def _targets(job, cfg):
+    from . import snapshot
+
+    if job.scheduler == "pbs" and job.nodefile:
+        return snapshot.read_hosts_file(job.nodefile, cfg)
+    if job.scheduler == "pbs":
+        return [snapshot.HostTarget(job.this_node, cfg.host_spec(job.this_node))]
+    return snapshot.targets_for_nodes(job.nodelist, cfg)
+
+
+# ---- the spool --------------------------------------------------------------------------------
+
+def open_spool(hk: dict) -> Path:
+    from . import spool
+    return spool.open_spool(hk["spool_dir"])
+
+
+def put_begin(spool_dir: Path, job_id: str, taken: Taken) -> Path:
+    from . import spool
+    return spool.put(spool_dir, job_id, taken.snap)
+
+
+def take_begin(spool_dir: Path, job_id: str):
+    """The job's begin snapshot (None if there is none). A damaged one raises spool.SpoolError."""
+    from . import spool
+    return spool.take(spool_dir, job_id)
+
+
+def expire(spool_dir: Path, hk: dict) -> list[str]:
+    from . import spool
+    return spool.expire(spool_dir, float(hk["spool_max_age_days"]) * DAY_S)
+
+
+def remove_begin(spool_dir: Path, job_id: str) -> None:
+    from . import spool
+    spool.remove(spool_dir, job_id)
