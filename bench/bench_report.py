@@ -64,7 +64,7 @@ def fleet(base: HostSnapshot, rng: np.random.Generator, deltas: dict | None) -> 
                     values = values // np.uint64(1000)
             metrics[name] = Column(col.instances, values)
         hosts.append(HostSnapshot(f"node{h:04d}", f"node{h:04d}", ok=True, fetched_at=0.0,
-                                  sems=base.sems, metrics=metrics))
+                                  sems=base.sems, metrics=metrics, pmids=base.pmids))
     return hosts, made
 
 
