@@ -79,7 +79,9 @@ def _slurm_facts(job, hk: dict, log: HookLog, budget: Budget) -> tuple[dict | No
     return fields, shared
 
 
-def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin, spool_dir) -> None:
+def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin) -> None:
+    """The end snapshot, the report and its delivery: each step that fails is one log line and
+    costs only what needs it (no text: no delivery; the record needs the report alone)."""
     from . import delivery
 
     hk = cfg.values["hooks"]
@@ -89,23 +91,24 @@ def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin, spool_di
     end = hooksnap.end(begin, cfg, budget)
     if end.none_read:
         log.error(f"no host could be read at job end: {end.why}; no report")
-        hooksnap.remove_begin(spool_dir, job.job_id)
         return
     if end.failed:
         log.error(f"{end.failed} of {end.hosts} hosts not read at job end: {end.why}")
     if not any(h.ok for h in begin.hosts.values()):
         log.error("no host was read at job start; no report")
-        hooksnap.remove_begin(spool_dir, job.job_id)
         return
     fields, shared = _slurm_facts(job, hk, log, budget) if job.scheduler == "slurm" else (None, None)
 
-    budget.step = "building the report"
     from . import render, report
-    doc = report.build(begin, end.snap, cfg, job_id=job.job_id, user=job.user, shared_hosts=shared or None)
-    text = render.render_text(doc)
-    if job.scheduler == "pbs":
+    doc = _attempt(log, budget, "building the report", report.build, begin, end.snap, cfg, job_id=job.job_id,
+                   user=job.user, shared_hosts=shared or None)
+    if doc is None:
+        return
+    text = _attempt(log, budget, "rendering the report", render.render_text, doc)
+    delivered = None
+    if text is not None and job.scheduler == "pbs":
         delivered = _attempt(log, budget, "writing the report to standard output", delivery.to_pbs, text, out)
-    else:
+    elif text is not None:
         delivered = _attempt(log, budget, "appending the report", delivery.to_slurm, job, text, fields, budget, log)
     record = None
     if hk["records_dir"]:
@@ -116,7 +119,6 @@ def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin, spool_di
                           hk["records_dir"], cluster, job.job_id, meta)
     html = _attempt(log, budget, "writing the HTML report", delivery.html, job, doc, hk, delivered,
                     cluster, budget, log)
-    hooksnap.remove_begin(spool_dir, job.job_id)
     log.info(f"report {'to ' + delivered.where if delivered else 'not delivered'}; "
              f"HTML {html or 'none'}; record {record or 'none'}; {budget.elapsed():.2f} s")
 
@@ -127,14 +129,14 @@ def epilog(job, cfg, log: HookLog, budget: Budget, out: TextIO) -> None:
     spool_dir = hooksnap.open_spool(hk)
     try:
         try:
-            begin = hooksnap.take_begin(spool_dir, job.job_id)
+            begin = hooksnap.take_begin(spool_dir, job.job_id)    # and out of the spool for good
         except JobReportError as exc:
             log.error(f"{exc}; no report")
             return
         if begin is None:
             log.error("no begin snapshot in the spool (prolog not run, or it failed: see above); no report")
             return
-        _report(job, cfg, log, budget, out, begin, spool_dir)
+        _report(job, cfg, log, budget, out, begin)
     finally:
         budget.step = "expiring stale begin snapshots"
         removed = hooksnap.expire(spool_dir, hk)

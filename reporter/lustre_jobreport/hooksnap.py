@@ -104,7 +104,8 @@ def put_begin(spool_dir: Path, job_id: str, taken: Taken) -> Path:
 
 
 def take_begin(spool_dir: Path, job_id: str):
-    """The job's begin snapshot (None if there is none). A damaged one raises spool.SpoolError."""
+    """The job's begin snapshot (None if there is none), out of the spool as it is read, so that
+    no path after this leaves it behind. A damaged one raises spool.SpoolError."""
     from . import spool
     return spool.take(spool_dir, job_id)
 
@@ -112,8 +113,3 @@ def take_begin(spool_dir: Path, job_id: str):
 def expire(spool_dir: Path, hk: dict) -> list[str]:
     from . import spool
     return spool.expire(spool_dir, float(hk["spool_max_age_days"]) * DAY_S)
-
-
-def remove_begin(spool_dir: Path, job_id: str) -> None:
-    from . import spool
-    spool.remove(spool_dir, job_id)

@@ -85,20 +85,23 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def take(spool: Path, job_id: str):
-    """The job's begin snapshot, or None if there is none. A damaged one is removed, then raised."""
+    """The job's begin snapshot, or None if there is none. Taken: the file is removed as it is
+    read, so nothing that happens after (a failed report, the hook stopped at its bound) leaves it
+    behind. A damaged one is removed, then raised."""
     path = begin_path(spool, job_id)
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return None
-    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
-        _unlink(path)
-        raise SpoolError(f"{path} is not a regular file of uid {os.geteuid()}; removed it")
     try:
-        return _read(path)
-    except JobReportError as exc:
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            raise SpoolError(f"{path} is not a regular file of uid {os.geteuid()}; removed it")
+        try:
+            return _read(path)
+        except JobReportError as exc:
+            raise SpoolError(f"corrupt begin snapshot removed: {exc}") from None
+    finally:
         _unlink(path)
-        raise SpoolError(f"corrupt begin snapshot removed: {exc}") from None
 
 
 def _read(path: Path):

@@ -264,20 +264,25 @@ def test_reporter_missing_crashing_or_hanging(rig, case):
     assert "error: slurm prolog job 7: " in line
 
 
-def test_an_internal_error_is_one_log_line_and_exit_0(rig, node, monkeypatch):
-    """The reporter's own code failing in the middle (here report.build) is caught and logged."""
+@pytest.mark.parametrize("broken", ["report.build", "render.render_text"])
+def test_an_internal_error_is_one_log_line_and_exit_0(rig, node, monkeypatch, broken):
+    """The reporter's own code failing in the middle (report.build, render) is caught and logged
+    in one line; the job's begin snapshot does not stay behind in the spool, and what does not
+    need the failed step still happens (the record needs the report, not its text)."""
     from hookkit import slurm_env
-    from lustre_jobreport import report
+    from lustre_jobreport import render, report
 
     env = slurm_env("7", rig.pw, rig.defaults)
     assert hooks.run("prolog", "slurm", [], str(rig.config), env=env) == 0 and rig.begin.exists()
 
-    def broken(*a, **k):
+    def failing(*a, **k):
         raise RuntimeError("injected failure")
-    monkeypatch.setattr(report, "build", broken)
+    module, name = broken.split(".")
+    monkeypatch.setattr({"report": report, "render": render}[module], name, failing)
     env = slurm_env("7", rig.pw, rig.defaults, context="epilog_slurmd")
     monkeypatch.setenv("PATH", f"{rig.d / 'bin'}:/usr/bin:/bin")     # the stand-in scontrol
     assert hooks.run("epilog", "slurm", [], str(rig.config), env=env) == 0
     [line] = rig.errors()
     assert "RuntimeError: injected failure at test_hook_faults.py:" in line
-    assert appended(rig) == ""
+    assert appended(rig) == "" and not rig.begin.exists() and os.listdir(rig.spool) == []
+    assert len(rig.record_files()) == (broken == "render.render_text")
