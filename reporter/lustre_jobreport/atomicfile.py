@@ -1,6 +1,8 @@
 """Whole-file writes that a reader never sees half done: a temp file beside the target, renamed
 over it when complete, removed if writing fails. Used for spool snapshots, job records and HTML
-reports. Light on imports: the prolog writes through it."""
+reports. replacing_at works inside a directory given by its file descriptor (securedir: a
+directory checked once and never looked up by name again). Light on imports: the prolog writes
+through it."""
 
 from __future__ import annotations
 
@@ -9,20 +11,42 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator
 
+TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
+TEMP_TRIES = 100
+
+
+@contextmanager
+def replacing_at(dir_fd: int, name: str, mode: str = "w", perm: int | None = None) -> Iterator[IO]:
+    """Yield a file open for writing; on a clean exit it replaces `name` in the directory
+    dir_fd. perm: the file's mode (default 0600, whatever the umask)."""
+    for _ in range(TEMP_TRIES):
+        tmp = f".{name}.{os.urandom(4).hex()}"
+        try:
+            fd = os.open(tmp, TEMP_FLAGS, 0o600, dir_fd=dir_fd)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(f"no free temporary name for {name}")
+    try:
+        with os.fdopen(fd, mode) as out:
+            os.fchmod(out.fileno(), 0o600 if perm is None else perm)
+            yield out
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except FileNotFoundError:
+            pass
+        raise
+
 
 @contextmanager
 def replacing(path: Path, mode: str = "w", perm: int | None = None) -> Iterator[IO]:
-    """Yield a file open for writing; on a clean exit it replaces path. perm: the file's mode
-    (mkstemp creates 0600, so a file others must read needs e.g. 0o644)."""
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    """replacing_at for a path: its directory as it is now (e.g. the root-only spool)."""
+    dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        with os.fdopen(fd, mode) as out:
+        with replacing_at(dir_fd, path.name, mode, perm) as out:
             yield out
-        if perm is not None:
-            os.chmod(tmp, perm)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    finally:
+        os.close(dir_fd)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TextIO
 
 from .budget import Budget
@@ -66,19 +65,11 @@ def html(job, doc: dict, hk: dict, delivered: Delivered | None, cluster: str, bu
             return None
     budget.step = "rendering the HTML report"
     data = render.render_html(doc).encode()
-    if hk["html"] == "dir":
+    if hk["html"] == "dir":   # root's, checked like the records
+        from . import securedir
         budget.step = f"writing into {hk['html_dir']}"
-        return str(_write_root_file(Path(hk["html_dir"]) / f"{cluster}-{job.job_id}.html", data))
+        return str(securedir.write(hk["html_dir"], (), f"{cluster}-{job.job_id}.html", data))
     return _create_as_user(job, target, data, delivered, budget, log)
-
-
-def _write_root_file(path: Path, data: bytes) -> Path:
-    from .atomicfile import replacing
-
-    path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-    with replacing(path, "wb", perm=0o644) as out:
-        out.write(data)
-    return path
 
 
 def _beside(job, delivered: Delivered | None, log: HookLog) -> str | None:

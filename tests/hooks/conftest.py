@@ -1,3 +1,5 @@
+from types import SimpleNamespace
+
 import pytest
 
 from hookkit import ensure_user, is_root, world_dir
@@ -18,3 +20,16 @@ def wdir():
     """A world-traversable scratch directory (pytest's tmp tree is root-only)."""
     with world_dir("ljr-hooks-") as d:
         yield d
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory):
+    """One compute node's Lustre client: the real agent in a private pmcd, on a sim tree."""
+    from lustre_sim import SimClient
+    from privpmcd import PrivatePmcd
+
+    tmp = tmp_path_factory.mktemp("hooknode")
+    client = SimClient.create(tmp / "tree", version="2.15.4", filesystems=[("scratch", 8, 1), ("home", 4, 1)],
+                              seed=5)
+    with PrivatePmcd(tmp / "pmcd", tmp / "tree") as pmcd:
+        yield SimpleNamespace(client=client, pmcd=pmcd)

@@ -12,25 +12,14 @@ import os
 import stat
 import subprocess
 import time
-from types import SimpleNamespace
 
 import pytest
 
 from hookkit import BarePmcd, BlackHole, Rig, dead_spec, fake_reporter, write_defaults
 from lustre_jobreport import hooks, records, render
-from lustre_sim import SimClient
 from privpmcd import PrivatePmcd
 
 SLACK = 0.75    # process start/exit around the wrapper's own bound, on a busy CI machine
-
-
-@pytest.fixture(scope="module")
-def node(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("hooknode")
-    client = SimClient.create(tmp / "tree", version="2.15.4", filesystems=[("scratch", 8, 1), ("home", 4, 1)],
-                              seed=5)
-    with PrivatePmcd(tmp / "pmcd", tmp / "tree") as pmcd:
-        yield SimpleNamespace(client=client, pmcd=pmcd)
 
 
 @pytest.fixture
