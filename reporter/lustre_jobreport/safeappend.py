@@ -2,12 +2,15 @@
 
 The job controls its output path and everything around it: it can swap its output file for a
 symlink to /etc/shadow, a FIFO, a hard link or someone else's file (notes/slurm.md §6). So the
-write happens in a forked child that first becomes the job user (supplementary groups, gid,
-uid: all of them, irrevocably), then
+write happens in a forked child that looks up the job user's groups (NSS: LDAP, NIS, ... may
+hang, so not in the root hook itself), becomes the job user (supplementary groups, gid, uid:
+all of them, irrevocably), then
 - append: opens O_WRONLY|O_APPEND|O_NOFOLLOW|O_NOCTTY|O_NONBLOCK (never O_CREAT: a missing
   file stays missing), fstat()s the open file and writes only if it is a regular file owned by
   the job user with exactly one link;
-- create: opens O_CREAT|O_EXCL|O_NOFOLLOW (never replaces anything), same checks.
+- create: opens O_CREAT|O_EXCL|O_NOFOLLOW (never replaces anything), same checks; if the write
+  fails (a full filesystem, a quota), it removes the file it made (the same inode, checked), so
+  a later run can create it.
 O_NONBLOCK keeps a FIFO without a reader from hanging the open; the child also has an alarm.
 The parent waits a bounded time and never raises: it returns an Outcome with the reason.
 """
@@ -15,6 +18,7 @@ The parent waits a bounded time and never raises: it returns an Outcome with the
 from __future__ import annotations
 
 import errno
+import math
 import os
 import select
 import signal
@@ -73,12 +77,12 @@ def _become(uid: int, gid: int, groups: list[int]) -> None:
         raise OSError(errno.EPERM, "could not drop privileges")
 
 
-def _child(op: str, path: str, data: bytes, uid: int, gid: int, groups: list[int], mode: int,
+def _child(op: str, path: str, data: bytes, uid: int, gid: int, user: str | None, mode: int,
            alarm_s: int) -> str:
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     signal.alarm(max(1, alarm_s))      # a hung NFS open or NSS lookup kills the child, not the hook
     try:
-        _become(uid, gid, groups)
+        _become(uid, gid, _groups_of(user, gid))
     except OSError as exc:
         return f"refused: cannot become uid {uid}/gid {gid}: {exc.strerror}"
     os.umask(0)
@@ -89,9 +93,21 @@ def _child(op: str, path: str, data: bytes, uid: int, gid: int, groups: list[int
     try:
         return _check_and_write(fd, data, uid)
     except OSError as exc:
+        if op == "create":
+            _remove_own(path, fd)
         return f"failed: {_why(exc)}"
     finally:
         os.close(fd)
+
+
+def _remove_own(path: str, fd: int) -> None:
+    """Unlink path if it still is the file open on fd (the one this child created)."""
+    try:
+        mine, now = os.fstat(fd), os.lstat(path)
+        if (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino):
+            os.unlink(path)
+    except OSError:
+        pass  # gone or replaced meanwhile: not ours to remove
 
 
 def _groups_of(user: str | None, gid: int) -> list[int]:
@@ -108,14 +124,13 @@ def _as_user(op: str, path: str, data: bytes, uid: int, gid: int, user: str | No
              mode: int, timeout_s: float) -> Outcome:
     if uid is None or gid is None:
         return Outcome(False, "job uid/gid unknown: nothing written")
-    groups = _groups_of(user, gid)
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # child: never returns into the caller
         status = 1
         try:
             os.close(r)
-            msg = _child(op, path, data, uid, gid, groups, mode, int(timeout_s + 0.999))
+            msg = _child(op, path, data, uid, gid, user, mode, math.ceil(timeout_s))
             os.write(w, msg.encode("utf-8", "replace")[:4000])
             status = 0
         finally:
@@ -129,7 +144,7 @@ def _as_user(op: str, path: str, data: bytes, uid: int, gid: int, user: str | No
             if left <= 0 or not select.select([r], [], [], left)[0]:
                 os.kill(pid, signal.SIGKILL)
                 _reap(pid, 1.0)
-                return Outcome(False, f"no answer within {timeout_s:g} s (hung filesystem?)")
+                return Outcome(False, f"no answer within {timeout_s:g} s (hung filesystem or user lookup?)")
             chunk = os.read(r, 4096)
             if not chunk:
                 break

@@ -5,9 +5,14 @@ point at); the check is always the same: nothing written where it must not be, t
 byte-for-byte unchanged, a reason given, and no hang.
 """
 
+import json
 import os
 import pwd
+import random
+import socket
 import stat
+import subprocess
+import sys
 import threading
 import time
 
@@ -202,3 +207,66 @@ def test_parallel_appends_from_threads_do_not_interleave(home, job_user):
         t.join()
     assert all(r.ok for r in results)
     assert sorted(out.read_text().splitlines()) == sorted(f"line {i}" for i in range(8))
+
+
+def test_a_hung_group_lookup_costs_the_writers_bound_not_the_hook(home, job_user, tmp_path):
+    """The job user's groups come from NSS (LDAP, NIS, ...), which can hang; os.getgrouplist
+    holds the GIL meanwhile, so not even the hook's watchdog thread could run. The lookup must
+    cost the writer's bound and no more. Made real: in a private mount namespace, NSS asks
+    hesiod for groups, and hesiod's DNS server is a UDP port that never answers."""
+    out = user_file(home / "slurm-15.out", job_user, "x\n")
+    addr = f"127.{random.randint(1, 254)}.{random.randint(1, 254)}.{random.randint(2, 254)}"
+    hole = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    hole.bind((addr, 53))
+    (tmp_path / "nsswitch.conf").write_text("passwd: files\ngroup: files hesiod\nhosts: files\n")
+    (tmp_path / "resolv.conf").write_text(f"nameserver {addr}\noptions timeout:4 attempts:1\n")
+    (tmp_path / "hesiod.conf").write_text("lhs=.ns\nrhs=.ljr.invalid\nclasses=IN\n")
+    code = f"""
+import json, os, time
+from lustre_jobreport.safeappend import append_as_user
+t0 = time.monotonic()
+res = append_as_user({str(out)!r}, b"report\\n", {job_user.pw_uid}, {job_user.pw_gid}, {job_user.pw_name!r},
+                     timeout_s=1)
+took = time.monotonic() - t0
+t0 = time.monotonic()
+os.getgrouplist({job_user.pw_name!r}, {job_user.pw_gid})      # the same lookup, in this process
+print(json.dumps([res.ok, res.reason, took, time.monotonic() - t0]))
+"""
+    try:
+        proc = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                               'mount --bind "$0" /etc/nsswitch.conf && mount --bind "$1" /etc/resolv.conf '
+                               '&& shift && exec "$@"', str(tmp_path / "nsswitch.conf"), str(tmp_path / "resolv.conf"),
+                               sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                              env=dict(os.environ, HESIOD_CONFIG=str(tmp_path / "hesiod.conf")))
+    finally:
+        hole.close()
+    assert proc.returncode == 0, proc.stderr
+    ok, reason, took, lookup = json.loads(proc.stdout)
+    assert lookup >= 3.9                                    # the lookup really hangs there
+    assert not ok and "no answer within 1 s" in reason and took < 2.5, (ok, reason, took)
+    assert out.read_text() == "x\n"
+
+
+def test_html_on_a_full_filesystem_leaves_no_file_and_a_later_run_writes_it(home, job_user):
+    """create_as_user made the file (O_CREAT|O_EXCL), the write failed: it used to stay, empty,
+    and every later run was refused ("already exists"). Now the writer removes the file it made."""
+    full = user_dir(home / "full", job_user)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size=512k,mode=0755,uid={job_user.pw_uid},"
+                       f"gid={job_user.pw_gid}", "tmpfs", str(full)], capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        with open(full / "filler", "wb", buffering=0) as f:           # fill it up
+            try:
+                while True:
+                    f.write(b"\0" * 4096)
+            except OSError:
+                pass
+        target, data = full / "slurm-16.out.lustre.html", b"<html>" + b"x" * 200_000
+        res = create_as_user(str(target), data, job_user.pw_uid, job_user.pw_gid, job_user.pw_name, mode=0o644)
+        assert not res.ok and res.reason == "failed: filesystem is full"
+        assert os.listdir(full) == ["filler"]                            # nothing left behind
+        os.unlink(full / "filler")                                       # space again: the next run
+        res = create_as_user(str(target), data, job_user.pw_uid, job_user.pw_gid, job_user.pw_name, mode=0o644)
+        assert res.ok and target.read_bytes() == data
+    finally:
+        subprocess.run(["umount", str(full)], check=True)
