@@ -166,6 +166,26 @@ def run_with_logger(script: Path, env: dict, said: Path, args: tuple[str, ...] =
     return proc.returncode, time.monotonic() - started, out, proc.stderr.decode()
 
 
+@contextmanager
+def full_tmpfs(path: Path, options: str):
+    """A small tmpfs mounted on path (mount -o options) and filled up by a root file `filler`;
+    unmounted after. Skips the test where mounting is not allowed."""
+    import pytest
+
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        with open(path / "filler", "wb", buffering=0) as f:
+            try:
+                while True:
+                    f.write(b"\0" * 4096)
+            except OSError:
+                pass
+        yield path
+    finally:
+        subprocess.run(["umount", str(path)], check=True)
+
+
 def log_lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 

@@ -39,17 +39,24 @@ def _attempt(log: HookLog, budget: Budget, what: str, fn: Callable[..., Any], *a
         return None
 
 
+def _read_enough(taken: hooksnap.Taken, at: str, log: HookLog, otherwise: str) -> bool:
+    """Log the hosts not read at job `at` (start, end); False, and `otherwise`, if none was."""
+    if taken.none_read:
+        log.error(f"no host could be read at job {at}: {taken.why}; {otherwise}")
+        return False
+    if taken.failed:
+        log.error(f"{taken.failed} of {taken.hosts} hosts not read at job {at}: {taken.why}")
+    return True
+
+
 # ---- prolog -----------------------------------------------------------------------------------
 
 def prolog(job, cfg, log: HookLog, budget: Budget) -> None:
     budget.step = "opening the spool"
     spool_dir = hooksnap.open_spool(cfg.values["hooks"])
     begin = hooksnap.begin(job, cfg, budget)
-    if begin.none_read:
-        log.error(f"no host could be read at job start, nothing spooled: {begin.why}")
+    if not _read_enough(begin, "start", log, "nothing spooled"):
         return
-    if begin.failed:
-        log.error(f"{begin.failed} of {begin.hosts} hosts not read at job start: {begin.why}")
     budget.step = "writing the begin snapshot"
     hooksnap.put_begin(spool_dir, job.job_id, begin)
 
@@ -89,11 +96,8 @@ def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin) -> None:
     # the report's heavier modules load while the end snapshot waits on the network
     threading.Thread(target=_preload, args=(hk["html"] != "off",), daemon=True).start()
     end = hooksnap.end(begin, cfg, budget)
-    if end.none_read:
-        log.error(f"no host could be read at job end: {end.why}; no report")
+    if not _read_enough(end, "end", log, "no report"):
         return
-    if end.failed:
-        log.error(f"{end.failed} of {end.hosts} hosts not read at job end: {end.why}")
     if not any(h.ok for h in begin.hosts.values()):
         log.error("no host was read at job start; no report")
         return

@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from hookkit import user_dir, user_file
+from hookkit import full_tmpfs, user_dir, user_file
 from lustre_jobreport.safeappend import append_as_user, create_as_user
 
 REPORT = b"\n--- Lustre I/O report ---\n"
@@ -251,16 +251,7 @@ def test_html_on_a_full_filesystem_leaves_no_file_and_a_later_run_writes_it(home
     """create_as_user made the file (O_CREAT|O_EXCL), the write failed: it used to stay, empty,
     and every later run was refused ("already exists"). Now the writer removes the file it made."""
     full = user_dir(home / "full", job_user)
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size=512k,mode=0755,uid={job_user.pw_uid},"
-                       f"gid={job_user.pw_gid}", "tmpfs", str(full)], capture_output=True).returncode != 0:
-        pytest.skip("cannot mount a tmpfs here")
-    try:
-        with open(full / "filler", "wb", buffering=0) as f:           # fill it up
-            try:
-                while True:
-                    f.write(b"\0" * 4096)
-            except OSError:
-                pass
+    with full_tmpfs(full, f"size=512k,mode=0755,uid={job_user.pw_uid},gid={job_user.pw_gid}"):
         target, data = full / "slurm-16.out.lustre.html", b"<html>" + b"x" * 200_000
         res = create_as_user(str(target), data, job_user.pw_uid, job_user.pw_gid, job_user.pw_name, mode=0o644)
         assert not res.ok and res.reason == "failed: filesystem is full"
@@ -268,5 +259,3 @@ def test_html_on_a_full_filesystem_leaves_no_file_and_a_later_run_writes_it(home
         os.unlink(full / "filler")                                       # space again: the next run
         res = create_as_user(str(target), data, job_user.pw_uid, job_user.pw_gid, job_user.pw_name, mode=0o644)
         assert res.ok and target.read_bytes() == data
-    finally:
-        subprocess.run(["umount", str(full)], check=True)

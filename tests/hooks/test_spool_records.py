@@ -2,12 +2,11 @@
 
 import json
 import os
-import subprocess
 import time
 
 import pytest
 
-from hookkit import dead_spec
+from hookkit import dead_spec, full_tmpfs
 from lustre_jobreport import records, snapshot, spool
 
 
@@ -85,22 +84,10 @@ def test_full_spool_leaves_no_partial_file(tmp_path):
         pytest.skip("mounting a tiny tmpfs needs root")
     full = tmp_path / "full"
     full.mkdir(mode=0o700)
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", str(full)],
-                      capture_output=True).returncode != 0:
-        pytest.skip("cannot mount a tmpfs here")
-    try:
-        with open(full / "filler", "wb", buffering=0) as f:       # fill it up
-            try:
-                while True:
-                    f.write(b"\0" * 4096)
-                    f.flush()
-            except OSError:
-                pass
+    with full_tmpfs(full, "size=64k,mode=0700"):
         with pytest.raises(spool.SpoolError, match="No space left"):
             spool.put(spool.open_spool(full), "9", snap())
         assert sorted(os.listdir(full)) == ["filler"]
-    finally:
-        subprocess.run(["umount", str(full)], check=True)
 
 
 def test_record_layout_and_content(tmp_path):
