@@ -33,7 +33,7 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
                                  fetch_timeout_s=args.fetch_timeout or s["fetch_timeout_s"],
                                  parallel=int(s["parallel"]), backend=args.backend)
     try:
-        snapfile.write(fetched, args.output)
+        fetched.write(args.output)
     except OSError as exc:
         raise JobReportError(f"cannot write {args.output}: {exc.strerror}") from None
     for h in fetched.failed():   # an unreachable host is recorded in the file, never fatal

@@ -1,10 +1,11 @@
 """Which snapshots the hooks take, how, and where they keep them: the one module that calls the
-acquisition code (rawsnap, snapshot) and the spool, so that changing how a begin or end snapshot
-is taken is a change here only.
+acquisition code (snapshot) and the spool, so that changing how a begin or end snapshot is
+taken is a change here only.
 
 - begin (prolog): a job on at most [hooks] prolog_cli_max_hosts nodes is read by one `pminfo`
-  per node, kept raw (rawsnap: quick to start, no numpy or PCP bindings to import); a larger
-  job in-process through PCP's bindings (snapshot.take).
+  per node, its text kept raw in the spool (quick to start: no numpy or PCP bindings to
+  import); a larger job in-process through PCP's bindings. Same fan-out, bounds and spool
+  format either way (snapshot.fetch_all).
 - end (epilog): the hosts of the begin snapshot, in-process, within END_SNAPSHOT_SHARE of the
   time left (the rest is the report's).
 Light at import: each function imports what its path needs.
@@ -51,34 +52,35 @@ def _times(cfg, left: float) -> dict[str, float]:
             "deadline_s": max(MIN_STEP_S, left)}
 
 
-def _in_process(targets, cfg, budget: Budget, left: float) -> Taken:
+def _fetch(targets, cfg, budget: Budget, left: float, backend: str):
     from . import snapshot
 
-    budget.step = f"snapshot of {len(targets)} host(s)"
-    snap = snapshot.take(targets, parallel=int(cfg.snapshot["parallel"]), **_times(cfg, left))
-    return _taken(snap, [(name, h.error) for name, h in snap.hosts.items() if not h.ok], len(snap.hosts))
+    budget.step = f"snapshot of {len(targets)} host(s)" + (" by pminfo" if backend == "pminfo" else "")
+    fetched = snapshot.fetch_all(targets, parallel=int(cfg.snapshot["parallel"]), backend=backend,
+                                 **_times(cfg, left))
+    return _taken(fetched, [(h.host, h.error) for h in fetched.failed()], len(fetched.hosts))
 
 
 def begin(job, cfg, budget: Budget) -> Taken:
     """The job's begin snapshot (prolog), within the budget less the time to spool it."""
+    from . import snapshot
+
     left = budget.left() - AFTER_SNAPSHOT_S
     if len(set(job.nodes)) > int(cfg.values["hooks"]["prolog_cli_max_hosts"]):
         budget.step = "reading the node list"
-        return _in_process(_targets(job, cfg), cfg, budget, left)
-    from . import rawsnap
-
-    targets = [rawsnap.Target(n, cfg.host_spec(n)) for n in dict.fromkeys(job.nodes)]
-    budget.step = f"pminfo of {len(targets)} host(s)"
-    snap = rawsnap.take(targets, parallel=int(cfg.snapshot["parallel"]), **_times(cfg, left))
-    return _taken(snap, rawsnap.failed_hosts(snap), len(snap["hosts"]))
+        return _fetch(_targets(job, cfg), cfg, budget, left, "auto")
+    targets = [snapshot.HostTarget(n, cfg.host_spec(n)) for n in dict.fromkeys(job.nodes)]
+    return _fetch(targets, cfg, budget, left, "pminfo")
 
 
 def end(begin_snap, cfg, budget: Budget) -> Taken:
-    """The end snapshot (epilog) of the hosts the begin snapshot has."""
+    """The end snapshot (epilog) of the hosts the begin snapshot has, stacked for the report."""
     from . import snapshot
+    from .snapfile import Snapshot
 
     targets = [snapshot.HostTarget(name, h.spec) for name, h in begin_snap.hosts.items()]
-    return _in_process(targets, cfg, budget, budget.left() * END_SNAPSHOT_SHARE)
+    taken = _fetch(targets, cfg, budget, budget.left() * END_SNAPSHOT_SHARE, "auto")
+    return Taken(Snapshot.from_hosts(taken.snap.taken_at, taken.snap.hosts), taken.failed, taken.hosts, taken.why)
 
 
 def _targets(job, cfg):

@@ -70,11 +70,19 @@ class Catalog:
             return self._entry
 
 
+def _reason(exc) -> str:
+    """libpcp's words for an error, as pminfo prints them (the bindings append their call's
+    arguments, e.g. the host list, which the report does not need)."""
+    text = pmapi.pmErr(exc.code).message() if exc.code else ""
+    extra = " ".join(str(a) for a in exc.args[1:] if isinstance(a, str))
+    return " ".join(t for t in (text, extra) if t) or str(exc)
+
+
 def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None) -> HostSnapshot:
     try:
         ctx = pmapi.pmContext(c_api.PM_CONTEXT_HOST, spec)
     except pmapi.pmErr as exc:
-        return hostsnap.failed(host, spec, hostsnap.cannot_connect(exc.message()))
+        return hostsnap.failed(host, spec, hostsnap.cannot_connect(_reason(exc)))
     try:
         names, pmids, descs = (catalog_cache or Catalog()).lookup(ctx)
         result = ctx.pmFetch(pmids)
@@ -107,7 +115,7 @@ def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None) -> H
             ctx.pmFreeResult(result)
         return snap
     except pmapi.pmErr as exc:
-        return hostsnap.failed(host, spec, hostsnap.fetch_failed(exc.message()))
+        return hostsnap.failed(host, spec, hostsnap.fetch_failed(_reason(exc)))
     finally:
         del ctx
 

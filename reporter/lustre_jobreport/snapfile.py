@@ -230,16 +230,9 @@ def to_json(s: Snapshot) -> dict[str, Any]:
             "metrics": {name: _table_to_json(t) for name, t in s.metrics.items()}}
 
 
-def write(snapshot, path: str | Path) -> None:
-    """Write atomically (temp file + rename) so a reader never sees half a snapshot.
-
-    snapshot: a Snapshot (tables), or what snapshot.fetch_all returned (snapshot.Fetched): when
-    its hosts carry raw pminfo text, the raw form is written as it is (no parsing now)."""
-    if not isinstance(snapshot, Snapshot):
-        if all(h.pminfo is not None or not h.ok for h in snapshot.hosts):
-            snapformat.write_raw(snapshot.taken_at, snapshot.hosts, Path(path))
-            return
-        snapshot = Snapshot.from_hosts(snapshot.taken_at, snapshot.hosts)
+def write(snapshot: Snapshot, path: str | Path) -> None:
+    """Write atomically (temp file + rename) so a reader never sees half a snapshot. (What
+    snapshot.fetch_all returns writes itself: snapshot.Fetched.write.)"""
     with replacing(Path(path)) as out:
         json.dump(to_json(snapshot), out, separators=(",", ":"), allow_nan=False)
         out.write("\n")
@@ -299,10 +292,11 @@ def _declared_values(metrics: dict, n_hosts: int) -> int:
     return sum(n_hosts * len(m.get("instances") or []) for m in metrics.values() if isinstance(m, dict))
 
 
-def read(path: str | Path) -> Snapshot:
-    """A snapshot file of any schema this reader knows, in either form (see snapformat)."""
+def read(path: str | Path, opened=None) -> Snapshot:
+    """A snapshot file of any schema this reader knows, in either form (see snapformat).
+    opened: the file already open (binary), e.g. one the spool unlinked before reading it."""
     path = Path(path)
-    doc = snapformat.load_json(path)
+    doc = snapformat.load_json(path, opened)
     version = snapformat.check_header(path, doc)
     legacy_raw = doc.get("kind") == snapformat.LEGACY_RAW_KIND
     hosts, metrics = doc.get("hosts"), doc.get("metrics", {})

@@ -26,7 +26,7 @@ import math
 import os
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from . import SCHEMA
 from .atomicfile import replacing
@@ -57,10 +57,11 @@ def _no_constants(name: str) -> float:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-def load_json(path: Path) -> Any:
-    """The file's JSON, refused past MAX_FILE_BYTES, with NaN/Infinity literals refused."""
+def load_json(path: Path, opened: BinaryIO | None = None) -> Any:
+    """The file's JSON (from `opened` if given, else from path), refused past MAX_FILE_BYTES,
+    with NaN/Infinity literals refused."""
     try:
-        with open(path, "rb") as f:
+        with (opened if opened is not None else open(path, "rb")) as f:
             size = os.fstat(f.fileno()).st_size
             if size > MAX_FILE_BYTES:
                 raise fail(path, f"{size:,} bytes, more than the {MAX_FILE_BYTES >> 20} MiB a snapshot may have")

@@ -111,6 +111,16 @@ class Fetched:
     def failed(self) -> list[HostSnapshot]:
         return [h for h in self.hosts if not h.ok]
 
+    def write(self, path: str | Path) -> None:
+        """As a snapshot file, atomically: hosts read by pminfo as the raw form (no numpy, no
+        parsing now: the prolog's way), otherwise stacked into tables (snapfile)."""
+        if all(h.pminfo is not None or not h.ok for h in self.hosts):
+            from .snapformat import write_raw
+            write_raw(self.taken_at, self.hosts, Path(path))
+            return
+        from . import snapfile
+        snapfile.write(snapfile.Snapshot.from_hosts(self.taken_at, self.hosts), path)
+
 
 def pminfo_command(spec: str) -> list[str]:
     return ["pminfo", "-h", spec, "-dfm", *catalog.SNAPSHOT_METRICS]

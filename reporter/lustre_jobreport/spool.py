@@ -15,7 +15,6 @@ import stat
 import time
 from pathlib import Path
 
-from .atomicfile import replacing
 from .errors import JobReportError
 
 SUFFIX = ".begin.json"
@@ -60,12 +59,12 @@ def begin_path(spool: Path, job_id: str) -> Path:
 
 
 def put(spool: Path, job_id: str, snap) -> Path:
-    """Write the begin snapshot atomically (temp file + rename in the spool): a Snapshot, or a
-    rawsnap document (dict) of a small job's pminfo answers."""
+    """Write the begin snapshot atomically (temp file + rename in the spool): what
+    snapshot.fetch_all returned (a small job's pminfo answers stay raw) or a stacked Snapshot."""
     path = begin_path(spool, job_id)
     try:
-        if isinstance(snap, dict):
-            _write_text(path, _rawsnap().to_json_text(snap))
+        if hasattr(snap, "write"):
+            snap.write(path)
         else:
             from . import snapfile
             snapfile.write(snap, path)
@@ -74,54 +73,31 @@ def put(spool: Path, job_id: str, snap) -> Path:
     return path
 
 
-def _rawsnap():
-    from . import rawsnap
-    return rawsnap
-
-
-def _write_text(path: Path, text: str) -> None:
-    with replacing(path) as out:
-        out.write(text)
-
-
 def take(spool: Path, job_id: str):
-    """The job's begin snapshot, or None if there is none. Taken: the file is removed as it is
-    read, so nothing that happens after (a failed report, the hook stopped at its bound) leaves it
-    behind. A damaged one is removed, then raised."""
+    """The job's begin snapshot, or None if there is none. Taken: the file is unlinked once open
+    and read from the open file, so nothing that happens after (a failed report, the hook
+    stopped at its bound, even a SIGKILL while reading) leaves it behind. A damaged one is
+    raised."""
+    from . import snapfile
+
     path = begin_path(spool, job_id)
     try:
-        st = os.lstat(path)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
-    try:
+    except OSError as exc:   # a symlink (ELOOP) or worse planted in the spool
+        _unlink(path)
+        what = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+        raise SpoolError(f"{path} is not a regular file ({what}); removed it") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        _unlink(path)
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
             raise SpoolError(f"{path} is not a regular file of uid {os.geteuid()}; removed it")
         try:
-            return _read(path)
+            return snapfile.read(path, opened=f)
         except JobReportError as exc:
             raise SpoolError(f"corrupt begin snapshot removed: {exc}") from None
-    finally:
-        _unlink(path)
-
-
-def _read(path: Path):
-    """A snapshot file, or a small job's raw pminfo answers (rawsnap), as a Snapshot."""
-    import json
-
-    from . import snapfile
-    from .errors import SnapshotFileError
-
-    try:
-        head = path.read_bytes()[:200]
-    except OSError as exc:
-        raise SnapshotFileError(f"{path}: cannot read: {exc.strerror}") from None
-    raw = _rawsnap()
-    if f'"kind":"{raw.KIND}"'.encode() not in head:
-        return snapfile.read(path)
-    try:
-        return raw.to_snapshot(json.loads(path.read_text()), source=str(path))
-    except Exception as exc:  # damaged in any way: JSON, zlib, base64, fields
-        raise SnapshotFileError(f"{path}: not a usable begin snapshot: {type(exc).__name__}: {exc}") from None
 
 
 def remove(spool: Path, job_id: str) -> None:

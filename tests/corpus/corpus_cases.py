@@ -88,7 +88,7 @@ def check_ior_4nodes(d):
 
 def check_strided(d):
     e = flag(d, "READAHEAD_WASTE")["evidence"]
-    assert e == {"osc_read_bytes": 2048 * MiB, "llite_read_bytes": 2048 * 64 * KiB}   # 16x
+    assert e == {"osc_read_bytes": 2048 * MiB, "llite_read_bytes": 2048 * 64 * KiB, "hosts_left_out": 0}   # 16x
     assert rpcs(d, "read") == {"1M": 2048}
 
 

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from hookkit import BarePmcd, BlackHole, Rig, dead_spec, fake_reporter, full_tmpfs, write_defaults
+from hookkit import HOOKS, BarePmcd, BlackHole, Rig, dead_spec, fake_reporter, full_tmpfs, write_defaults
 from lustre_jobreport import hooks, records, render
 from privpmcd import PrivatePmcd
 
@@ -27,7 +27,7 @@ def rig(wdir, job_user, node):
 
 
 # The prolog snapshots jobs on at most prolog_cli_max_hosts nodes with one pminfo per node
-# (rawsnap), larger ones in-process through PCP's bindings; both must give the same report.
+# (kept raw in the spool), larger ones in-process through PCP's bindings; both must give the same report.
 PATHS = pytest.mark.parametrize("cli_max", [16, 0], ids=["pminfo-prolog", "pmapi-prolog"])
 
 
@@ -263,3 +263,31 @@ def test_an_internal_error_is_one_log_line_and_exit_0(rig, node, monkeypatch, br
     assert "RuntimeError: injected failure at test_hook_faults.py:" in line
     assert appended(rig) == "" and not rig.begin.exists() and os.listdir(rig.spool) == []
     assert len(rig.record_files()) == (broken == "render.render_text")
+
+
+@pytest.mark.parametrize("form", ["schema 2", "schema 1 begin-pminfo"])
+def test_a_begin_snapshot_that_inflates_to_gibs_costs_one_line_not_memory_or_the_bound(rig, wdir, form):
+    """A 5 MB spool file whose pminfo text inflates to 4 GiB once took 8 GB (a MemoryError under a
+    limit) and held the epilog, deaf to its own deadline, until the wrapper's SIGKILL. Spools of
+    jobs that began before an upgrade hold schema 1 documents: read within the same bounds."""
+    import base64
+    import json
+    import zlib
+
+    c, zeros = zlib.compressobj(9), bytes(64 << 20)
+    bomb = base64.b64encode(b"".join([c.compress(zeros) for _ in range(64)] + [c.flush()])).decode()
+    os.mkdir(rig.spool, 0o700)
+    host = {"name": "vm", "spec": "vm", "error": None, "fetched_at": time.time() - 60, "pminfo_z": bomb}
+    doc = ({"schema": "lustre-jobreport/2", "kind": "snapshot", "metrics": {}, "hosts": [dict(host, ok=True)]}
+           if form == "schema 2" else {"schema": "lustre-jobreport/1", "kind": "begin-pminfo", "hosts": [host]})
+    rig.begin.write_text(json.dumps(dict(doc, taken_at=time.time() - 60)))
+    limited = wdir / "epilog-2g"
+    limited.write_text(f"#!/bin/sh\nulimit -v {2 << 20}\nexec {HOOKS / 'slurm' / 'epilog'}\n")
+    limited.chmod(0o755)
+    from hookkit import run_hook, slurm_env
+    rc, took, _, _ = run_hook(limited, slurm_env(rig.job, rig.pw, rig.defaults, context="epilog_slurmd"))
+    assert rc == 0 and took < 10
+    assert appended(rig) == "" and not rig.begin.exists()
+    [line] = rig.errors()
+    assert "corrupt begin snapshot removed" in line and "pminfo text of vm" in line and "inflates past" in line
+    assert "MemoryError" not in line and "gave up" not in line and "killed" not in line

@@ -22,13 +22,13 @@ def test_one_module_per_job_and_the_entry_points_stay():
 
 
 def test_acquisition_is_called_from_one_module_only():
-    """rawsnap/snapshot/spool: only hooksnap talks to them, so re-wiring them is one place."""
+    """snapshot/spool: only hooksnap talks to them, so re-wiring them is one place."""
     for name in MODULES:
         if name == "hooksnap":
             continue
         tree = ast.parse((PKG / f"{name}.py").read_text())
         imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
-        assert not imported & {"rawsnap", "snapshot", "spool"}, (name, imported)
+        assert not imported & {"snapshot", "spool"}, (name, imported)
 
 
 def named_constants(tree):

@@ -105,29 +105,33 @@ def test_record_layout_and_content(tmp_path):
 
 
 def test_small_job_begin_via_pminfo_reports_like_the_in_process_snapshot(tmp_path):
-    """rawsnap (one pminfo per host, parsed at the end) and snapshot.take (PCP bindings) give
+    """One pminfo per host (kept raw, parsed at the end) and PCP's bindings give
     the same report, so a job's size does not change its numbers."""
-    from lustre_jobreport import config, rawsnap, report
+    from lustre_jobreport import config, report
     from lustre_sim import SimClient
     from privpmcd import PrivatePmcd
 
     client = SimClient.create(tmp_path / "tree", version="2.12.9", filesystems=[("scratch", 4, 1)], seed=4)
     d = spool.open_spool(tmp_path / "spool")
+    targets = lambda spec: [snapshot.HostTarget("n1", spec), snapshot.HostTarget("gone", dead_spec())]  # noqa: E731
     with PrivatePmcd(tmp_path / "pmcd", tmp_path / "tree") as pmcd:
-        raw = rawsnap.take([rawsnap.Target("n1", pmcd.spec), rawsnap.Target("gone", dead_spec())],
-                           connect_timeout_s=2, fetch_timeout_s=5)
-        api = snapshot.take([snapshot.HostTarget("n1", pmcd.spec), snapshot.HostTarget("gone", dead_spec())],
-                            connect_timeout_s=2, fetch_timeout_s=5)
+        raw = snapshot.fetch_all(targets(pmcd.spec), connect_timeout_s=2, fetch_timeout_s=5, backend="pminfo")
+        api = snapshot.take(targets(pmcd.spec), connect_timeout_s=2, fetch_timeout_s=5, backend="pmapi")
         spool.put(d, "1", raw)
-        assert rawsnap.failed_hosts(raw)[0][0] == "gone" and "connect" in rawsnap.failed_hosts(raw)[0][1]
+        assert b'"pminfo_z"' in spool.begin_path(d, "1").read_bytes()      # kept raw, parsed at the end
+        [gone] = raw.failed()
+        assert gone.host == "gone" and "cannot connect to pmcd" in gone.error
+        assert api.hosts["gone"].error.split(":")[0] == gone.error.split(":")[0]   # the same words
         client.run("overflow", fs="scratch")
-        end = snapshot.take([snapshot.HostTarget("n1", pmcd.spec), snapshot.HostTarget("gone", dead_spec())],
-                            connect_timeout_s=2, fetch_timeout_s=5)
+        end = snapshot.take(targets(pmcd.spec), connect_timeout_s=2, fetch_timeout_s=5)
     cfg = config.Config()
     via_raw, via_api = report.build(spool.take(d, "1"), end, cfg), report.build(api, end, cfg)
     assert via_raw["filesystems"] == via_api["filesystems"] and via_raw["filesystems"]["scratch"]["read_bytes"] > 0
     assert via_raw["job"]["hosts"] == via_api["job"]["hosts"] == ["n1"]
     assert via_raw["job"]["hosts_missing"] == ["gone"] and via_raw["lustre_versions"] == {"n1": "2.12.9"}
+    # the same words (SHORT_JOB gives each begin snapshot's own age)
+    assert [q for q in via_raw["data_quality"] if q["id"] != "SHORT_JOB"] == \
+        [q for q in via_api["data_quality"] if q["id"] != "SHORT_JOB"]
 
 
 def test_damaged_raw_begin_is_corrupt(tmp_path):

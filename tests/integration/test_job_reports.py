@@ -106,7 +106,7 @@ def test_cli_backend_sees_what_pmapi_sees(tmp_path):
         a = snapshot.take(target, connect_timeout_s=2, fetch_timeout_s=10, backend="pmapi")
         fetched = snapshot.fetch_all(target, connect_timeout_s=2, fetch_timeout_s=10, backend="pminfo")
     assert fetched.hosts[0].ok and fetched.hosts[0].pminfo is not None   # kept raw, parsed when stacked
-    snapfile.write(fetched, tmp_path / "raw.json")
+    fetched.write(tmp_path / "raw.json")
     c = snapfile.read(tmp_path / "raw.json")
     assert a.hosts["n"].ok and c.hosts["n"].ok and set(a.metrics) == set(c.metrics)
     for name, t in a.metrics.items():
