@@ -130,7 +130,9 @@ def _as_user(op: str, path: str, data: bytes, uid: int, gid: int, user: str | No
         status = 1
         try:
             os.close(r)
-            msg = _child(op, path, data, uid, gid, user, mode, math.ceil(timeout_s))
+            # the child's alarm is the backstop for a parent that is gone: a second after the
+            # parent's own bound, so the parent gives up first and says why
+            msg = _child(op, path, data, uid, gid, user, mode, math.ceil(timeout_s) + 1)
             os.write(w, msg.encode("utf-8", "replace")[:4000])
             status = 0
         finally:
