@@ -10,6 +10,7 @@ one config the same way. Light: the prolog imports it.
 
 from __future__ import annotations
 
+import os
 import time
 
 # The reporter stops this long before the bound: time to log what it was doing and exit before
@@ -29,6 +30,9 @@ CONNECT_SHARE = 0.4
 END_SNAPSHOT_SHARE = 0.6
 # Kept back after a snapshot for writing the spool file and logging.
 AFTER_SNAPSHOT_S = 0.3
+# The supervisor (watchdog) stops a worker that missed its own deadline by this much: time for
+# the worker's own stop, which says more, to come first.
+SUPERVISOR_GRACE_S = 0.25
 # No network step gets less (a shorter timeout could not even connect on a busy node).
 MIN_STEP_S = 0.2
 # scontrol/squeue leave this much of the budget to the delivery after them; never less than
@@ -54,7 +58,26 @@ class Budget:
         self.bound_s = bound_s
         self.started = time.monotonic() if started is None else started
         self.deadline = self.started + max(MIN_SHARE * bound_s, bound_s - REPORTER_MARGIN_S)
-        self.step = "starting"
+        self._step = "starting"
+        self._tell: int | None = None    # a pipe to the supervisor (watchdog), told every step
+
+    @property
+    def step(self) -> str:
+        """What the hook is doing now: said in the log line if it has to give up."""
+        return self._step
+
+    @step.setter
+    def step(self, what: str) -> None:
+        self._step = what
+        if self._tell is not None:
+            try:
+                os.write(self._tell, (" ".join(what.split())[:500] + "\n").encode("utf-8", "replace"))
+            except OSError:
+                pass   # a full pipe or a supervisor gone: the step is only for its log line
+
+    def tell(self, fd: int | None) -> None:
+        """Tell every step to this (non-blocking) pipe from now on."""
+        self._tell = fd
 
     def left(self) -> float:
         return self.deadline - time.monotonic()

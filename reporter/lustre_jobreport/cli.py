@@ -65,8 +65,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_hook(args: argparse.Namespace) -> int:
     from . import hooks  # never raises, always 0: a failing Slurm prolog/epilog drains the node
 
-    work = hooks.limits if args.limits else hooks.run
-    hooks.exit_now(work(args.command, args.scheduler, args.argv, args.config, fallback_log=args.log))
+    if args.limits:
+        hooks.exit_now(hooks.limits(args.command, args.scheduler, args.argv, args.config, fallback_log=args.log))
+    hooks.exit_now(hooks.run(args.command, args.scheduler, args.argv, args.config, fallback_log=args.log,
+                             supervise=True))
     return 0  # not reached
 
 

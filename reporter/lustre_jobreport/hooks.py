@@ -152,8 +152,10 @@ def epilog(job, cfg, log: HookLog, budget: Budget, out: TextIO) -> None:
 
 def run(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
         fallback_log: str = "syslog", env: dict[str, str] | None = None,
-        out: TextIO | None = None) -> int:
-    """Do the hook's work; whatever happens, return 0 (the CLI's exit status)."""
+        out: TextIO | None = None, supervise: bool = False) -> int:
+    """Do the hook's work; whatever happens, return 0 (the CLI's exit status). supervise: fork a
+    supervisor that holds the bound even when the work cannot stop itself (see watchdog; only
+    for a process that ends with the hook, i.e. the CLI)."""
     started = time.monotonic()
     env = dict(os.environ) if env is None else env
     out = sys.stdout if out is None else out
@@ -177,7 +179,7 @@ def run(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
         for problem in cfg.problems:
             log.error(f"config: {problem}")
         budget = Budget(float(cfg.values["hooks"][f"{kind}_timeout_s"]), started)
-        with Watchdog(kind, budget, log, out):
+        with Watchdog(kind, budget, log, out, supervise=supervise):
             if kind == "prolog":
                 prolog(job, cfg, log, budget)
             else:

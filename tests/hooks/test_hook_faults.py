@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
+import subprocess
 import stat
 import time
 
@@ -291,3 +293,56 @@ def test_a_begin_snapshot_that_inflates_to_gibs_costs_one_line_not_memory_or_the
     [line] = rig.errors()
     assert "corrupt begin snapshot removed" in line and "pminfo text of vm" in line and "inflates past" in line
     assert "MemoryError" not in line and "gave up" not in line and "killed" not in line
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def test_the_bound_holds_when_the_reporter_cannot_stop_itself(wdir, job_user):
+    """A timer thread cannot run while another thread holds the GIL in one long C call, or while
+    the process is frozen: the supervising parent stops the worker at the deadline and says in
+    which step, before the wrapper's SIGTERM and SIGKILL. Made real: the worker is frozen
+    (SIGSTOP) while its end snapshot waits on a hung host."""
+    import subprocess as sp
+    from hookkit import slurm_env
+    from lustre_jobreport import hostsnap, snapfile
+
+    hole = BlackHole()
+    try:
+        rig = Rig(wdir, job_user, {"vm": hole.spec}, epilog_timeout_s=4.0,
+                  snapshot="connect_timeout_s = 3.0\nfetch_timeout_s = 3.0")
+        os.mkdir(rig.spool, 0o700)
+        snapfile.write(snapfile.Snapshot.from_hosts(time.time() - 60, [
+            hostsnap.HostSnapshot("vm", hole.spec, ok=True, fetched_at=time.time() - 60)]), rig.begin)
+        env = slurm_env(rig.job, rig.pw, rig.defaults, context="epilog_slurmd")
+        started = time.monotonic()
+        wrapper = sp.Popen([str(HOOKS / "slurm" / "epilog")], env=env, stdin=sp.DEVNULL, stdout=sp.DEVNULL,
+                           stderr=sp.DEVNULL, cwd="/", start_new_session=True)
+        worker = None
+        while worker is None and time.monotonic() - started < 3:
+            found = sp.run(["pgrep", "-s", str(wrapper.pid), "-f", "lustre-jobreport.* epilog --scheduler"],
+                           capture_output=True, text=True).stdout.split()
+            # timeout -> the reporter (the supervisor) -> its fork (the worker) all match; a
+            # reporter that did not fork a worker within a second is the worker itself
+            workers = [w for p in map(int, found) for s in _children(p) if str(s) in found
+                       for w in _children(s) if str(w) in found]
+            if not workers and time.monotonic() - started > 1.0:
+                workers = [s for p in map(int, found) for s in _children(p) if str(s) in found]
+            if workers:
+                worker = workers[0]
+                time.sleep(0.3)                       # into the end snapshot, waiting on the hung host
+                os.kill(worker, signal.SIGSTOP)
+            time.sleep(0.02)
+        assert worker is not None, "no reporter process"
+        assert wrapper.wait(timeout=10) == 0
+        took = time.monotonic() - started
+    finally:
+        hole.close()
+    assert took < 4 + SLACK
+    assert len(rig.errors()) == 1, "\n".join(rig.log_lines())
+    [line] = rig.errors()
+    assert "epilog_timeout_s = 4 s reached while snapshot of 1 host(s)" in line, line
+    assert "stopped it" in line and "killed at the" not in line
+    assert appended(rig) == "" and not rig.begin.exists()
