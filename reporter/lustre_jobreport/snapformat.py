@@ -38,9 +38,11 @@ KIND = "snapshot"
 LEGACY_RAW_KIND = "begin-pminfo"      # schema 1 spool documents of small jobs
 
 # Bounds. A job of 12,000 nodes with 600 OSCs each (the largest the project aims at) has
-# ~90 M table values and a snapshot file of well under 256 MiB; a small job's pminfo text
-# is ~1 MiB a host. The caps leave room above that and stop what is far beyond.
-MAX_FILE_BYTES = 512 << 20
+# ~85 M table values (~7,000 a host): as busy counters hardly compress, ~0.9 GB of packed
+# base64 in today's format; a small job's pminfo text is ~1 MiB a host. The caps leave room
+# above that and stop what is far beyond: reading a file at the cap takes ~2.5x its size in
+# memory, the tables at most 1 GiB of u64 more.
+MAX_FILE_BYTES = 1 << 30
 MAX_TABLE_VALUES = 1 << 27            # all tables of one file together (1 GiB as u64)
 MAX_RAW_BYTES_PER_HOST = 64 << 20     # one host's pminfo text, inflated
 MAX_RAW_BYTES = 1 << 30               # all hosts' pminfo text of one file, inflated
