@@ -100,17 +100,19 @@ class Watchdog:
                 break
             # short waits: a signal handler's note is seen within POLL_S (select resumes itself)
             ready = select.select([r], [], [], min(left, POLL_S))[0]
-            if not ready:
-                continue
-            data = os.read(r, 65536)
-            if not data:   # the worker is done (or died)
-                _, status = os.waitpid(pid, 0)
-                if os.WIFSIGNALED(status) and os.WTERMSIG(status) != signal.SIGKILL:
-                    self.log.error(f"the reporter died of signal {os.WTERMSIG(status)} while {step}")
-                os._exit(0)
+            data = os.read(r, 65536) if ready else b""
             *lines, pending = (pending + data).split(b"\n")
             if lines:
                 step = lines[-1].decode("utf-8", "replace")
+            # the worker is done (or died): the pipe's end, or its exit (a child of its own, e.g.
+            # the as-user writer, may hold the pipe open a little longer)
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done or (ready and not data):
+                if not done:
+                    _, status = os.waitpid(pid, 0)
+                if os.WIFSIGNALED(status) and os.WTERMSIG(status) != signal.SIGKILL:
+                    self.log.error(f"the reporter died of signal {os.WTERMSIG(status)} while {step}")
+                os._exit(0)
         try:
             os.waitpid(pid, 0)
         finally:

@@ -300,11 +300,13 @@ def _children(pid: int) -> list[int]:
     return [int(p) for p in out.split()]
 
 
-def test_the_bound_holds_when_the_reporter_cannot_stop_itself(wdir, job_user):
+@pytest.mark.parametrize("what", ["frozen", "crashed"])
+def test_the_bound_holds_when_the_reporter_cannot_stop_itself(wdir, job_user, what):
     """A timer thread cannot run while another thread holds the GIL in one long C call, or while
     the process is frozen: the supervising parent stops the worker at the deadline and says in
     which step, before the wrapper's SIGTERM and SIGKILL. Made real: the worker is frozen
-    (SIGSTOP) while its end snapshot waits on a hung host."""
+    (SIGSTOP) while its end snapshot waits on a hung host. A worker that crashes (SIGSEGV in a C
+    library) is said with its signal and step, at once."""
     import subprocess as sp
     from hookkit import slurm_env
     from lustre_jobreport import hostsnap, snapfile
@@ -333,16 +335,20 @@ def test_the_bound_holds_when_the_reporter_cannot_stop_itself(wdir, job_user):
             if workers:
                 worker = workers[0]
                 time.sleep(0.3)                       # into the end snapshot, waiting on the hung host
-                os.kill(worker, signal.SIGSTOP)
+                os.kill(worker, signal.SIGSTOP if what == "frozen" else signal.SIGSEGV)
             time.sleep(0.02)
         assert worker is not None, "no reporter process"
         assert wrapper.wait(timeout=10) == 0
         took = time.monotonic() - started
     finally:
         hole.close()
-    assert took < 4 + SLACK
     assert len(rig.errors()) == 1, "\n".join(rig.log_lines())
     [line] = rig.errors()
-    assert "epilog_timeout_s = 4 s reached while snapshot of 1 host(s)" in line, line
-    assert "stopped it" in line and "killed at the" not in line
+    if what == "frozen":
+        assert took < 4 + SLACK
+        assert "epilog_timeout_s = 4 s reached while snapshot of 1 host(s)" in line, line
+        assert "stopped it" in line and "killed at the" not in line
+    else:
+        assert took < 2
+        assert "the reporter died of signal 11 while snapshot of 1 host(s)" in line, line
     assert appended(rig) == "" and not rig.begin.exists()
