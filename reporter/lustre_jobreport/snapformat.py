@@ -67,7 +67,7 @@ def load_json(path: Path, opened: BinaryIO | None = None) -> Any:
             size = os.fstat(f.fileno()).st_size
             if size > MAX_FILE_BYTES:
                 raise fail(path, f"{size:,} bytes, more than the {MAX_FILE_BYTES >> 20} MiB a snapshot may have")
-            data = f.read(MAX_FILE_BYTES + 1)
+            data = _read_at_most(f, MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise SnapshotFileError(f"{path}: no such snapshot file") from None
     except IsADirectoryError:
@@ -86,6 +86,18 @@ def load_json(path: Path, opened: BinaryIO | None = None) -> Any:
         raise fail(path, f"invalid JSON ({exc})") from None
     except RecursionError:
         raise fail(path, "invalid JSON (nested too deeply)") from None
+
+
+def _read_at_most(f: BinaryIO, limit: int) -> bytearray:
+    """Up to `limit` bytes, in chunks into one growing buffer: read(limit) would reserve the
+    whole limit at once, and a pipe or a growing file has no size to trust."""
+    buf = bytearray()
+    while len(buf) < limit:
+        chunk = f.read(min(limit - len(buf), 64 << 20))
+        if not chunk:
+            break
+        buf += chunk
+    return buf
 
 
 def inflate(data: bytes, limit: int, where: str) -> bytes:
