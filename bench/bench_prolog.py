@@ -4,7 +4,7 @@
 A private pmcd runs the real agent on a simulated 2.15 client (2 filesystems, 12 OSTs); the
 config maps the Slurm node name to it; the Slurm Prolog environment is the one slurmd gives
 (notes/slurm.md §4.2). Measured in one run, N times each, medians:
-  1. hooks/slurm/prolog, the wrapper slurm.conf names (sh + awk + timeout + the reporter):
+  1. hooks/slurm/prolog, the wrapper slurm.conf names (sh, the reporter asked for its bound (--limits), timeout, the reporter):
      goal <= 0.3 s;
   2. `lustre-jobreport prolog` alone (no wrapper), and the same forced onto the in-process
      path that jobs on more than [hooks] prolog_cli_max_hosts nodes take;
