@@ -154,8 +154,19 @@ class _Side:
         return ("; the agent " + " and ".join(parts)) if parts else ""
 
 
-def _comparable(m: catalog.Metric, t: MetricTable | None) -> bool:
+def _comparable(t: MetricTable | None) -> bool:
     return t is None or (not t.is_string and t.sem == "counter")
+
+
+@dataclass
+class _Pair:
+    """One summed counter at both ends, in one instance order (the union of both snapshots')."""
+    instances: list[str]
+    cols: np.ndarray      # each instance's device column in its _Group
+    b_vals: np.ndarray
+    b_pres: np.ndarray
+    e_vals: np.ndarray
+    e_pres: np.ndarray
 
 
 @dataclass
@@ -164,10 +175,15 @@ class _Group:
     source: catalog.Source
     indom: str
     metrics: list[str] = field(default_factory=list)
-    devices: list[str] = field(default_factory=list)
+    index: dict[str, int] = field(default_factory=dict)   # device -> column, in order of first sight
 
-    def index(self) -> dict[str, int]:
-        return {d: i for i, d in enumerate(self.devices)}
+    @property
+    def devices(self) -> list[str]:
+        return list(self.index)
+
+    def add(self, devices) -> np.ndarray:
+        """The columns of these devices, new ones appended."""
+        return np.array([self.index.setdefault(d, len(self.index)) for d in devices], dtype=np.intp)
 
 
 def _device_table(side: _Side, indom: str, devices: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -183,15 +199,16 @@ def _device_table(side: _Side, indom: str, devices: list[str]) -> tuple[np.ndarr
     return known, ids, listed
 
 
-def _read_mask(side: _Side, group: _Group, tables: dict[str, tuple], which: int) -> np.ndarray:
+def _read_mask(group: _Group, pairs: dict[str, _Pair], n_hosts: int, at_end: bool) -> np.ndarray:
     """read[h, d]: some summed value of the group's source was there for device d on host h."""
-    out = np.zeros((len(side.rows), len(group.devices)), dtype=bool)
+    out = np.zeros((n_hosts, len(group.index)), dtype=bool)
     for metric in group.metrics:
-        cols, present = tables[metric][0], tables[metric][which]
+        p = pairs[metric]
+        cols, present = p.cols, (p.e_pres if at_end else p.b_pres)
         if len(np.unique(cols)) == len(cols):
             out[:, cols] |= present
         else:   # histogram buckets: several instances per device
-            counts = np.zeros((len(group.devices), len(side.rows)), dtype=np.int64)
+            counts = np.zeros((len(group.index), n_hosts), dtype=np.int64)
             np.add.at(counts, cols, present.T.astype(np.int64))
             out |= counts.T > 0
     return out
@@ -205,64 +222,55 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
 
     # The summed counters, grouped by the stats file their values come from.
     groups: dict[tuple[str, str], _Group] = {}
-    aligned: dict[str, tuple] = {}   # metric -> (device cols, b_present, e_present, b_vals, e_vals, instances)
+    pairs: dict[str, _Pair] = {}
     for m in catalog.with_role(*catalog.SUMMED):
         tb, te = b.table(m.name), e.table(m.name)
         if tb is None and te is None:
             continue
-        if not (_comparable(m, tb) and _comparable(m, te)):
+        if not (_comparable(tb) and _comparable(te)):
             issues.append(Issue("METRIC_TYPE", None, None,
                                 f"{m.name} is not a counter in both snapshots (an agent or file mix-up): "
                                 "left out of the totals"))
             continue
         instances = list(dict.fromkeys((te.instances if te else []) + (tb.instances if tb else [])))
-        cluster = end.cluster(m.name) if te is not None else begin.cluster(m.name)
-        source = catalog.source_of_cluster(cluster if cluster is not None else m.cluster)
+        source = catalog.source_of_cluster((end if te is not None else begin).cluster(m.name))
         g = groups.setdefault((source.name, m.indom), _Group(source, m.indom))
         g.metrics.append(m.name)
-        devices = [device_of(i) for i in instances]
-        g.devices.extend(d for d in dict.fromkeys(devices) if d not in g.index())
-        e_vals, e_pres = e.aligned(m.name, instances)
-        b_vals, b_pres = b.aligned(m.name, instances)
-        aligned[m.name] = (devices, b_pres, e_pres, b_vals, e_vals, instances)
+        pairs[m.name] = _Pair(instances, g.add(device_of(i) for i in instances),
+                              *b.aligned(m.name, instances), *e.aligned(m.name, instances))
     for g in groups.values():
         # devices the listings had but no summed value came from: known and never read
         listing = catalog.DEVICE_METRIC.get(g.indom)
         for side in (e, b):
             t = side.table(listing) if listing else None
             if t is not None and t.is_string:
-                seen = set(g.devices)
-                g.devices.extend(d for d, on in zip(t.instances, t.present[side.rows].any(axis=0))
-                                 if on and d not in seen)
-        # device names -> column numbers, now that every device is known
-        idx = g.index()
-        for metric in g.metrics:
-            devices, *rest = aligned[metric]
-            aligned[metric] = (np.array([idx[d] for d in devices], dtype=np.intp), *rest)
+                g.add(d for d, on in zip(t.instances, t.present[side.rows].any(axis=0)) if on)
 
     # Filesystems remounted or unmounted on a host: everything of them there is left out.
     remounted = _remounts(b, e, hosts, issues)
 
     tables: dict[str, DeltaTable] = {}
     left_out = _LeftOut(hosts)
+    row_of = {h: r for r, h in enumerate(hosts)}
     for g in sorted(groups.values(), key=lambda g: (g.source.name, g.indom)):
-        b_read, e_read = _read_mask(b, g, aligned, 1), _read_mask(e, g, aligned, 2)
-        b_known, b_ids, b_listed = _device_table(b, g.indom, g.devices)
-        e_known, e_ids, e_listed = _device_table(e, g.indom, g.devices)
+        devices = g.devices
+        b_read, e_read = _read_mask(g, pairs, n, at_end=False), _read_mask(g, pairs, n, at_end=True)
+        b_known, b_ids, b_listed = _device_table(b, g.indom, devices)
+        e_known, e_ids, e_listed = _device_table(e, g.indom, devices)
         b_known = np.where(b_listed[:, None], b_known, b_read)
         e_known = np.where(e_listed[:, None], e_known, e_read)
-        device_fs = np.array([fs_of(d) for d in g.devices], dtype=object)
-        gone_fs = np.zeros((n, len(g.devices)), dtype=bool)
+        device_fs = np.array([fs_of(d) for d in devices], dtype=object)
+        gone_fs = np.zeros((n, len(devices)), dtype=bool)
         for (host, fs) in remounted:
-            gone_fs[hosts.index(host), device_fs == fs] = True
+            gone_fs[row_of[host], device_fs == fs] = True
         reset = np.zeros_like(gone_fs)
         lost_begin = np.zeros_like(gone_fs)   # existed at start, not (all) read then
         lost_end = np.zeros_like(gone_fs)     # read at start, not (all) read at end
         for metric in g.metrics:
-            cols, b_pres, e_pres, b_vals, e_vals, _ = aligned[metric]
-            reset[:, cols] |= b_pres & e_pres & (e_vals < b_vals)
-            lost_begin[:, cols] |= e_pres & ~b_pres & b_read[:, cols]
-            lost_end[:, cols] |= b_pres & ~e_pres
+            p = pairs[metric]
+            reset[:, p.cols] |= p.b_pres & p.e_pres & (p.e_vals < p.b_vals)
+            lost_begin[:, p.cols] |= p.e_pres & ~p.b_pres & b_read[:, p.cols]
+            lost_end[:, p.cols] |= p.b_pres & ~p.e_pres
         lost_begin |= e_read & ~b_read & b_known
         lost_end |= b_read & ~e_read
         never = (~b_read & ~e_read & b_known & e_known) if g.source.required else np.zeros_like(reset)
@@ -273,18 +281,18 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
             mask &= ~gone_fs
         drop = gone_fs | reset | lost_begin | lost_end | never
 
+        device_names = np.array(devices, dtype=object)
         for metric in g.metrics:
-            cols, b_pres, e_pres, b_vals, e_vals, instances = aligned[metric]
-            counted = e_pres & (b_pres | ~b_known[:, cols]) & ~drop[:, cols]
-            start = np.where(b_pres & counted, b_vals, np.uint64(0))
-            delta = np.where(counted, e_vals - start, np.uint64(0)).astype(np.uint64)
-            tables[metric] = DeltaTable(instances, np.array(g.devices, dtype=object)[cols], device_fs[cols],
-                                        delta, counted)
+            p = pairs[metric]
+            counted = p.e_pres & (p.b_pres | ~b_known[:, p.cols]) & ~drop[:, p.cols]
+            start = np.where(p.b_pres & counted, p.b_vals, np.uint64(0))
+            delta = np.where(counted, p.e_vals - start, np.uint64(0)).astype(np.uint64)
+            tables[metric] = DeltaTable(p.instances, device_names[p.cols], device_fs[p.cols], delta, counted)
 
-        left_out.resets(g, device_fs, reset, replaced)
+        left_out.resets(devices, g.source, device_fs, reset, replaced)
         for mask, how in ((lost_begin, "start"), (lost_end & ~gone, "end"), (gone & ~gone_fs, "gone"),
                           (never, "both")):
-            left_out.missing(g, device_fs, mask, how, b, e)
+            left_out.missing(devices, g, device_fs, mask, how, b, e)
     for (host, fs) in remounted:
         left_out.incomplete.setdefault(host, set()).add(fs)
     issues += left_out.issues
@@ -306,9 +314,9 @@ def _mount_ids(snap: Snapshot, host: str) -> dict[str, str]:
     return {k: v for k, v in snap.instance_values(P + "llite.mount_id", host).items() if isinstance(v, str)}
 
 
-def _remounts(b: _Side, e: _Side, hosts: list[str], issues: list[Issue]) -> dict[tuple[str, str], bool]:
-    """(host, fs) -> True where the filesystem's mount changed or it was unmounted."""
-    out: dict[tuple[str, str], bool] = {}
+def _remounts(b: _Side, e: _Side, hosts: list[str], issues: list[Issue]) -> set[tuple[str, str]]:
+    """(host, fs) where the filesystem's mount changed or it was unmounted."""
+    out: set[tuple[str, str]] = set()
     for host in hosts:
         before, after = _mount_ids(b.snap, host), _mount_ids(e.snap, host)
         for fs in sorted(before):
@@ -318,7 +326,7 @@ def _remounts(b: _Side, e: _Side, hosts: list[str], issues: list[Issue]) -> dict
                    else f"was remounted (mount {before[fs]} -> {after[fs]})")
             issues.append(Issue("REMOUNT", host, fs,
                                 f"{fs} {how} on {host} during the job; its counters on {host} are left out"))
-            out[(host, fs)] = True
+            out.add((host, fs))
     return out
 
 
@@ -327,7 +335,7 @@ def _restarted(b: _Side, e: _Side, g: _Group) -> np.ndarray:
     a clear, even when no counter went backwards (busy counters can climb past their old
     values before the end snapshot). Per-OSC start times of rpc_stats stand for the
     per-filesystem histogram they add up to."""
-    out = np.zeros((len(b.rows), len(g.devices)), dtype=bool)
+    out = np.zeros((len(b.rows), len(g.index)), dtype=bool)
     start = catalog.start_metric_of(g.source)
     te = e.table(start.name) if start else None
     if te is None or te.is_string:
@@ -336,7 +344,7 @@ def _restarted(b: _Side, e: _Side, g: _Group) -> np.ndarray:
     e_vals, e_pres = te.values[e.rows], te.present[e.rows]
     known = b_pres & e_pres & (b_vals > 0) & (e_vals > 0)   # 0: not a time (see pminfoparse.start_us)
     apart = np.maximum(b_vals, e_vals) - np.minimum(b_vals, e_vals) > catalog.START_TOLERANCE_US
-    idx = g.index()
+    idx = g.index
     for r, c in zip(*np.nonzero(known & apart)):
         device = te.instances[c]
         target = device if device in idx else fs_of(device)
@@ -364,7 +372,8 @@ class _LeftOut:
         for r in rows:
             self.incomplete.setdefault(self.hosts[r], set()).add(fs)
 
-    def resets(self, g: _Group, device_fs: np.ndarray, reset: np.ndarray, replaced: np.ndarray) -> None:
+    def resets(self, devices: list[str], source: catalog.Source, device_fs: np.ndarray, reset: np.ndarray,
+               replaced: np.ndarray) -> None:
         for fs in sorted(set(device_fs[reset.any(axis=0)])):
             cols = np.flatnonzero(device_fs == fs)
             rows = np.flatnonzero(reset[:, cols].any(axis=1))
@@ -374,27 +383,28 @@ class _LeftOut:
                 how = "were replaced (a new device) or cleared" if replaced[r, hit].any() else "were cleared"
                 host = self.hosts[r]
                 self.issues.append(Issue("COUNTER_RESET", host, fs,
-                                         f"{g.source.name} of {summarise([g.devices[c] for c in hit])} on {host} "
+                                         f"{source.name} of {summarise([devices[c] for c in hit])} on {host} "
                                          f"{how} during the job; left out of the totals, which come from the rest"))
 
-    def missing(self, g: _Group, device_fs: np.ndarray, mask: np.ndarray, how: str, b: _Side, e: _Side) -> None:
+    def missing(self, devices: list[str], g: _Group, device_fs: np.ndarray, mask: np.ndarray, how: str,
+                b: _Side, e: _Side) -> None:
         for fs in sorted(set(device_fs[mask.any(axis=0)])):
             cols = np.flatnonzero(device_fs == fs)
             hit = mask[:, cols]
             rows = np.flatnonzero(hit.any(axis=1))
             self._touch(rows, fs)
-            devices = [g.devices[c] for c in cols[hit.any(axis=0)]]
+            named = [devices[c] for c in cols[hit.any(axis=0)]]
             on_hosts = [self.hosts[r] for r in rows]
             if g.indom in (catalog.FS, catalog.FS_BUCKET):
                 what = f"{g.source.name} of {fs}"
             else:
-                kind = _KIND.get(g.indom, "device") + ("s" if len(devices) != 1 else "")
-                what = f"{g.source.name} of {len(devices):,} {kind} of {fs} ({summarise(devices, 2)})"
+                kind = _KIND.get(g.indom, "device") + ("s" if len(named) != 1 else "")
+                what = f"{g.source.name} of {len(named):,} {kind} of {fs} ({summarise(named, 2)})"
             where = (f"on {on_hosts[0]}" if len(on_hosts) == 1
                      else f"on {len(on_hosts):,} hosts ({summarise(on_hosts)})")
-            notes = [side.agent_note(rows[0]) + f" at job {side.when} on {on_hosts[0]}"
-                     for side in ((b,) if how == "start" else (e,) if how in ("end", "gone") else (b, e))
-                     if side.agent_note(rows[0])]
+            sides = (b,) if how == "start" else (e,) if how in ("end", "gone") else (b, e)
+            notes = [f"{note} at job {side.when} on {on_hosts[0]}"
+                     for side in sides if (note := side.agent_note(rows[0]))]
             self.issues.append(Issue("VALUES_MISSING", on_hosts[0] if len(on_hosts) == 1 else None, fs,
                                      f"{what} {_WHEN[how]} {where}: left out of the totals, which come "
                                      f"from the rest" + "".join(notes)))
