@@ -16,7 +16,7 @@ import numpy as np
 
 from . import catalog
 from .catalog import P
-from .diff import DeltaTable, Issue, JobDelta, fs_of
+from .diff import DeltaTable, Issue, JobDelta, fs_of, rows_of
 
 VOLUME = tuple(m.key for m in catalog.with_role(catalog.VOLUME))          # read_bytes, write_bytes, ...
 OST_FIELDS = tuple(m.key for m in catalog.with_role(catalog.OST_VOLUME))  # read_bytes, ..., write_rpcs
@@ -96,8 +96,7 @@ def _present_instances(delta: JobDelta, metric: str) -> list[str]:
     t = delta.end_snapshot.metrics.get(metric)
     if t is None:
         return []
-    rows = [i for i, h in enumerate(delta.end_snapshot.hosts) if h in set(delta.hosts)]
-    have = t.present[rows].any(axis=0) if rows else np.zeros(len(t.instances), dtype=bool)
+    have = t.present[rows_of(delta.end_snapshot, delta.hosts)].any(axis=0)
     return [name for name, ok in zip(t.instances, have) if ok]
 
 
@@ -194,7 +193,7 @@ def _target_trouble(delta: JobDelta, out: dict[str, FsTotals], limit: int = 50) 
     """OSCs/MDCs that reconnected during the job or were not FULL at its end, per host
     (at most `limit` listed per filesystem, the most reconnected first)."""
     end = delta.end_snapshot
-    end_rows = np.array([list(end.hosts).index(h) for h in delta.hosts], dtype=np.intp)
+    rows = rows_of(end, delta.hosts)
     found: dict[str, list[dict]] = {}
     for kind in (catalog.OSC, catalog.MDC):
         reconnects = next((delta.tables[m.name] for m in catalog.with_role(catalog.RECONNECTS)
@@ -206,8 +205,8 @@ def _target_trouble(delta: JobDelta, out: dict[str, FsTotals], limit: int = 50) 
             for r, c in zip(*np.nonzero(reconnects.delta)):
                 entries[(int(r), reconnects.instances[c])] = {"reconnects": int(reconnects.delta[r, c])}
         state_at: dict[tuple[int, str], str] = {}
-        if states is not None and len(end_rows):
-            values, present = states.values[end_rows], states.present[end_rows]
+        if states is not None and len(rows):
+            values, present = states.values[rows], states.present[rows]
             not_full = present & (values != "FULL")
             for r, c in zip(*np.nonzero(not_full)):
                 entries.setdefault((int(r), states.instances[c]), {"reconnects": 0})

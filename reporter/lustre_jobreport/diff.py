@@ -107,9 +107,9 @@ def _host_issues(begin: Snapshot, end: Snapshot) -> tuple[list[str], list[str], 
     return used, missing, issues
 
 
-def _rows(snap: Snapshot, hosts: list[str]) -> np.ndarray:
-    index = {name: i for i, name in enumerate(snap.hosts)}
-    return np.array([index[h] for h in hosts], dtype=np.intp)
+def rows_of(snap: Snapshot, hosts: list[str]) -> np.ndarray:
+    """The snapshot's table rows of these hosts, in this order."""
+    return np.array([snap.row(h) for h in hosts], dtype=np.intp)
 
 
 def _aligned(t: MetricTable | None, rows: np.ndarray, instances: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -216,8 +216,8 @@ def _read_mask(group: _Group, pairs: dict[str, _Pair], n_hosts: int, at_end: boo
 
 def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
     hosts, missing, issues = _host_issues(begin, end)
-    b = _Side(begin, _rows(begin, hosts), "start")
-    e = _Side(end, _rows(end, hosts), "end")
+    b = _Side(begin, rows_of(begin, hosts), "start")
+    e = _Side(end, rows_of(end, hosts), "end")
     n = len(hosts)
 
     # The summed counters, grouped by the stats file their values come from.

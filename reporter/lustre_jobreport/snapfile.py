@@ -16,6 +16,7 @@ Jinja2.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import zlib
 from dataclasses import dataclass
@@ -146,12 +147,20 @@ class Snapshot:
         table = self.metrics.get(metric)
         return catalog.cluster_of_pmid(table.pmid if table else None, metric)
 
+    @functools.cached_property
+    def _row_index(self) -> dict[str, int]:
+        return {name: i for i, name in enumerate(self.hosts)}
+
+    def row(self, host: str) -> int:
+        """The tables' row of a host of this snapshot."""
+        return self._row_index[host]
+
     def value(self, metric: str, host: str, instance: str = SINGULAR) -> Value | None:
         """One value, for the few places that need a single one (version, mount ids)."""
         table = self.metrics.get(metric)
         if table is None or host not in self.hosts:
             return None
-        row, col = list(self.hosts).index(host), table.column(instance)
+        row, col = self.row(host), table.column(instance)
         if col is None or not table.present[row, col]:
             return None
         v = table.values[row, col]
@@ -161,7 +170,7 @@ class Snapshot:
         table = self.metrics.get(metric)
         if table is None or host not in self.hosts:
             return {}
-        row = list(self.hosts).index(host)
+        row = self.row(host)
         return {inst: (table.values[row, i] if table.is_string else int(table.values[row, i]))
                 for i, inst in enumerate(table.instances) if table.present[row, i]}
 
