@@ -9,7 +9,6 @@ file it came from) and start times become whole microseconds (catalog.START_UNIT
 from __future__ import annotations
 
 import ctypes
-import os
 import struct
 import threading
 import time
@@ -31,29 +30,25 @@ except ImportError:  # pragma: no cover - depends on the interpreter
 _SEMS = {1: "counter", 3: "instant", 4: "discrete"}
 
 
-def set_timeouts(connect_s: float, fetch_s: float) -> dict[str, str]:
-    """libpcp reads these once, at its first connection; pminfo gets them per call."""
-    env = {"PMCD_CONNECT_TIMEOUT": f"{connect_s:g}", "PMCD_REQUEST_TIMEOUT": f"{fetch_s:g}"}
-    os.environ.update(env)
-    return env
-
-
 def pmid_text(pmid: int) -> str:
     """PCP's domain.cluster.item (pmIDStr) of a PMID."""
     return f"{(pmid >> 22) & 0x1FF}.{(pmid >> 10) & 0xFFF}.{pmid & 0x3FF}"
 
 
 class Catalog:
-    """The PMIDs and descriptors of the snapshot metrics, looked up on the first host that
-    answers and reused for the others: PMIDs and descriptors are fixed by the agent's contract,
-    and every lookup saved is two round trips on each of 1,000 hosts. Names the agent does not
-    have (an older agent) are left out. Thread-safe; a host never waits for another to fill it."""
+    """The PMIDs (as an array for pmFetch and as text for the snapshot) and descriptors of the
+    snapshot metrics, looked up on the first host that answers and reused for the others: PMIDs
+    and descriptors are fixed by the agent's contract, and every lookup saved is two round trips
+    on each of 1,000 hosts. Names the agent does not have (an older agent) are left out.
+    Thread-safe; a host never waits for another to fill it."""
+
+    Entry = tuple[list[str], ctypes.Array, list[str], list[tuple[int, int, int]]]
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._entry: tuple[list[str], ctypes.Array, list[tuple[int, int, int]]] | None = None
+        self._entry: Catalog.Entry | None = None
 
-    def lookup(self, ctx) -> tuple[list[str], ctypes.Array, list[tuple[int, int, int]]]:
+    def lookup(self, ctx) -> "Catalog.Entry":
         with self._lock:
             if self._entry is not None:
                 return self._entry
@@ -66,7 +61,7 @@ class Catalog:
         descs = [(d.contents.indom, d.contents.type, d.contents.sem) for d in ctx.pmLookupDescs(pmids)]
         with self._lock:
             if self._entry is None:
-                self._entry = (names, pmids, descs)
+                self._entry = (names, pmids, [pmid_text(p) for p in pmids], descs)
             return self._entry
 
 
@@ -84,13 +79,13 @@ def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None) -> H
     except pmapi.pmErr as exc:
         return hostsnap.failed(host, spec, hostsnap.cannot_connect(_reason(exc)))
     try:
-        names, pmids, descs = (catalog_cache or Catalog()).lookup(ctx)
+        names, pmids, pmid_texts, descs = (catalog_cache or Catalog()).lookup(ctx)
         result = ctx.pmFetch(pmids)
         snap = HostSnapshot(host, spec, ok=True, fetched_at=time.time())
         inst_names: dict[int, dict[int, str]] = {}
         try:
             res = result.contents
-            for i, (name, pmid, (indom, mtype, sem)) in enumerate(zip(names, pmids, descs)):
+            for i, (name, pmid, (indom, mtype, sem)) in enumerate(zip(names, pmid_texts, descs)):
                 numval = res.get_numval(i)
                 if numval <= 0:
                     continue  # no values now (e.g. no OSTs): absent
@@ -110,7 +105,7 @@ def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None) -> H
                         values = values[keep] if isinstance(values, np.ndarray) else [values[j] for j in keep]
                 snap.metrics[name] = Column(labels, values)
                 snap.sems[name] = _SEMS.get(sem, "instant")
-                snap.pmids[name] = pmid_text(pmid)
+                snap.pmids[name] = pmid
         finally:
             ctx.pmFreeResult(result)
         return snap
@@ -125,7 +120,6 @@ _VALUE = np.dtype([("inst", "<i4"), ("pad", "<i4"), ("ptr", "<u8")])   # struct 
 _BLOCK_64 = np.dtype([("header", "<u4"), ("value", "<u8")])            # packed pmValueBlock, 64-bit value
 _PM_VALUE = struct.Struct("<i4xQ")          # struct pmValue: inst, pad, pval/lval
 _BLOCK_HEADER_64 = struct.Struct("<IQ")     # pmValueBlock header + 64-bit value
-_TYPE_U64, _TYPE_DOUBLE = 3, 5
 
 
 def _header(mtype: int) -> int:
@@ -145,8 +139,8 @@ def _values(ctx, res, i: int, numval: int, mtype: int) -> tuple[np.ndarray, np.n
     """
     valfmt = res.get_valfmt(i)
     vset = ctypes.addressof(res.get_vset(i).contents)
-    wide = mtype in (_TYPE_U64, _TYPE_DOUBLE)
-    as_dtype = np.float64 if mtype == _TYPE_DOUBLE else np.uint64
+    wide = mtype in (c_api.PM_TYPE_U64, c_api.PM_TYPE_DOUBLE)
+    as_dtype = np.float64 if mtype == c_api.PM_TYPE_DOUBLE else np.uint64
     if numval <= 8 and (wide or mtype == c_api.PM_TYPE_U32):   # numpy costs more than it saves
         out = []
         for j in range(numval):
@@ -183,6 +177,6 @@ def _values(ctx, res, i: int, numval: int, mtype: int) -> tuple[np.ndarray, np.n
         values.append(value.decode("utf-8", "replace") if isinstance(value, bytes) else value)
     if mtype == c_api.PM_TYPE_STRING:
         return vlist["inst"], values
-    if mtype in (c_api.PM_TYPE_FLOAT, _TYPE_DOUBLE):
+    if mtype in (c_api.PM_TYPE_FLOAT, c_api.PM_TYPE_DOUBLE):
         return vlist["inst"], np.array(values, dtype=np.float64)
     return vlist["inst"], np.array([int(v) for v in values], dtype=np.uint64)

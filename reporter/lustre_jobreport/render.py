@@ -21,6 +21,7 @@ from pathlib import Path
 
 import jinja2
 
+from . import catalog
 from .aggregate import size_bytes
 
 MAX_LINES, WIDTH = 40, 80
@@ -269,8 +270,7 @@ def _fs_view(name: str, fs: dict) -> dict:
         mean = f", {human_bytes(nbytes // calls)} avg" if calls else ""
         return f"{direction} {human_bytes(nbytes)} in {calls:,} calls{mean}"
     ops = fs.get("ops") or {}
-    ops_line = "  ".join(f"{op} {ops.get(op) or 0:,}" for op in ("open", "close", "getattr", "statfs",
-                                                               "setattr", "fsync"))
+    ops_line = "  ".join(f"{op} {ops.get(op) or 0:,}" for op in catalog.SHOWN_OPS)
     osts, ost_count = len(fs.get("osts") or {}), fs.get("ost_count")
     spread = fs.get("spread")
     per_host = (f"min {human_bytes(spread['min'])}, median {human_bytes(spread['median'])}, "
