@@ -3,21 +3,33 @@ the same one pcpfetch.fetch_pmapi makes of a pmFetch of the same metrics."""
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
 
-from . import catalog, hostsnap
+from . import catalog
 from .hostsnap import HostSnapshot
 from .snapfile import SINGULAR, Column
+
+
+# start times this side of 2^40 s are times; anything else (NaN, negative, absurd) is not
+_MAX_START_S = 2.0 ** 40
 
 
 def start_us(values: np.ndarray) -> np.ndarray:
     """Start times (double seconds) as whole microseconds; 0 (not compared) where a value is
     not a time at all."""
     seconds = np.asarray(values, dtype=np.float64)
-    ok = np.isfinite(seconds) & (seconds >= 0) & (seconds < 2.0 ** 40)
+    ok = np.isfinite(seconds) & (seconds >= 0) & (seconds < _MAX_START_S)
     return np.where(ok, np.rint(np.where(ok, seconds, 0) * catalog.START_UNIT_US), 0).astype(np.uint64)
+
+
+def _start_us(seconds: float) -> int:
+    """start_us of one value (round() and np.rint both round half to even)."""
+    ok = math.isfinite(seconds) and 0 <= seconds < _MAX_START_S
+    return round(seconds * catalog.START_UNIT_US) if ok else 0
+
 
 # pminfo -dfm output, one block per metric:
 #   lustreclient.llite.open PMID: 220.2.10
@@ -38,7 +50,7 @@ def _pminfo_value(text: str, dtype: str) -> int | str | None:
         return None
     try:
         if dtype == "double":
-            return int(start_us(np.array([float(text)]))[0])
+            return _start_us(float(text))
         value = int(text)
     except ValueError:
         return None
@@ -46,10 +58,10 @@ def _pminfo_value(text: str, dtype: str) -> int | str | None:
 
 
 def parse_pminfo(text: str, host: str, spec: str, fetched_at: float) -> HostSnapshot:
-    """The HostSnapshot of one `pminfo -dfm` answer: what fetch_pmapi gives for the same fetch.
-    A metric listing an instance twice makes the host unreadable (values would be ambiguous)."""
+    """The HostSnapshot of one `pminfo -dfm` answer: what fetch_pmapi gives for the same fetch
+    (instances as listed, a repeated one too: stacking refuses those, whichever way they came)."""
     snap = HostSnapshot(host, spec, ok=True, fetched_at=fetched_at)
-    values: dict[str, dict[str, int | str]] = {}
+    values: dict[str, tuple[list[str], list[int | str]]] = {}
     metric, dtype = None, ""
     for line in text.splitlines():
         if line and not line[0].isspace():
@@ -71,13 +83,11 @@ def parse_pminfo(text: str, host: str, spec: str, fetched_at: float) -> HostSnap
             parsed = _pminfo_value(value, dtype)
             if parsed is None:
                 continue
-            seen = values.setdefault(metric, {})
-            if instance in seen:
-                return hostsnap.failed(host, spec, hostsnap.fetch_failed(
-                    f"{metric} lists instance {instance!r} twice"))
-            seen[instance] = parsed
+            instances, listed = values.setdefault(metric, ([], []))
+            instances.append(instance)
+            listed.append(parsed)
     # Like the PMAPI backend: a metric without values now is absent, semantics included.
     snap.sems = {m: sem for m, sem in snap.sems.items() if m in values}
     snap.pmids = {m: pmid for m, pmid in snap.pmids.items() if m in values}
-    snap.metrics = {m: Column.from_dict(v) for m, v in values.items()}
+    snap.metrics = {m: Column.of(instances, listed) for m, (instances, listed) in values.items()}
     return snap

@@ -49,10 +49,15 @@ class Column:
         return not isinstance(self.values, np.ndarray)
 
     @classmethod
+    def of(cls, instances: list[str], values: list[Value]) -> "Column":
+        """Strings if any value is one, else uint64."""
+        if any(isinstance(v, str) for v in values):
+            return cls(list(instances), [str(v) for v in values])
+        return cls(list(instances), np.array(values, dtype=np.uint64))
+
+    @classmethod
     def from_dict(cls, values: dict[str, Value]) -> "Column":
-        if any(isinstance(v, str) for v in values.values()):
-            return cls(list(values), [str(v) for v in values.values()])
-        return cls(list(values), np.array(list(values.values()), dtype=np.uint64))
+        return cls.of(list(values), list(values.values()))
 
     def as_dict(self) -> dict[str, Value]:
         values = self.values if self.is_string else [int(v) for v in self.values]
