@@ -29,6 +29,10 @@ class HostSnapshot:
     pmids: dict[str, str] = field(default_factory=dict)      # metric -> "220.2.10"
     pminfo: bytes | None = None     # raw `pminfo -dfm` output, not parsed yet
 
+    def header(self) -> "HostSnapshot":
+        """Who was asked, when, and how it went: the host without its values."""
+        return HostSnapshot(self.host, self.spec, self.ok, self.error, self.fetched_at)
+
     def as_dicts(self) -> dict[str, dict]:
         return {m: c.as_dict() for m, c in self.metrics.items()}
 

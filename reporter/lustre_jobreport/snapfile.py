@@ -30,10 +30,9 @@ from .atomicfile import replacing
 from .hostsnap import HostSnapshot
 from .snapformat import fail as _fail
 
-SCHEMA_VERSION = snapformat.SCHEMA_VERSION
 SINGULAR = ""          # the instance name of a metric without an instance domain (PM_IN_NULL)
 SEMANTICS = ("counter", "instant", "discrete")
-__all__ = ["Column", "HostSnapshot", "HostInfo", "MetricTable", "Snapshot", "SINGULAR", "read", "write"]
+__all__ = ["Column", "HostSnapshot", "MetricTable", "Snapshot", "SINGULAR", "read", "write"]
 
 Value = int | str
 
@@ -64,15 +63,6 @@ class Column:
         return dict(zip(self.instances, values))
 
 
-@dataclass(frozen=True)
-class HostInfo:
-    name: str
-    spec: str
-    ok: bool
-    error: str | None = None
-    fetched_at: float | None = None
-
-
 @dataclass
 class MetricTable:
     """One metric on every host: values[h, i] of host row h and instance i where present[h, i]."""
@@ -93,7 +83,7 @@ class MetricTable:
 @dataclass
 class Snapshot:
     taken_at: float
-    hosts: dict[str, HostInfo]               # in row order of every MetricTable
+    hosts: dict[str, HostSnapshot]           # in row order of every MetricTable (without values)
     metrics: dict[str, MetricTable]
     source: str = ""                         # the file it was read from, for messages
 
@@ -112,7 +102,7 @@ class Snapshot:
         type than the catalog declares has that metric left out (diff then says so).
         """
         fetched = [_parsed(h) for h in fetched]
-        hosts = {h.host: HostInfo(h.host, h.spec, h.ok, h.error, h.fetched_at) for h in fetched}
+        hosts = {h.host: h.header() for h in fetched}
         names: dict[str, None] = {}
         for h in fetched:
             names.update(dict.fromkeys(h.metrics))
@@ -236,8 +226,7 @@ def _table_to_json(t: MetricTable) -> dict[str, Any]:
 
 def to_json(s: Snapshot) -> dict[str, Any]:
     return {"schema": SCHEMA, "kind": snapformat.KIND, "taken_at": s.taken_at,
-            "hosts": [{"name": h.name, "spec": h.spec, "ok": h.ok, "error": h.error,
-                       "fetched_at": h.fetched_at} for h in s.hosts.values()],
+            "hosts": [snapformat.host_to_json(h) for h in s.hosts.values()],
             "encoding": "u64 values: little-endian u64; present: packbits; strings: levels + little-endian "
                         "u32 codes (0 absent, i+1 levels[i]); each base64, zlib-compressed when prefixed z:; "
                         "start times in microseconds",
@@ -332,8 +321,7 @@ def read(path: str | Path, opened=None) -> Snapshot:
         tables = {name: _table_from_json(name, raw, len(entries), version) for name, raw in metrics.items()}
     except ValueError as exc:
         raise _fail(path, str(exc)) from None
-    infos = {h.host: HostInfo(h.host, h.spec, h.ok, h.error, h.fetched_at) for h in entries}
-    return Snapshot(taken_at, infos, tables, source=str(path))
+    return Snapshot(taken_at, {h.host: h for h in entries}, tables, source=str(path))
 
 
 def _read_raw(path: Path, taken_at: float, entries: list[HostSnapshot]) -> Snapshot:
