@@ -13,7 +13,7 @@ Light at import: each function imports what its path needs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,8 @@ FAILED_SHOWN = 4            # hosts named in a "not read" log line; the rest are
 
 @dataclass(frozen=True)
 class Taken:
-    """A snapshot and how many of its hosts could not be read (named in `why`)."""
+    """A snapshot (as fetched at the start; stacked for the report at the end) and how many of
+    its hosts could not be read (named in `why`)."""
     snap: Any
     failed: int
     hosts: int
@@ -36,11 +37,13 @@ class Taken:
         return self.failed == self.hosts
 
 
-def _taken(snap: Any, failed: list[tuple[str, str]], hosts: int) -> Taken:
-    why = "; ".join(f"{name}: {err}" for name, err in failed[:FAILED_SHOWN])
+def _taken(fetched) -> Taken:
+    """What a snapshot.fetch_all returned, and the hosts it could not read."""
+    failed = fetched.failed()
+    why = "; ".join(f"{h.host}: {h.error}" for h in failed[:FAILED_SHOWN])
     if len(failed) > FAILED_SHOWN:
         why += f"; and {len(failed) - FAILED_SHOWN} more"
-    return Taken(snap, len(failed), hosts, why)
+    return Taken(fetched, len(failed), len(fetched.hosts), why)
 
 
 def _times(cfg, left: float) -> dict[str, float]:
@@ -58,7 +61,7 @@ def _fetch(targets, cfg, budget: Budget, left: float, backend: str):
     budget.step = f"snapshot of {len(targets)} host(s)" + (" by pminfo" if backend == "pminfo" else "")
     fetched = snapshot.fetch_all(targets, parallel=int(cfg.snapshot["parallel"]), backend=backend,
                                  **_times(cfg, left))
-    return _taken(fetched, [(h.host, h.error) for h in fetched.failed()], len(fetched.hosts))
+    return _taken(fetched)
 
 
 def begin(job, cfg, budget: Budget) -> Taken:
@@ -80,7 +83,7 @@ def end(begin_snap, cfg, budget: Budget) -> Taken:
 
     targets = [snapshot.HostTarget(name, h.spec) for name, h in begin_snap.hosts.items()]
     taken = _fetch(targets, cfg, budget, budget.left() * END_SNAPSHOT_SHARE, "auto")
-    return Taken(Snapshot.from_hosts(taken.snap.taken_at, taken.snap.hosts), taken.failed, taken.hosts, taken.why)
+    return replace(taken, snap=Snapshot.from_hosts(taken.snap.taken_at, taken.snap.hosts))
 
 
 def _targets(job, cfg):
