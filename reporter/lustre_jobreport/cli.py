@@ -1,5 +1,5 @@
-"""lustre-jobreport command line: snapshot, report, and the scheduler hooks' prolog/epilog
-(compare, records: later).
+"""lustre-jobreport command line: snapshot, report, the scheduler hooks' prolog/epilog, job
+records (add, compact) and compare.
 
 Errors the user can act on (bad files, bad config) print one line and exit 2, never a traceback.
 The snapshot path imports neither pandas nor Jinja2: it runs in job prologs.
@@ -62,6 +62,33 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_records_add(args: argparse.Namespace) -> int:
+    from . import config, records
+
+    cfg = config.load(args.config)
+    path = records.add(args.report, records_dir=args.records or cfg.values["hooks"]["records_dir"],
+                       cluster=args.cluster or cfg.values["hooks"]["cluster"] or None)
+    print(path)
+    return 0
+
+
+def _cmd_records_compact(args: argparse.Namespace) -> int:
+    from . import compact, config
+
+    cfg = config.load(args.config)
+    result = compact.compact(args.records or cfg.values["hooks"]["records_dir"],
+                             args.dataset or cfg.values["records"]["dataset_dir"])
+    sys.stdout.write(result.summary())
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from . import compare, config
+
+    cfg = config.load(args.config)
+    return compare.main(args, cfg)
+
+
 def _cmd_hook(args: argparse.Namespace) -> int:
     from . import hooks  # never raises, always 0: a failing Slurm prolog/epilog drains the node
 
@@ -103,6 +130,30 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--shared-node", action="append", metavar="HOST[=WHY]",
                    help="a host that ran other jobs during this one (its counters include theirs)")
     r.set_defaults(func=_cmd_report)
+
+    rec = sub.add_parser("records", help="job records: add a report by hand, compact into Parquet")
+    rsub = rec.add_subparsers(dest="records_command", required=True)
+    ra = rsub.add_parser("add", help="store a report (report --format json) as a job record")
+    ra.add_argument("report", metavar="REPORT.json")
+    ra.add_argument("--records", metavar="DIR", help="records directory (default: [hooks] records_dir)")
+    ra.add_argument("--cluster", help="cluster name in the record (default: [hooks] cluster)")
+    ra.set_defaults(func=_cmd_records_add)
+    rc = rsub.add_parser("compact", help="gather the JSON records into the Parquet dataset")
+    rc.add_argument("--records", metavar="DIR", help="records directory (default: [hooks] records_dir)")
+    rc.add_argument("--dataset", metavar="DIR", help="dataset directory (default: [records] dataset_dir)")
+    rc.set_defaults(func=_cmd_records_compact)
+
+    c = sub.add_parser("compare", help="compare job records before and after a change (e.g. a Lustre upgrade)")
+    c.add_argument("--baseline", required=True, metavar="SEL",
+                   help="records of the baseline, e.g. 'lustre=2.15.*' or 'until=2026-10-01,cluster=c1'")
+    c.add_argument("--candidate", required=True, metavar="SEL", help="records of the candidate, same form")
+    c.add_argument("--records", metavar="DIR", help="JSON records (default: [hooks] records_dir)")
+    c.add_argument("--dataset", metavar="DIR", help="Parquet dataset (default: [records] dataset_dir)")
+    c.add_argument("--by", metavar="KEYS", help="group jobs by these keys, comma-separated "
+                   "(default: [compare] group_by; known: job_name,user,nodes_class,account,partition,command,cluster)")
+    c.add_argument("--format", choices=("text", "json", "html"), default="text")
+    c.add_argument("-o", "--output", metavar="OUT", help="default: standard output")
+    c.set_defaults(func=_cmd_compare)
 
     for name, what in (("prolog", "job start (scheduler hook): snapshot all the job's hosts into the spool"),
                        ("epilog", "job end (scheduler hook): snapshot again, append the report to the "

@@ -43,6 +43,22 @@ DEFAULTS: dict[str, Any] = {
         "check_shared_nodes": True,    # Slurm: ask squeue which other jobs used the job's nodes
         "cluster": "",         # record names; "" = SLURM_CLUSTER_NAME / the PBS server name
     },
+    # Job records kept for `compare` (hooks.records_dir holds the JSON records the epilogs write).
+    "records": {
+        "dataset_dir": "/var/lib/lustre-jobreport/dataset",   # `records compact` writes Parquet here
+    },
+    # `lustre-jobreport compare`: how jobs are grouped and when a change is a verdict.
+    "compare": {
+        # A job's signature: its group is the same job name, user and node-count class (1, 2-3,
+        # 4-7, 8-15 ... nodes) on the same filesystem. Keys: job_name, user, nodes_class, account,
+        # partition, command, cluster (fs is always part of the group).
+        "group_by": ["job_name", "user", "nodes_class"],
+        "q": 0.05,              # false discovery rate over all groups x metrics (Benjamini-Hochberg)
+        "min_jobs": 5,          # fewer jobs on either side of a group: not_enough_data
+        "min_ratio": 1.25,      # and the medians must differ by at least this factor ...
+        "min_cliffs_delta": 0.33,   # ... and the effect be at least medium, to be a verdict
+        "min_bytes": 64 * 2**20,    # a job's read (write) metrics count when it read (wrote) this much
+    },
     "flags": {
         # Per-second rates are not judged for jobs shorter than this (data_quality SHORT_JOB).
         "min_elapsed_s": 60.0,
@@ -179,7 +195,26 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     "hooks.check_shared_nodes": _bool,
     "hooks.cluster": _cluster,
     "flags.min_elapsed_s": _COUNT,
+    "records.dataset_dir": _path(False),
+    "compare.group_by": lambda v: _group_by(v),
+    "compare.q": _number(0, 1, above=True),
+    "compare.min_jobs": _number(2, whole=True),
+    "compare.min_ratio": _number(1),
+    "compare.min_cliffs_delta": _number(0, 1),
+    "compare.min_bytes": _number(0),
 }
+GROUP_KEYS = ("job_name", "user", "nodes_class", "account", "partition", "command", "cluster")
+
+
+def _group_by(v: Any) -> str | None:
+    if not isinstance(v, list) or not all(isinstance(k, str) for k in v):
+        return "expected a list of names"
+    bad = [k for k in v if k not in GROUP_KEYS]
+    if bad:
+        return f"unknown key {bad[0]!r} (known: {', '.join(GROUP_KEYS)})"
+    if len(set(v)) != len(v):
+        return "lists a key twice"
+    return None
 # flag settings by name: a share of something is in (0, 1]; a ratio or "times the median" at least 1
 _SHARE, _RATIO = _number(0, 1, above=True), _number(1)
 

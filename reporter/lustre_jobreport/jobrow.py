@@ -1,0 +1,243 @@
+"""A job record as rows: one row per job and filesystem, the columns of the records dataset.
+
+This is the one definition of the dataset's columns (docs/records.md describes them): `records
+compact` writes these rows to Parquet, `compare` reads the same columns from the dataset and from
+JSON records not compacted yet. Every column is a plain type (string, int64, int32, float64,
+bool, timestamp) so DuckDB, Spark and Trino read the files unchanged; the RPC-size histogram is
+one column per bucket.
+
+A record of any schema this reader knows (lustre-jobreport/1 to /3) gives rows: what an older
+record did not carry (clients, settings, latency, read-ahead, hybrid I/O, job name...) is null,
+never 0. A count that does not fit in int64 becomes null and the row untrusted (VALUE_TOO_LARGE).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from . import catalog
+
+# Record schemas this reader understands; a newer one is refused with one line (the reader is
+# older than the writer), an older one is read with what it has.
+KNOWN_SCHEMAS = ("lustre-jobreport/1", "lustre-jobreport/2", "lustre-jobreport/3")
+
+# RPC-size buckets with a column each (the bucket's upper bound, DESIGN §2); larger RPCs (64 KiB
+# pages can make 1 GiB ones) go to rpc_<dir>_over_64M.
+BUCKETS = ("4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", "1M", "2M", "4M", "8M", "16M",
+           "32M", "64M")
+_BUCKET_BYTES = {b: (int(b[:-1]) << (10 if b[-1] == "K" else 20)) for b in BUCKETS}
+
+# The client settings a record keeps per filesystem (report JSON "clients" ... "settings").
+SETTINGS = ("pagesize", "max_pages_per_rpc", "max_rpcs_in_flight", "max_dirty_mb", "checksums",
+            "max_read_ahead_mb", "max_read_ahead_per_file_mb", "max_read_ahead_whole_mb",
+            "hybrid_io", "hybrid_io_read_threshold_bytes", "hybrid_io_write_threshold_bytes")
+
+# data_quality ids that make a filesystem's numbers unfit for comparing jobs: values left out,
+# reset or not the job's own. SHORT_JOB only stops rates being judged; compare uses no rates.
+UNTRUSTED = ("VALUES_MISSING", "COUNTER_RESET", "REMOUNT", "HOST_UNREACHABLE", "METRIC_TYPE",
+             "SHARED_NODE", "VALUE_TOO_LARGE", "NO_LUSTRE")
+
+INT64_MAX = (1 << 63) - 1
+
+# (column, type); types are names, so the prolog-free modules need no pyarrow to list them.
+_COLUMNS: list[tuple[str, str]] = [
+    ("record_id", "string"), ("schema", "string"), ("stored_at", "float64"),
+    ("cluster", "string"), ("job_id", "string"), ("user", "string"), ("job_name", "string"),
+    ("command", "string"), ("partition", "string"), ("account", "string"),
+    ("num_nodes", "int32"), ("num_tasks", "int32"), ("n_hosts", "int32"), ("hosts_missing", "int32"),
+    ("hosts_incomplete", "int32"),
+    ("begin", "timestamp"), ("end", "timestamp"), ("elapsed_s", "float64"),
+    ("lustre", "string"), ("kernel", "string"), ("os", "string"),
+    ("fs", "string"),
+    *((s, "int64") for s in SETTINGS), ("settings_mixed", "string"),
+    ("read_bytes", "int64"), ("write_bytes", "int64"), ("read_calls", "int64"), ("write_calls", "int64"),
+    ("open", "int64"), ("close", "int64"), ("getattr", "int64"), ("setattr", "int64"),
+    ("statfs", "int64"), ("fsync", "int64"), ("md_ops", "int64"),
+    ("ost_read_bytes", "int64"), ("ost_write_bytes", "int64"), ("ost_read_rpcs", "int64"),
+    ("ost_write_rpcs", "int64"), ("osts_used", "int32"),
+    *((f"rpc_{d}_{b}", "int64") for d in ("read", "write") for b in (*BUCKETS, "over_64M")),
+    ("latency_read_us", "int64"), ("latency_write_us", "int64"),
+    ("ra_hits", "int64"), ("ra_misses", "int64"), ("ra_discarded", "int64"), ("ra_pages", "int64"),
+    ("hybrid_read_bytes", "int64"), ("hybrid_write_bytes", "int64"), ("hybrid_read_switch", "int64"),
+    ("hybrid_write_switch", "int64"), ("hybrid_noswitch", "int64"),
+    ("flags", "string"), ("data_quality", "string"), ("trusted", "bool"),
+]
+COLUMNS = tuple(name for name, _ in _COLUMNS)
+TYPES = dict(_COLUMNS)
+
+
+class RecordError(ValueError):
+    """A record that cannot be read as rows (one line, names the reason)."""
+
+
+def arrow_schema():
+    """The dataset's pyarrow schema (imported here: only compaction and compare need pyarrow)."""
+    import pyarrow as pa
+    kinds = {"string": pa.string(), "int64": pa.int64(), "int32": pa.int32(), "float64": pa.float64(),
+             "bool": pa.bool_(), "timestamp": pa.timestamp("ms", tz="UTC")}
+    return pa.schema([(name, kinds[kind]) for name, kind in _COLUMNS])
+
+
+def _time(text: Any) -> datetime | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t.astimezone(timezone.utc) if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+def _int(v: Any, too_large: list[str], name: str) -> int | None:
+    if isinstance(v, bool) or not isinstance(v, int):
+        return None
+    if not -INT64_MAX - 1 <= v <= INT64_MAX:
+        too_large.append(name)
+        return None
+    return v
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) and v else None
+
+
+def _joined(values) -> str | None:
+    """Distinct values, sorted, ';'-joined ('2.15.4' or '2.15.4;2.16.0' on a mixed job)."""
+    got = sorted({v for v in values if isinstance(v, str) and v})
+    return ";".join(got) or None
+
+
+def record_id(doc: dict) -> str:
+    """The job's identity across copies of its record: cluster, job id and end time (job ids are
+    reused when a scheduler is reinstalled or wraps)."""
+    rec = doc.get("record") or {}
+    job = doc.get("job") or {}
+    return f"{rec.get('cluster') or job.get('cluster') or '-'}/{job.get('id') or '-'}/{job.get('end') or '-'}"
+
+
+def check_schema(doc: Any) -> None:
+    if not isinstance(doc, dict):
+        raise RecordError("not a JSON object")
+    schema = doc.get("schema")
+    if schema not in KNOWN_SCHEMAS:
+        if isinstance(schema, str) and schema.startswith("lustre-jobreport/"):
+            raise RecordError(f"record schema {schema} is newer than this lustre-jobreport reads "
+                              f"({KNOWN_SCHEMAS[-1]}): upgrade lustre-jobreport")
+        raise RecordError(f"not a lustre-jobreport record (schema {schema!r})")
+    if not isinstance(doc.get("filesystems"), dict) or not isinstance(doc.get("job"), dict):
+        raise RecordError("record without 'job' and 'filesystems'")
+
+
+def _settings(doc: dict, fs: str, hosts: list[str]) -> tuple[dict[str, int | None], str]:
+    """Per setting, the value most of the job's hosts had for this filesystem, and the names of
+    the settings whose hosts disagree (or that vary over a host's OSCs)."""
+    clients = doc.get("clients") or {}
+    mixed: set[str] = set()
+    seen: dict[str, dict[int, int]] = {s: {} for s in SETTINGS}
+    for host in hosts:
+        c = clients.get(host) or {}
+        per_fs = (c.get("settings") or {}).get(fs) or {}
+        for s in SETTINGS:
+            v = c.get("pagesize") if s == "pagesize" else per_fs.get(s)
+            if isinstance(v, int) and not isinstance(v, bool):
+                seen[s][v] = seen[s].get(v, 0) + 1
+        mixed.update(x for x in per_fs.get("mixed", ()) if x in SETTINGS)
+    out = {}
+    for s, counts in seen.items():
+        out[s] = max(counts, key=lambda v: (counts[v], -v)) if counts else None
+        if len(counts) > 1:
+            mixed.add(s)
+    return out, ",".join(sorted(mixed))
+
+
+def rows(doc: dict) -> list[dict[str, Any]]:
+    """The record's rows (one per filesystem), every column of COLUMNS present."""
+    check_schema(doc)
+    job = doc["job"]
+    rec = doc.get("record") or {}
+    hosts = [h for h in job.get("hosts") or [] if isinstance(h, str)]
+    clients = doc.get("clients") or {}
+    versions = doc.get("lustre_versions") or {}
+    begin, end = _time(job.get("begin")), _time(job.get("end"))
+    if end is None:
+        raise RecordError("record without a valid job end time")
+    dq = [i for i in doc.get("data_quality") or [] if isinstance(i, dict)]
+    flags = [f for f in doc.get("flags") or [] if isinstance(f, dict)]
+    incomplete = job.get("hosts_incomplete") or {}
+    common = {
+        "record_id": record_id(doc), "schema": doc["schema"],
+        "stored_at": float(rec["stored_at"]) if isinstance(rec.get("stored_at"), (int, float)) else None,
+        "cluster": _str(rec.get("cluster") or job.get("cluster")), "job_id": _str(job.get("id")),
+        "user": _str(job.get("user")), "job_name": _str(job.get("name")), "command": _str(job.get("command")),
+        "partition": _str(job.get("partition")), "account": _str(job.get("account")),
+        "num_nodes": job.get("num_nodes") if isinstance(job.get("num_nodes"), int) else len(hosts) or None,
+        "num_tasks": job.get("num_tasks") if isinstance(job.get("num_tasks"), int) else None,
+        "n_hosts": len(hosts), "hosts_missing": len(job.get("hosts_missing") or []),
+        "begin": begin, "end": end,
+        "elapsed_s": float(job["elapsed_s"]) if isinstance(job.get("elapsed_s"), (int, float)) else None,
+        "lustre": _joined((clients.get(h) or {}).get("lustre") or versions.get(h) for h in hosts),
+        "kernel": _joined((clients.get(h) or {}).get("kernel") for h in hosts),
+        "os": _joined((clients.get(h) or {}).get("os") for h in hosts),
+    }
+    out = []
+    for fs, t in sorted(doc["filesystems"].items()):
+        if not isinstance(t, dict):
+            raise RecordError(f"filesystem {fs!r} is not an object")
+        big: list[str] = []
+        row = dict(common)
+        row["fs"] = fs
+        row["hosts_incomplete"] = sum(1 for h, lst in incomplete.items() if isinstance(lst, list) and fs in lst)
+        settings, row["settings_mixed"] = _settings(doc, fs, hosts)
+        row.update(settings)
+        for k in ("read_bytes", "write_bytes", "read_calls", "write_calls"):
+            row[k] = _int(t.get(k), big, k)
+        ops = t.get("ops") or {}
+        for op in ("open", "close", "getattr", "setattr", "statfs", "fsync"):
+            row[op] = _int(ops.get(op, 0), big, op)
+        md = sum(v for op, v in ops.items() if op in catalog.METADATA_OPS and isinstance(v, int))
+        row["md_ops"] = _int(md, big, "md_ops")
+        osts = [o for o in (t.get("osts") or {}).values() if isinstance(o, dict)]
+        for k in ("read_bytes", "write_bytes", "read_rpcs", "write_rpcs"):
+            row[f"ost_{k}"] = _int(sum(o.get(k) or 0 for o in osts if isinstance(o.get(k) or 0, int)), big, k)
+        row["osts_used"] = len(osts)
+        for d in ("read", "write"):
+            hist = (t.get("rpc") or {}).get(d) or {}
+            cols = {b: 0 for b in (*BUCKETS, "over_64M")}
+            for label, n in hist.items():
+                if not isinstance(n, int):
+                    continue
+                b = label if label in cols else ("over_64M" if _label_bytes(label) > _BUCKET_BYTES["64M"] else None)
+                if b is None:
+                    raise RecordError(f"filesystem {fs!r}: RPC size {label!r} is not a bucket")
+                cols[b] += n
+            for b, n in cols.items():
+                row[f"rpc_{d}_{b}"] = _int(n, big, f"rpc_{d}_{b}")
+        lat = t.get("latency_us") or {}
+        row["latency_read_us"] = _int(lat.get("read"), big, "latency_read_us")
+        row["latency_write_us"] = _int(lat.get("write"), big, "latency_write_us")
+        ra = t.get("readahead") or {}
+        for col, key in (("ra_hits", "hits"), ("ra_misses", "misses"), ("ra_discarded", "read_but_discarded"),
+                         ("ra_pages", "readahead_pages")):
+            row[col] = _int(ra.get(key), big, col)
+        hy = t.get("hybrid") or {}
+        for col, key in (("hybrid_read_bytes", "read_bytes"), ("hybrid_write_bytes", "write_bytes"),
+                         ("hybrid_read_switch", "readsize_switch"), ("hybrid_write_switch", "writesize_switch"),
+                         ("hybrid_noswitch", "noswitch")):
+            row[col] = _int(hy.get(key), big, col)
+        row["flags"] = ",".join(sorted({f["id"] for f in flags if f.get("fs") == fs and isinstance(f.get("id"), str)}))
+        ids = {i["id"] for i in dq if isinstance(i.get("id"), str) and i.get("fs") in (fs, None)}
+        if big:
+            ids.add("VALUE_TOO_LARGE")
+        row["data_quality"] = ",".join(sorted(ids))
+        row["trusted"] = not (ids & set(UNTRUSTED))
+        out.append(row)
+    return out
+
+
+def _label_bytes(label: str) -> int:
+    """'128M' -> 128 MiB; -1 for what is not a size label."""
+    shifts = {"K": 10, "M": 20, "G": 30, "T": 40}
+    if len(label) < 2 or label[-1] not in shifts or not label[:-1].isdigit():
+        return -1
+    return int(label[:-1]) << shifts[label[-1]]
