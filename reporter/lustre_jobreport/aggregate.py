@@ -56,6 +56,12 @@ class FsTotals:
     basis_read_bytes: int | None = None
     basis_osc_read_bytes: int | None = None
     basis_hosts_left_out: int = 0
+    # What compare needs beyond the report's own lines (DESIGN §3, report JSON): per-call latency
+    # sums (2.14+), read-ahead counters, hybrid I/O counters. A value is None unless every host
+    # of the filesystem gave it at both ends: a sum over some hosts would pass for the job's.
+    latency_us: dict[str, int | None] = field(default_factory=dict)
+    readahead: dict[str, int | None] = field(default_factory=dict)
+    hybrid: dict[str, int | None] = field(default_factory=dict)
 
     def read_basis(self) -> tuple[int, int]:
         """(OST read bytes, llite read bytes) over the same hosts."""
@@ -88,7 +94,8 @@ class FsTotals:
         return {"read_bytes": self.read_bytes, "write_bytes": self.write_bytes,
                 "read_calls": self.read_calls, "write_calls": self.write_calls,
                 "ops": self.ops, "rpc": self.rpc, "osts": self.osts, "hosts": self.hosts,
-                "ost_count": self.ost_count, "spread": self.spread(), "trouble": self.trouble}
+                "ost_count": self.ost_count, "spread": self.spread(), "trouble": self.trouble,
+                "latency_us": self.latency_us, "readahead": self.readahead, "hybrid": self.hybrid}
 
 
 def _present_instances(delta: JobDelta, metric: str) -> list[str]:
@@ -167,9 +174,30 @@ def aggregate(delta: JobDelta) -> dict[str, FsTotals]:
             count, wait = osc.get("req_count", {}).get(device, 0), osc.get("req_waittime", {}).get(device, 0)
             entry["wait_us_mean"] = round(wait / count, 1) if count else None
             t.osts[device[len(fs) + 1:]] = entry
+    _job_wide_counters(delta, out)
     _target_trouble(delta, out)
     _same_hosts_basis(delta, out)
     return out
+
+
+def _job_wide_counters(delta: JobDelta, out: dict[str, FsTotals]) -> None:
+    """Latency, read-ahead and hybrid I/O sums per filesystem, each only where every host that
+    has the filesystem mounted at the end gave the counter at both ends (else None)."""
+    mounts = delta.end_snapshot.metrics.get(catalog.DEVICE_METRIC[catalog.FS])
+    rows = rows_of(delta.end_snapshot, delta.hosts)
+    for role, attr in ((catalog.LATENCY, "latency_us"), (catalog.READAHEAD, "readahead"),
+                       (catalog.HYBRID, "hybrid")):
+        for m in catalog.with_role(role):
+            tab = delta.tables.get(m.name)
+            for fs, t in out.items():
+                value = None
+                col = tab.instances.index(fs) if tab is not None and fs in tab.instances else None
+                mcol = mounts.column(fs) if mounts is not None else None
+                if col is not None and mcol is not None:
+                    mounted = mounts.present[rows, mcol]
+                    if mounted.any() and tab.counted[mounted, col].all():
+                        value = int(exact_sum(tab.delta[mounted, col], axis=0))
+                getattr(t, attr)[m.key] = value
 
 
 def _same_hosts_basis(delta: JobDelta, out: dict[str, FsTotals]) -> None:

@@ -30,6 +30,11 @@ RECONNECTS = "reconnects"  # import reconnects of an OSC/MDC
 STATE = "state"            # import state (FULL, DISCONN, EVICTED ...)
 START = "start"            # when a stats file was started or last cleared (2.15+)
 DEVICE = "device"          # an instance's identity, from the device listing alone
+LATENCY = "latency"        # llite per-call latency sums (2.14+), microseconds
+READAHEAD = "readahead"    # llite read-ahead counters (read_ahead_stats)
+HYBRID = "hybrid"          # llite hybrid I/O counters (2.16+: buffered calls sent as direct I/O)
+SETTING = "setting"        # a client tunable that shapes RPCs (max_pages_per_rpc, read-ahead ...)
+IDENTITY = "identity"      # what the host runs: kernel release, OS image
 VERSION = "version"
 PAGESIZE = "pagesize"
 AGENT = "agent"            # the agent's account of the fetch that returned the values
@@ -63,6 +68,8 @@ SOURCES = (
     Source("lnet stats", (16,)),
     Source("osc device list", (17,)),
     Source("mdc device list", (18,)),
+    Source("llite tunables", (19,)),
+    Source("host identity", (20,)),
 )
 _BY_CLUSTER = {c: s for s in SOURCES for c in s.clusters}
 
@@ -107,6 +114,14 @@ METADATA_OPS = ("open", "close", "getattr", "setattr", "statfs", "fsync", "seek"
 # the operations the text report shows on its one ops line, in this order
 SHOWN_OPS = ("open", "close", "getattr", "statfs", "setattr", "fsync")
 
+# llite stats hybrid I/O counters (2.16+, LU-13802): calls switched to direct I/O and their bytes
+HYBRID_COUNTERS = ("read_bytes", "write_bytes", "read_calls", "write_calls", "noswitch",
+                   "readsize_switch", "writesize_switch")
+# Client settings that change RPC shapes, per OSC and per mount (a record keeps them per fs)
+OSC_SETTINGS = ("max_pages_per_rpc", "max_rpcs_in_flight", "max_dirty_mb", "checksums")
+LLITE_SETTINGS = ("max_read_ahead_mb", "max_read_ahead_per_file_mb", "max_read_ahead_whole_mb",
+                  "hybrid_io", "hybrid_io_read_threshold_bytes", "hybrid_io_write_threshold_bytes")
+
 METRICS: tuple[Metric, ...] = (
     _m("version", 0, SINGULAR, VERSION, sem="discrete", kind="string"),
     _m("pagesize", 0, SINGULAR, PAGESIZE, sem="discrete"),
@@ -139,6 +154,19 @@ METRICS: tuple[Metric, ...] = (
     _m("mdc.reconnects", 11, MDC, RECONNECTS),
     _m("mdc.md_stats_start", 8, MDC, START, sem="discrete"),
     _m("mdc.stats_start", 9, MDC, START, sem="discrete"),
+    # what compare needs beyond the job report: call latency, read-ahead, hybrid I/O ...
+    _m("llite.latency.read", 3, FS, LATENCY),
+    _m("llite.latency.write", 3, FS, LATENCY),
+    _m("llite.readahead.hits", 12, FS, READAHEAD),
+    _m("llite.readahead.misses", 12, FS, READAHEAD),
+    _m("llite.readahead.read_but_discarded", 12, FS, READAHEAD),
+    _m("llite.readahead.readahead_pages", 12, FS, READAHEAD),
+    *(_m(f"llite.hybrid.{k}", 2, FS, HYBRID) for k in HYBRID_COUNTERS),
+    # ... and what the client was: its settings (at the job's end) and the host's kernel and OS
+    *(_m(f"osc.{k}", 13, OSC, SETTING, sem="discrete") for k in OSC_SETTINGS),
+    *(_m(f"llite.{k}", 19, FS, SETTING, sem="discrete") for k in LLITE_SETTINGS),
+    _m("kernel", 20, SINGULAR, IDENTITY, sem="discrete", kind="string"),
+    _m("os", 20, SINGULAR, IDENTITY, sem="discrete", kind="string"),
 )
 BY_NAME = {m.name: m for m in METRICS}
 SNAPSHOT_METRICS = tuple(m.name for m in METRICS)
@@ -153,7 +181,7 @@ START_TOLERANCE_US = 1000
 DEVICE_METRIC = {FS: P + "llite.mount_id", FS_BUCKET: P + "llite.mount_id",
                  OSC: P + "osc.device", MDC: P + "mdc.device"}
 # Counters whose deltas a report sums: a value of one of these left out is a number not trusted.
-SUMMED = (VOLUME, OP, RPC_HISTOGRAM, OST_VOLUME, OST_WAIT, RECONNECTS)
+SUMMED = (VOLUME, OP, RPC_HISTOGRAM, OST_VOLUME, OST_WAIT, RECONNECTS, LATENCY, READAHEAD, HYBRID)
 
 
 def get(name: str) -> Metric | None:

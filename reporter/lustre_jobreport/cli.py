@@ -50,7 +50,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     for item in args.shared_node or []:
         host, _, why = item.partition("=")
         shared[host] = why or "other jobs"
-    doc = report.build(begin, end, cfg, job_id=args.job_id, user=args.user, shared_hosts=shared)
+    facts = {"name": args.job_name, "partition": args.partition, "account": args.account}
+    doc = report.build(begin, end, cfg, job_id=args.job_id, user=args.user, shared_hosts=shared, facts=facts)
     text = render.render(doc, args.format)
     if args.output in (None, "-"):
         sys.stdout.write(text)
@@ -127,6 +128,9 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output", metavar="OUT", help="default: standard output")
     r.add_argument("--job-id")
     r.add_argument("--user")
+    r.add_argument("--job-name", help="the job's name (compare groups jobs by it)")
+    r.add_argument("--partition", help="the job's partition or queue")
+    r.add_argument("--account", help="the job's account")
     r.add_argument("--shared-node", action="append", metavar="HOST[=WHY]",
                    help="a host that ran other jobs during this one (its counters include theirs)")
     r.set_defaults(func=_cmd_report)

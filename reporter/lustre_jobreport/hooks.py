@@ -86,7 +86,8 @@ def _slurm_facts(job, hk: dict, log: HookLog, budget: Budget) -> tuple[dict | No
     return fields, shared
 
 
-def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin) -> None:
+def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin, argv: list[str],
+            env: dict[str, str]) -> None:
     """The end snapshot, the report and its delivery: each step that fails is one log line and
     costs only what needs it (no text: no delivery; the record needs the report alone)."""
     from . import delivery
@@ -103,9 +104,11 @@ def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin) -> None:
         return
     fields, shared = _slurm_facts(job, hk, log, budget) if job.scheduler == "slurm" else (None, None)
 
-    from . import render, report
+    from . import jobenv, render, report
+    facts = (jobenv.slurm_facts(fields, env, job) if job.scheduler == "slurm"
+             else jobenv.pbs_epilogue_facts(argv, job))
     doc = _attempt(log, budget, "building the report", report.build, begin, end.snap, cfg, job_id=job.job_id,
-                   user=job.user, shared_hosts=shared or None)
+                   user=job.user, shared_hosts=shared or None, facts=facts)
     if doc is None:
         return
     text = _attempt(log, budget, "rendering the report", render.render_text, doc)
@@ -127,7 +130,10 @@ def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin) -> None:
              f"HTML {html or 'none'}; record {record or 'none'}; {budget.elapsed():.2f} s")
 
 
-def epilog(job, cfg, log: HookLog, budget: Budget, out: TextIO) -> None:
+def epilog(job, cfg, log: HookLog, budget: Budget, out: TextIO, argv: list[str] | None = None,
+           env: dict[str, str] | None = None) -> None:
+    """argv, env: the hook's own (the scheduler's facts about the job for its record)."""
+    argv, env = argv or [], env or {}
     hk = cfg.values["hooks"]
     budget.step = "opening the spool"
     spool_dir = hooksnap.open_spool(hk)
@@ -140,7 +146,7 @@ def epilog(job, cfg, log: HookLog, budget: Budget, out: TextIO) -> None:
         if begin is None:
             log.error("no begin snapshot in the spool (prolog not run, or it failed: see above); no report")
             return
-        _report(job, cfg, log, budget, out, begin)
+        _report(job, cfg, log, budget, out, begin, argv, env)
     finally:
         budget.step = "expiring stale begin snapshots"
         removed = hooksnap.expire(spool_dir, hk)
@@ -183,7 +189,7 @@ def run(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
             if kind == "prolog":
                 prolog(job, cfg, log, budget)
             else:
-                epilog(job, cfg, log, budget, out)
+                epilog(job, cfg, log, budget, out, argv, env)
     except BaseException as exc:  # whatever it is (even SystemExit from a library): logged, exit 0
         log.error(say(exc))
     return 0

@@ -264,3 +264,34 @@ def slurm_stdout(fields: dict[str, str]) -> str | None:
     """The expanded StdOut path, or None (interactive jobs have none)."""
     path = fields.get("StdOut", "")
     return path if path.startswith("/") else None
+
+
+# ---- what the scheduler tells about a job, for its record (report.JOB_FACTS) -------------------
+
+def _fact(value: str | None) -> str | None:
+    """A scheduler string, or None for what it prints when unset."""
+    value = (value or "").strip()
+    return None if value in ("", "(null)", "null", "N/A") else value
+
+
+def slurm_facts(fields: dict[str, str] | None, env: dict[str, str], job: Job) -> dict:
+    """From `scontrol show job` (JobName, Command, Partition, Account, NumNodes, NumTasks), else
+    what the Epilog's environment has (SLURM_JOB_PARTITION, SLURM_JOB_NUM_NODES; the Epilog gets
+    no job name or account, notes/slurm.md §4.2)."""
+    fields = fields or {}
+    return {"name": _fact(fields.get("JobName")),
+            "command": _fact(fields.get("Command")),
+            "partition": _fact(fields.get("Partition")) or _fact(env.get("SLURM_JOB_PARTITION")),
+            "account": _fact(fields.get("Account")) or _fact(env.get("SLURM_JOB_ACCOUNT")),
+            "num_nodes": _int(fields.get("NumNodes", "").split("-")[0]) or _int(env.get("SLURM_JOB_NUM_NODES"))
+            or len(job.nodes) or None,
+            "num_tasks": _int(fields.get("NumTasks", "").split("-")[0])}
+
+
+def pbs_epilogue_facts(argv: list[str], job: Job) -> dict:
+    """The epilogue's arguments (OpenPBS and Torque alike): $4 job name, $8 queue, $9 account
+    ("null" when unset); nodes from the node file."""
+    def arg(i: int) -> str | None:
+        return _fact(argv[i]) if len(argv) > i else None
+    return {"name": arg(3), "command": None, "partition": arg(7), "account": arg(8),
+            "num_nodes": len(job.nodes) or None, "num_tasks": None}

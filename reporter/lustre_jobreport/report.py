@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from . import SCHEMA
+from . import REPORT_SCHEMA
 from .aggregate import aggregate
+from .clients import clients
 from .config import Config
 from .diff import Issue, diff
 from .flags import JobContext, evaluate
@@ -20,9 +21,15 @@ def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+# What the scheduler tells about a job, beside its id and user (report JSON "job"; null if unknown).
+JOB_FACTS = ("name", "partition", "account", "command", "num_nodes", "num_tasks")
+
+
 def build(begin: Snapshot, end: Snapshot, cfg: Config, *, job_id: str | None = None,
-          user: str | None = None, shared_hosts: dict[str, str] | None = None) -> dict:
-    """The report document. shared_hosts: hosts the scheduler says other jobs used meanwhile."""
+          user: str | None = None, shared_hosts: dict[str, str] | None = None,
+          facts: dict | None = None) -> dict:
+    """The report document. shared_hosts: hosts the scheduler says other jobs used meanwhile;
+    facts: the scheduler's JOB_FACTS of the job (job name, partition ...)."""
     delta = diff(begin, end)
     totals = aggregate(delta)
     min_elapsed = cfg.values["flags"]["min_elapsed_s"]
@@ -37,13 +44,16 @@ def build(begin: Snapshot, end: Snapshot, cfg: Config, *, job_id: str | None = N
                                       f"{host} ran other jobs too ({why}): its counters include their I/O"))
     ctx = JobContext(elapsed_s=delta.elapsed_s, n_hosts=len(delta.hosts), rates_judged=rates_judged)
     flags = evaluate(totals, ctx, cfg)
+    facts = facts or {}
     return {
-        "schema": SCHEMA,
-        "job": {"id": job_id, "user": user, "hosts": delta.hosts, "hosts_missing": delta.hosts_missing,
+        "schema": REPORT_SCHEMA,
+        "job": {"id": job_id, "user": user, **{k: facts.get(k) for k in JOB_FACTS},
+                "hosts": delta.hosts, "hosts_missing": delta.hosts_missing,
                 "hosts_incomplete": {h: sorted(fs) for h, fs in sorted(delta.incomplete.items())},
                 "begin": _iso(delta.begin), "end": _iso(delta.end),
                 "elapsed_s": round(delta.elapsed_s, 3)},
         "lustre_versions": delta.versions,
+        "clients": clients(end, delta.hosts, sorted(totals)),
         "filesystems": {fs: t.to_json() for fs, t in totals.items()},
         "flags": [f.to_json() for f in flags],
         "data_quality": [i.to_json() for i in delta.issues],
