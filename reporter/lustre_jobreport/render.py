@@ -299,7 +299,10 @@ def _text_view(doc: dict, detail: bool) -> dict:
     versions = sorted({shorten(str(v), 20) for v in (doc.get("lustre_versions") or {}).values() if v is not None})
     title = "Lustre I/O report"
     if job.get("id") is not None:
-        title += f" for job {shorten(str(job['id']))}" + (f" ({shorten(str(job['user']))})" if job.get("user") else "")
+        title += f" for job {shorten(str(job['id']))}"
+        if job.get("name"):
+            title += f" '{shorten(str(job['name']))}'"
+        title += f" ({shorten(str(job['user']))})" if job.get("user") else ""
     n = len(hosts)
     facts = [f"{n} host{'s' if n != 1 else ''}"]
     if missing:
