@@ -42,7 +42,7 @@ def files_for(st: dict, p: Profile | None = None, t_ns: int | None = None) -> di
     out[p.health_path] = "healthy\n"
     if p.has_enable_stats_header:
         put("sysfs", "enable_stats_header", "1\n")
-    tun = "sysfs" if p.v >= (2, 10, 0) else "proc"
+    tun = p.device_attr_root
 
     for m in st["mounts"].values():
         ll = llite_name(m)

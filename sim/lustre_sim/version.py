@@ -14,6 +14,10 @@ _VRE = re.compile(r"^(?:lustre:\s*)?(\d+)\.(\d+)(?:\.(\d+))?")
 
 # Families that have been checked byte for byte (golden tests); others fall into the nearest rules.
 # "2.18" stands for master after 2.17.54 (2.18-dev): 35-column counter names (LU-11850).
+# The node the defaults assume: RAM/32 is above every max_read_ahead_mb cap, RAM/8 above the
+# 2000 MiB max_dirty_mb (llite_lib.c, obd.h client_adjust_max_dirty).
+NODE_RAM_GIB = 128
+
 SUPPORTED = ("1.8", "2.9", "2.10", "2.12", "2.15.0", "2.15", "2.16", "2.17", "2.18")
 
 
@@ -64,6 +68,109 @@ class Profile:
         if kind == "tunable":          # max_pages_per_rpc (proc until LU-8066 moves)
             return "proc"
         raise KeyError(kind)
+
+    # -- client settings (tunables) and where each lives. Source-checked in lustre-release:
+    # llite/lproc_llite.c (LUSTRE_RW_ATTR = sysfs, lprocfs_vars = proc), osc/lproc_osc.c.
+    def llite_tunable_root(self, name: str) -> str | None:
+        """'proc', 'sysfs', or None when this version has no such llite file."""
+        v = self.v
+        if name in ("max_read_ahead_mb", "max_read_ahead_per_file_mb", "max_read_ahead_whole_mb"):
+            return "sysfs" if v >= (2, 13, 53) else "proc"       # LU-12043 sysfs_memparse move
+        if name == "checksum_pages":
+            return "sysfs" if v >= (2, 11, 55) else "proc"       # 2.12: an alias of checksums
+        if name == "checksums":
+            return "sysfs" if v >= (2, 11, 55) else None         # LUSTRE_RW_ATTR(checksums)
+        if name == "hybrid_io":
+            return "sysfs" if v >= (2, 15, 62) else None         # LU-13802
+        if name in ("hybrid_io_read_threshold_bytes", "hybrid_io_write_threshold_bytes"):
+            return "sysfs" if v >= (2, 15, 64) else None         # LU-13802 switch thresholds
+        raise KeyError(name)
+
+    def osc_tunable_root(self, name: str) -> str:
+        if name == "checksums":
+            return "sysfs" if self.v >= (2, 11, 52) else "proc"
+        if name == "max_pages_per_rpc":
+            return self.root_of("tunable")
+        if name in ("active", "max_rpcs_in_flight", "max_dirty_mb"):
+            return self.device_attr_root
+        raise KeyError(name)
+
+    @property
+    def device_attr_root(self) -> str:
+        """osc and mdc active, max_rpcs_in_flight (and osc max_dirty_mb): lprocfs_vars in /proc
+        up to 2.11.51, LUSTRE_RW_ATTR in sysfs from 2.11.52 (lproc_osc.c, lproc_mdc.c)."""
+        return "sysfs" if self.v >= (2, 11, 52) else "proc"
+
+    @property
+    def has_hybrid_io(self) -> bool:
+        """Hybrid I/O (buffered calls switched to direct I/O by size) with its thresholds and
+        the hybrid_noswitch/_writesize_switch/_readsize_switch counters: 2.15.64+ (LU-13802)."""
+        return self.v >= (2, 15, 64)
+
+    @property
+    def has_hybrid_bytes(self) -> bool:
+        """llite stats hybrid_read_bytes/hybrid_write_bytes: 2.16.52+ (LU-18432)."""
+        return self.v >= (2, 16, 52)
+
+    def llite_defaults(self, rpc_bytes: int) -> dict:
+        """The llite settings a fresh mount has (llite_lib.c ll_init_sbi/client_common_fill_super,
+        llite_internal.h), for a node of NODE_RAM_GIB and OSTs that grant rpc_bytes RPCs.
+
+        max_read_ahead_mb = min(RAM/32, cap), the cap 40 MiB up to 2.8.52, 64 MiB from 2.8.53
+        (LU-7990), 1024 MiB from 2.13.57 (LU-11548); per_file = max_read_ahead_mb before
+        2.13.57, then min(max/4, 256). whole: 2 MiB; from 2.10.55 (LU-7990) max(2 MiB, the
+        connect data's ocd_brw_size) = the largest BRW the client supports (16 MiB until the
+        64 MiB RPCs of 2.12.5/2.12.54, LU-11526, which also capped it at per_file); from
+        2.16.51 (LU-18504) max(4 MiB, the OSTs' max_pages_per_rpc), capped at per_file.
+        checksums: 1 (configure enables data checksums), but the 1.8 checksum_pages file shows
+        LL_SBI_LLITE_CHECKSUM (in-memory page checksums), never set by default: 0.
+        hybrid_io: off until LU-18033 turned it on by default in 2.16.59."""
+        v = self.v
+        ram_mb = NODE_RAM_GIB * 1024
+        if v < (2, 8, 53):
+            max_ra = per_file = min(ram_mb // 32, 40)
+        elif v < (2, 13, 57):
+            max_ra = per_file = min(ram_mb // 32, 64)
+        else:
+            max_ra = min(ram_mb // 32, 1024)
+            per_file = min(max_ra // 4, 256)
+        if v < (2, 10, 55):
+            whole = 2
+        elif v < (2, 12, 5):
+            whole = 16
+        elif v < (2, 16, 51):
+            whole = min(64, per_file)
+        else:
+            whole = min(max(4, rpc_bytes >> 20), per_file)
+        return {"max_read_ahead_mb": max_ra, "max_read_ahead_per_file_mb": per_file,
+                "max_read_ahead_whole_mb": whole, "checksums": 0 if v < (2, 0, 0) else 1,
+                "hybrid_io": 1 if v >= (2, 16, 59) else 0,
+                "hybrid_io_read_threshold_bytes": 8 << 20,     # SBI_DEFAULT_HYBRID_IO_READ_THRESHOLD
+                "hybrid_io_write_threshold_bytes": 2 << 20}    # SBI_DEFAULT_HYBRID_IO_WRITE_THRESHOLD
+
+    @property
+    def max_dirty_mb_default(self) -> int:
+        """osc max_dirty_mb: OSC_MAX_DIRTY_DEFAULT, 8 RPCs in flight x 4 = 32 MiB, then 2000 from
+        2.11.53 (LU-10990), below RAM/8 either way (client_adjust_max_dirty)."""
+        return 2000 if self.v >= (2, 11, 53) else 32
+
+    def host_defaults(self, page_size: int) -> dict:
+        """A plausible node image for the release: the RHEL the release was built for."""
+        arch = "x86_64" if page_size == 4096 else "aarch64"
+        v = self.v
+        if v < (2, 9, 0):       # 1.8 - 2.8: RHEL 6 (the kernel of the version file's build line)
+            return {"kernel": f"2.6.32-431.23.3.el6.{arch}", "os_image": "rhel-6.5"}
+        if v < (2, 12, 0):
+            return {"kernel": f"3.10.0-693.21.1.el7.{arch}", "os_image": "rhel-7.4"}
+        if v < (2, 13, 0):
+            return {"kernel": f"3.10.0-1160.25.1.el7.{arch}", "os_image": "rhel-7.9"}
+        if v < (2, 15, 0):
+            return {"kernel": f"4.18.0-240.22.1.el8_3.{arch}", "os_image": "rhel-8.3"}
+        if v < (2, 16, 0):
+            return {"kernel": f"4.18.0-477.27.1.el8_8.{arch}", "os_image": "rhel-8.8"}
+        if v < (2, 16, 59):
+            return {"kernel": f"5.14.0-427.42.1.el9_4.{arch}", "os_image": "rhel-9.4"}
+        return {"kernel": f"5.14.0-570.17.1.el9_6.{arch}", "os_image": "rhel-9.6"}
 
     @property
     def has_md_stats(self) -> bool:
