@@ -147,6 +147,34 @@ lc_parse_single_u64(const char *buf, size_t len, uint64_t *v)
 }
 
 int
+lc_parse_single_mb(const char *buf, size_t len, uint64_t *v)
+{
+    struct lc_slice s, frac;
+    size_t	i;
+
+    if (buf == NULL)
+	return -1;
+    s.p = buf;
+    s.n = len;
+    if (s.n > 0 && s.p[s.n - 1] == '\n')
+	s.n--;
+    s = lc_trim(s);
+    for (i = 0; i < s.n && s.p[i] != '.'; i++)
+	;
+    if (i < s.n) {
+	frac.p = s.p + i + 1;
+	frac.n = s.n - i - 1;
+	if (frac.n == 0 || frac.n > 9)
+	    return -1;
+	for (i = 0; i < frac.n; i++)
+	    if (!lc_is_digit(frac.p[i]))
+		return -1;
+	s.n = (size_t)(frac.p - 1 - s.p);
+    }
+    return lc_parse_u64(s, v);
+}
+
+int
 lc_complete_lines(const char *buf, size_t len)
 {
     return len == 0 || (buf != NULL && buf[len - 1] == '\n');

@@ -172,6 +172,16 @@ int lc_parse_header_time(struct lc_slice line, struct lc_time *snapshot,
  */
 int lc_parse_single_u64(const char *buf, size_t len, uint64_t *v);
 
+/*
+ * A file holding a size in MiB (max_dirty_mb, max_read_ahead_mb, ...):
+ * as lc_parse_single_u64, but up to 2.13 the kernel printed a setting that
+ * is not a whole number of MiB with lprocfs_read_frac_helper ("40.25",
+ * ".5" for .05 in its seq_file variant), so a fraction of up to 9 digits
+ * is accepted and dropped: *v is the whole MiB below, as 2.14+ prints it
+ * (PAGES_TO_MiB).  Returns 0 and sets *v, or -1.
+ */
+int lc_parse_single_mb(const char *buf, size_t len, uint64_t *v);
+
 /* 1 if buf[0..len) is empty or ends with a newline (the kernel always ends
  * its lines; a last line without one was cut off). */
 int lc_complete_lines(const char *buf, size_t len);

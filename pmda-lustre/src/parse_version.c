@@ -57,3 +57,34 @@ version_parse(const char *buf, size_t len, char *out, size_t outsz)
     out[0] = '\0';
     return -1;
 }
+
+/* digits at *s, at most 999, advancing *s; -1 if none */
+static long
+part(const char **s)
+{
+    long	x = 0;
+    int		n = 0;
+
+    while (lc_is_digit(**s)) {
+	x = x * 10 + (**s - '0');
+	if (++n > 3)
+	    return -1;
+	(*s)++;
+    }
+    return n ? x : -1;
+}
+
+long
+version_code(const char *v)
+{
+    long	maj, min, patch = 0;
+
+    if (v == NULL || (maj = part(&v)) < 0 || *v++ != '.' || (min = part(&v)) < 0)
+	return -1;
+    if (*v == '.' && lc_is_digit(v[1])) {
+	v++;
+	if ((patch = part(&v)) < 0)
+	    return -1;
+    }
+    return LC_VERSION(maj, min, patch);
+}

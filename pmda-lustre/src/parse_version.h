@@ -19,4 +19,14 @@
  */
 int version_parse(const char *buf, size_t len, char *out, size_t outsz);
 
+/*
+ * A version token as version_parse() gives it ("2.16.0_ddn56b",
+ * "1.8.9-wc1", "2.15") as one comparable number, major * 1000000 +
+ * minor * 1000 + patch (a missing patch is 0), or -1 if it does not start
+ * with major.minor or a part is over 999.  LC_VERSION(2, 16, 52) makes the
+ * same number from its parts.
+ */
+long version_code(const char *v);
+#define LC_VERSION(maj, min, patch)	((long)(maj) * 1000000L + (long)(min) * 1000L + (long)(patch))
+
 #endif /* LC_PARSE_VERSION_H */

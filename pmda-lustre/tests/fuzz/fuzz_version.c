@@ -1,4 +1,4 @@
-/* the version file, all three formats and lctl's version= */
+/* the version file, all three formats and lctl's version=, and its version_code() */
 #include "fuzz_common.h"
 #include "parse_version.h"
 
@@ -10,6 +10,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (version_parse((const char *)data, size, ver, sizeof(ver)) == 0) {
 	FUZZ_ASSERT(ver[0] >= '0' && ver[0] <= '9');
 	FUZZ_ASSERT(fuzz_clean_string(ver, sizeof(ver)) && strchr(ver, ' ') == NULL);
+	/* what the agent compares to tell which counters a version has */
+	long code = version_code(ver);
+	FUZZ_ASSERT(code == -1 || (code >= 0 && code <= LC_VERSION(999, 999, 999)));
     } else {
 	FUZZ_ASSERT(ver[0] == '\0');
     }

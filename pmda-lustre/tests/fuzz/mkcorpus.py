@@ -25,7 +25,12 @@ CORPUS = HERE / "corpus"
 KINDS = {"stats": "stats", "md_stats": "stats", "read_ahead_stats": "stats",
          "rpc_stats": "rpc_stats", "version": "version", "import": "import", "state": "import",
          "osc_stats": "lockless", "max_pages_per_rpc": "value", "max_rpcs_in_flight": "value",
-         "enable_stats_header": "value", "active": "value", "max_dirty_mb": "value"}
+         "enable_stats_header": "value", "active": "value", "max_dirty_mb": "value",
+         "checksums": "value", "checksum_pages": "value", "max_read_ahead_mb": "value",
+         "max_read_ahead_per_file_mb": "value", "max_read_ahead_whole_mb": "value",
+         "hybrid_io": "value", "hybrid_io_read_threshold_bytes": "value",
+         "hybrid_io_write_threshold_bytes": "value",
+         "osrelease": "osrelease", "os-release": "osrelease"}
 VERSIONS = ["1.8.9", "2.9.0", "2.10.8", "2.12.9", "2.14.0_ddn133", "2.15.0", "2.15.4", "2.16.0",
             "2.17.0", "2.17.55"]
 EDGE = {
@@ -46,7 +51,17 @@ EDGE = {
     },
     "lnet": {"max": "4294967295 4294967295 0 4294967295 4294967295 0 0 18446744073709551615 "
                     "18446744073709551615 0 0\n"},
-    "value": {"u64max": "18446744073709551615\n", "spaces": "  16\t\n"},
+    "value": {"u64max": "18446744073709551615\n", "spaces": "  16\t\n",
+              "frac": "40.25\n", "frac_seq_bug": "1.5\n", "frac_long": "1.1234567890\n",
+              "two_dots": "1.2.3\n"},
+    "osrelease": {
+        "kernel": "6.1.0-18-amd64\n",
+        "quoting": "PRETTY_NAME=\"a \\\"b\\\" \\$c\"\nNAME='x\\y'\nVERSION_ID=1\\ 2\n"
+                   "IMAGE_ID=img IMAGE_VERSION=\"unclosed\n# comment\n\n",
+        "defaults": "VERSION_ID=9\nIMAGE_VERSION=2024.03\n",
+        "utf8_cut": "PRETTY_NAME=\"" + "x" * 254 + "\u00e9\u00e9\"\n",
+        "crlf": "NAME=\"Windows line ends\"\r\nVERSION_ID=1\r\n",
+    },
     "names": {"osp": "scratch-OST0000-osc-MDT0000", "llite": "scratch-ffff88105db50000",
               "mdc": "home-MDT0001-mdc-ffff8810a1c2e800", "dashes": "a-b-OST0000-osc-ffff88105db50000"},
 }

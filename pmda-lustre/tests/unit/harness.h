@@ -61,5 +61,6 @@ void test_parse_misc(void);
 void test_fuzz(void);
 void test_unchanged(void);
 void test_selfstats(void);
+void test_parse_osrelease(void);
 
 #endif

@@ -15,6 +15,7 @@ main(void)
     test_fuzz();
     test_unchanged();
     test_selfstats();
+    test_parse_osrelease();
     printf("%d passed, %d failed\n", h_pass, h_fail);
     return h_fail ? 1 : 0;
 }
