@@ -15,6 +15,7 @@
 #include <pcp/pmda.h>
 #include "names.h"
 #include "parse_import.h"
+#include "parse_osrelease.h"
 #include "unchanged.h"
 #include "parse_rpc_stats.h"
 #include "parse_version.h"
@@ -34,12 +35,14 @@ enum lc_cluster {
     CL_OSC_IMPORT = 10,	/* osc import / state */
     CL_MDC_IMPORT = 11,	/* mdc import / state */
     CL_LLITE_RA = 12,	/* llite read_ahead_stats */
-    CL_OSC_TUNABLE = 13, /* osc max_pages_per_rpc, max_rpcs_in_flight */
+    CL_OSC_TUNABLE = 13, /* osc max_pages_per_rpc, max_rpcs_in_flight, max_dirty_mb, checksums */
     CL_OSC_LOCKLESS = 14, /* osc osc_stats (lockless I/O) */
     CL_MDC_RPC = 15,	/* mdc rpc_stats (2.8+) */
     CL_LNET = 16,	/* lnet stats */
     CL_OSC_DEV = 17,	/* osc.device: directory names only */
     CL_MDC_DEV = 18,	/* mdc.device: directory names only */
+    CL_LLITE_TUNABLE = 19, /* llite read-ahead, checksum and hybrid I/O settings */
+    CL_HOST = 20,	/* kernel release, OS image */
     CL_NCLUSTERS
 };
 
@@ -71,16 +74,26 @@ enum lc_indom_serial {
 #define NEED_OSC_LOCKLESS (1u << 11)
 #define NEED_MDC_RPC	(1u << 12)
 #define NEED_LNET	(1u << 13)
+#define NEED_LLITE_TUNABLE (1u << 17)
+#define NEED_HOST	(1u << 18)
 #define NEED_OSC_ALL	(NEED_OSC_RPC | NEED_OSC_STATS | NEED_OSC_IMPORT | NEED_OSC_TUNABLE | \
 			 NEED_OSC_LOCKLESS)
 
-/* file kinds, for per-device base hints and log-once bits (at most 20) */
+/* file kinds, for per-device base hints and log-once bits (at most 32) */
 enum lc_filekind {
     FK_LLITE_STATS, FK_OSC_RPC, FK_OSC_STATS, FK_OSC_IMPORT, FK_OSC_STATE,
     FK_MDC_MD, FK_MDC_STATS, FK_MDC_IMPORT, FK_MDC_STATE, FK_LLITE_RA,
     FK_OSC_MAXPAGES, FK_OSC_MAXRIF, FK_OSC_LOCKLESS, FK_MDC_RPC,
-    FK_VERSION, FK_LNET, FK_NKINDS
+    FK_VERSION, FK_LNET,
+    FK_OSC_MAXDIRTY, FK_OSC_CHECKSUMS,
+    /* llite tunables: one kind per file (LLTUN_* order), then the pre-2.12 name */
+    FK_LLTUN_FIRST, FK_LLTUN_LAST = FK_LLTUN_FIRST + 6, FK_LL_CHECKSUM_PAGES,
+    /* host files: ROOT-relative paths, not under the Lustre roots */
+    FK_KERNEL, FK_OSREL_ETC, FK_OSREL_LIB,
+    FK_NKINDS
 };
+_Static_assert(FK_NKINDS <= 32, "lc_dev.logged has 32 bits per kind of event");
+#define FK_IS_HOST(k)	((k) >= FK_KERNEL && (k) <= FK_OSREL_LIB)
 
 #define LC_MAXITEM	64
 
@@ -93,7 +106,7 @@ struct lc_dev {
     const char	*type;
     char	name[LC_NAME_MAX];
     int		hint[FK_NKINDS];
-    uint64_t	logged;
+    uint32_t	logged[3];	/* per kind: read failure, truncation, parse failure */
 };
 
 /* a counter line name in a stats file -> metric item(s) */
@@ -140,6 +153,40 @@ _Static_assert(GLOBAL_READ_FAILURES - GLOBAL_FILES_READ == LC_READ_FAILURES &&
 #define LLITE_READ_CALLS	2
 #define LLITE_WRITE_CALLS	3
 #define LLITE_STATS_START	4
+/* hybrid I/O (lustreclient.llite.hybrid.*): the bytes lines are 2.16.52+
+ * (LU-18432), the switch counts (lc_llite_ops) 2.15.64+ (LU-13802) */
+#define LLITE_HYB_READ_BYTES	48
+#define LLITE_HYB_WRITE_BYTES	49
+#define LLITE_HYB_READ_CALLS	50
+#define LLITE_HYB_WRITE_CALLS	51
+#define LLITE_HYB_NOSWITCH	52
+#define LLITE_HYB_READSIZE_SWITCH 53
+#define LLITE_HYB_WRITESIZE_SWITCH 54
+#define LLITE_HYB_FIRST		LLITE_HYB_READ_BYTES
+#define LLITE_HYB_LAST		LLITE_HYB_WRITESIZE_SWITCH
+#define LC_VERSION_HYB_SWITCH	LC_VERSION(2, 15, 64)
+#define LC_VERSION_HYB_BYTES	LC_VERSION(2, 16, 52)
+
+/* CL_LLITE_TUNABLE items, each one file of the llite device directory */
+#define LLTUN_RA_MB		0	/* max_read_ahead_mb */
+#define LLTUN_RA_FILE_MB	1	/* max_read_ahead_per_file_mb */
+#define LLTUN_RA_WHOLE_MB	2	/* max_read_ahead_whole_mb */
+#define LLTUN_CHECKSUMS		3	/* checksums (2.12+), checksum_pages before */
+#define LLTUN_HYBRID_IO		4	/* hybrid_io (2.16+) */
+#define LLTUN_HYB_READ_THRESH	5	/* hybrid_io_read_threshold_bytes (2.16+) */
+#define LLTUN_HYB_WRITE_THRESH	6	/* hybrid_io_write_threshold_bytes (2.16+) */
+#define LLTUN_N			7
+_Static_assert(FK_LLTUN_LAST - FK_LLTUN_FIRST + 1 == LLTUN_N, "a file kind per llite tunable");
+
+/* CL_OSC_TUNABLE items */
+#define OTUN_MAXPAGES		0
+#define OTUN_MAXRIF		1
+#define OTUN_MAXDIRTY		2
+#define OTUN_CHECKSUMS		3
+
+/* CL_HOST items */
+#define HOST_KERNEL		0
+#define HOST_OS			1
 
 /* CL_OSC_RPCHDR items */
 #define RPCHDR_READ_INFLIGHT	0
@@ -200,6 +247,9 @@ struct lc_fs {
     char	osc_min[LC_NAME_MAX], mdc_min[LC_NAME_MAX];
     /* llite stats */
     int		ll_ok, bytes_ok, lat_ok;
+    int		hyb_switch_ok;		/* hybrid switch counts: this version has them */
+    int		hyb_bytes_ok;		/* hybrid bytes/calls: this version has them */
+    int		hyb_sum_ok;		/* no hybrid bytes line without its sum */
     uint64_t	ll[LC_MAXITEM];
     uint64_t	lat[LC_MAXITEM];
     uint64_t	lat_valid;		/* bit per item */
@@ -207,6 +257,10 @@ struct lc_fs {
     /* llite read_ahead_stats */
     int		ra_ok;
     uint64_t	ra[LC_MAXITEM];
+    /* llite tunables: tun_ok has a bit per LLTUN_* item read this fetch */
+    unsigned	tun_ok;
+    uint32_t	tun[LLTUN_N];
+    int		ck_old;			/* checksum_pages answered, checksums did not */
     /* fs.rpc: sum over the OSCs */
     int		rpc_ok;
     uint64_t	rpc_read[RPC_HIST_MAX], rpc_write[RPC_HIST_MAX];
@@ -227,8 +281,8 @@ struct lc_osc {
     struct lc_start stats_start;
     struct import_info imp;
     int		imp_ok;
-    int		maxpages_ok, maxrif_ok;
-    uint32_t	maxpages, maxrif;
+    int		maxpages_ok, maxrif_ok, maxdirty_ok, checksums_ok;
+    uint32_t	maxpages, maxrif, maxdirty, checksums;
     int		lockless_ok;
     uint64_t	lockless_read, lockless_write;
     /* the text behind the values above, per file (unchanged.h) */
@@ -264,7 +318,14 @@ struct lc_agent {
     int			persist;	/* pmdaCache LOAD/SAVE */
     char		version[LC_VERSION_MAX];
     int			version_ok;
+    long		version_code;	/* version_code() of version, -1 unknown */
     struct lc_dev	top, lnetdev;	/* the version file; LNet stats */
+    struct lc_dev	host;		/* kernel release, os-release */
+    int			kernel_ok, os_ok;
+    char		kernel[LC_KERNEL_MAX];
+    char		os[LC_OS_MAX];
+    /* the items of each cluster the fetch asks for (bit per item < 64) */
+    uint64_t		items[CL_NCLUSTERS];
     struct lc_fs	**fs;
     size_t		nfs;
     struct lc_osc	**osc;
@@ -291,8 +352,10 @@ void lc_cache_save(void);
 /* refresh_*.c */
 void lc_refresh_version(void);
 void lc_refresh_lnet(void);
+void lc_refresh_host(void);		/* the lc.items[CL_HOST] files */
 void lc_refresh_llite(void);
 void lc_refresh_llite_ra(void);
+void lc_refresh_llite_tunables(void);	/* the lc.items[CL_LLITE_TUNABLE] files */
 void lc_refresh_osc(unsigned need);	/* the NEED_OSC_* files, on the reader threads */
 void lc_refresh_mdc_md(void);
 void lc_refresh_mdc_stats(void);

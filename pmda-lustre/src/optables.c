@@ -52,6 +52,11 @@ const struct lc_op lc_llite_ops[] = {
     { "dirty_pages_misses", 41, "dirty_pages_misses", C },
     { "getxattr_hits", 42, "getxattr_hits", C },
     { "alloc_inode", 43, "alloc_inode", C },
+    /* hybrid I/O (2.15.64+, LU-13802): lustreclient.llite.hybrid.*; items
+     * 48-51 are the bytes/calls of hybrid_{read,write}_bytes (lustreclient.h) */
+    { "hybrid_noswitch", 52, "hybrid.noswitch", C },
+    { "hybrid_readsize_switch", 53, "hybrid.readsize_switch", C },
+    { "hybrid_writesize_switch", 54, "hybrid.writesize_switch", C },
 };
 const size_t lc_llite_nops = sizeof(lc_llite_ops) / sizeof(lc_llite_ops[0]);
 

@@ -304,6 +304,7 @@ ssize_t
 lc_read_confined(const char *path, const char **bufp, int *truncated)
 {
     const char	*rel = path;
+    ssize_t	n;
     int		fd;
 
     *truncated = 0;
@@ -318,7 +319,10 @@ lc_read_confined(const char *path, const char **bufp, int *truncated)
     /* O_NONBLOCK: a FIFO planted in a tree must not hang the agent */
     if ((fd = open_rel(rel, RD_FLAGS)) < 0)
 	return -errno;
-    return read_fd(fd, 1, bufp, truncated);
+    if ((n = read_fd(fd, 1, bufp, truncated)) >= 0 && pmDebugOptions.appl0 &&
+	strlen(rel) < sizeof(lastrel))
+	strcpy(lastrel, rel);	/* for the -Dappl0 trace, as read_from_bases */
+    return n;
 }
 
 static ssize_t

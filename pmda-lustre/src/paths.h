@@ -85,8 +85,12 @@ ssize_t lc_read_param(const char *type, const char *dev, const char *file,
 /* The same over the LNet roots: sys/kernel/debug/lnet, proc/sys/lnet. */
 ssize_t lc_read_lnet(const char *file, int *hint, const char **bufp, int *truncated);
 
-/* Read a path relative to ROOT (or absolute, then it must lie under ROOT)
- * with the same confinement (tests, tooling). */
+/*
+ * Read a path relative to ROOT (or absolute, then it must lie under ROOT)
+ * with the same confinement: symlinks are followed while they stay inside
+ * ROOT, one that leads out of it gives -EXDEV.  For files outside the
+ * Lustre roots (the host's kernel release and os-release), tests, tooling.
+ */
 ssize_t lc_read_confined(const char *path, const char **bufp, int *truncated);
 
 #endif /* LC_PATHS_H */

@@ -34,6 +34,7 @@ static int		nmetrics, metriccap;
 #define U_COUNT	((pmUnits)PMDA_PMUNITS(0, 0, 1, 0, 0, PM_COUNT_ONE))
 #define U_USEC	((pmUnits)PMDA_PMUNITS(0, 1, 0, 0, PM_TIME_USEC, 0))
 #define U_SEC	((pmUnits)PMDA_PMUNITS(0, 1, 0, 0, PM_TIME_SEC, 0))
+#define U_MIB	((pmUnits)PMDA_PMUNITS(1, 0, 0, PM_SPACE_MBYTE, 0, 0))
 
 static void
 add_metric(unsigned cluster, unsigned item, int type, int indom, int sem, pmUnits units)
@@ -85,6 +86,10 @@ static const struct {
     { CL_LLITE_STATS, LLITE_READ_CALLS, PM_TYPE_U64, FS_INDOM, PM_SEM_COUNTER, U_COUNT },
     { CL_LLITE_STATS, LLITE_WRITE_CALLS, PM_TYPE_U64, FS_INDOM, PM_SEM_COUNTER, U_COUNT },
     { CL_LLITE_STATS, LLITE_STATS_START, PM_TYPE_DOUBLE, FS_INDOM, PM_SEM_DISCRETE, U_SEC },
+    { CL_LLITE_STATS, LLITE_HYB_READ_BYTES, PM_TYPE_U64, FS_INDOM, PM_SEM_COUNTER, U_BYTES },
+    { CL_LLITE_STATS, LLITE_HYB_WRITE_BYTES, PM_TYPE_U64, FS_INDOM, PM_SEM_COUNTER, U_BYTES },
+    { CL_LLITE_STATS, LLITE_HYB_READ_CALLS, PM_TYPE_U64, FS_INDOM, PM_SEM_COUNTER, U_COUNT },
+    { CL_LLITE_STATS, LLITE_HYB_WRITE_CALLS, PM_TYPE_U64, FS_INDOM, PM_SEM_COUNTER, U_COUNT },
 
     { CL_FS_RPC, 0, PM_TYPE_U64, FS_BUCKET_INDOM, PM_SEM_COUNTER, U_COUNT },
     { CL_FS_RPC, 1, PM_TYPE_U64, FS_BUCKET_INDOM, PM_SEM_COUNTER, U_COUNT },
@@ -122,8 +127,10 @@ static const struct {
     { CL_MDC_IMPORT, IMP_TIMEOUTS, PM_TYPE_U64, MDC_INDOM, PM_SEM_COUNTER, U_COUNT },
     { CL_MDC_IMPORT, IMP_INFLIGHT, PM_TYPE_U32, MDC_INDOM, PM_SEM_INSTANT, U_COUNT },
 
-    { CL_OSC_TUNABLE, 0, PM_TYPE_U32, OSC_INDOM, PM_SEM_DISCRETE, U_COUNT },
-    { CL_OSC_TUNABLE, 1, PM_TYPE_U32, OSC_INDOM, PM_SEM_DISCRETE, U_COUNT },
+    { CL_OSC_TUNABLE, OTUN_MAXPAGES, PM_TYPE_U32, OSC_INDOM, PM_SEM_DISCRETE, U_COUNT },
+    { CL_OSC_TUNABLE, OTUN_MAXRIF, PM_TYPE_U32, OSC_INDOM, PM_SEM_DISCRETE, U_COUNT },
+    { CL_OSC_TUNABLE, OTUN_MAXDIRTY, PM_TYPE_U32, OSC_INDOM, PM_SEM_DISCRETE, U_MIB },
+    { CL_OSC_TUNABLE, OTUN_CHECKSUMS, PM_TYPE_U32, OSC_INDOM, PM_SEM_DISCRETE, U_NONE },
     { CL_OSC_LOCKLESS, 0, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_BYTES },
     { CL_OSC_LOCKLESS, 1, PM_TYPE_U64, OSC_INDOM, PM_SEM_COUNTER, U_BYTES },
 
@@ -147,6 +154,17 @@ static const struct {
 
     { CL_OSC_DEV, 0, PM_TYPE_STRING, OSC_INDOM, PM_SEM_DISCRETE, U_NONE },
     { CL_MDC_DEV, 0, PM_TYPE_STRING, MDC_INDOM, PM_SEM_DISCRETE, U_NONE },
+
+    { CL_LLITE_TUNABLE, LLTUN_RA_MB, PM_TYPE_U32, FS_INDOM, PM_SEM_DISCRETE, U_MIB },
+    { CL_LLITE_TUNABLE, LLTUN_RA_FILE_MB, PM_TYPE_U32, FS_INDOM, PM_SEM_DISCRETE, U_MIB },
+    { CL_LLITE_TUNABLE, LLTUN_RA_WHOLE_MB, PM_TYPE_U32, FS_INDOM, PM_SEM_DISCRETE, U_MIB },
+    { CL_LLITE_TUNABLE, LLTUN_CHECKSUMS, PM_TYPE_U32, FS_INDOM, PM_SEM_DISCRETE, U_NONE },
+    { CL_LLITE_TUNABLE, LLTUN_HYBRID_IO, PM_TYPE_U32, FS_INDOM, PM_SEM_DISCRETE, U_NONE },
+    { CL_LLITE_TUNABLE, LLTUN_HYB_READ_THRESH, PM_TYPE_U32, FS_INDOM, PM_SEM_DISCRETE, U_BYTES },
+    { CL_LLITE_TUNABLE, LLTUN_HYB_WRITE_THRESH, PM_TYPE_U32, FS_INDOM, PM_SEM_DISCRETE, U_BYTES },
+
+    { CL_HOST, HOST_KERNEL, PM_TYPE_STRING, -1, PM_SEM_DISCRETE, U_NONE },
+    { CL_HOST, HOST_OS, PM_TYPE_STRING, -1, PM_SEM_DISCRETE, U_NONE },
 };
 
 static void
@@ -195,8 +213,16 @@ needs(pmID pmid)
     case CL_MDC_DEV:
 	return NEED_LL_MDC;
     case CL_LLITE_STATS:
+	/* whether this Lustre has the hybrid counters at all: its version */
+	if (pmID_item(pmid) >= LLITE_HYB_FIRST && pmID_item(pmid) <= LLITE_HYB_LAST)
+	    return NEED_LL | NEED_LLITE | NEED_VERSION;
+	return NEED_LL | NEED_LLITE;
     case CL_LLITE_LAT:
 	return NEED_LL | NEED_LLITE;
+    case CL_LLITE_TUNABLE:
+	return NEED_LL | NEED_LLITE_TUNABLE;
+    case CL_HOST:
+	return NEED_HOST;
     case CL_LLITE_RA:
 	return NEED_LL | NEED_LLITE_RA;
     case CL_FS_RPC:
@@ -233,6 +259,8 @@ refresh_files(unsigned need)
 	lc_refresh_llite();
     if (need & NEED_LLITE_RA)
 	lc_refresh_llite_ra();
+    if (need & NEED_LLITE_TUNABLE)
+	lc_refresh_llite_tunables();
     lc_refresh_osc(need);
     if (need & NEED_MDC_MD)
 	lc_refresh_mdc_md();
@@ -255,6 +283,8 @@ refresh(unsigned need)
     lc_budget_start();
     if (need & NEED_VERSION)
 	lc_refresh_version();
+    if (need & NEED_HOST)
+	lc_refresh_host();
     if (need & NEED_DEVICES)
 	lc_devices_refresh(which, 0);
     vanished = lc_paths_vanished();
@@ -281,8 +311,15 @@ lc_fetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda)
     unsigned	need = 0;
     int		i;
 
-    for (i = 0; i < numpmid; i++)
+    /* the clusters of tunables read only the files of the items asked for */
+    memset(lc.items, 0, sizeof(lc.items));
+    for (i = 0; i < numpmid; i++) {
+	unsigned c = pmID_cluster(pmidlist[i]), it = pmID_item(pmidlist[i]);
+
 	need |= needs(pmidlist[i]);
+	if (c < CL_NCLUSTERS && it < 64)
+	    lc.items[c] |= (uint64_t)1 << it;
+    }
     /* agent.fetch.*: what this refresh reads, both passes (not instance requests) */
     lc_selfstats_fetch_begin(&lc.self);
     refresh(need);
@@ -418,7 +455,19 @@ lc_value(unsigned cluster, unsigned item, void *priv, pmAtomValue *atom)
 	    return start_value(&fs->ll_start, atom);
 	if ((item == LLITE_READ_BYTES || item == LLITE_WRITE_BYTES) && !fs->bytes_ok)
 	    return 0;
+	/* before the version that has them: no value, not 0 (fill() in refresh_llite.c) */
+	if (item >= LLITE_HYB_FIRST && item <= LLITE_HYB_LAST &&
+	    !(item < LLITE_HYB_NOSWITCH ? fs->hyb_bytes_ok : fs->hyb_switch_ok))
+	    return 0;
+	if ((item == LLITE_HYB_READ_BYTES || item == LLITE_HYB_WRITE_BYTES) && !fs->hyb_sum_ok)
+	    return 0;
 	return u64_value(fs->ll[item], atom);
+
+    case CL_LLITE_TUNABLE:
+	fs = priv;
+	if (item >= LLTUN_N)
+	    break;
+	return u32_value(fs->tun_ok & (1u << item), fs->tun[item], atom);
 
     case CL_LLITE_LAT:
 	fs = priv;
@@ -506,10 +555,12 @@ lc_value(unsigned cluster, unsigned item, void *priv, pmAtomValue *atom)
 
     case CL_OSC_TUNABLE:
 	osc = priv;
-	if (item == 0)
-	    return u32_value(osc->maxpages_ok, osc->maxpages, atom);
-	if (item == 1)
-	    return u32_value(osc->maxrif_ok, osc->maxrif, atom);
+	switch (item) {
+	case OTUN_MAXPAGES: return u32_value(osc->maxpages_ok, osc->maxpages, atom);
+	case OTUN_MAXRIF: return u32_value(osc->maxrif_ok, osc->maxrif, atom);
+	case OTUN_MAXDIRTY: return u32_value(osc->maxdirty_ok, osc->maxdirty, atom);
+	case OTUN_CHECKSUMS: return u32_value(osc->checksums_ok, osc->checksums, atom);
+	}
 	break;
 
     case CL_OSC_LOCKLESS:
@@ -566,6 +617,15 @@ lc_value(unsigned cluster, unsigned item, void *priv, pmAtomValue *atom)
 	    lc_start_set(&s, &mdc->rs.start);
 	    return start_value(&s, atom);
 	}
+	}
+	break;
+
+    case CL_HOST:
+	if (item == HOST_KERNEL || item == HOST_OS) {
+	    if (!(item == HOST_KERNEL ? lc.kernel_ok : lc.os_ok))
+		return 0;
+	    atom->cp = item == HOST_KERNEL ? lc.kernel : lc.os;
+	    return 1;
 	}
 	break;
 
@@ -671,6 +731,8 @@ main(int argc, char **argv)
     threads = 1;
     lc_dev_init(&lc.top, NULL);
     lc_dev_init(&lc.lnetdev, "lnet");
+    lc_dev_init(&lc.host, NULL);
+    lc.version_code = -1;
     while ((c = pmdaGetOptions(argc, argv, &opts, &dispatch)) != EOF) {
 	switch (c) {
 	case 'r':

@@ -1,5 +1,5 @@
 /*
- * The version and lnet files, and the read/log helpers every refresh uses
+ * The version, lnet and host identity files, and the read/log helpers every refresh uses
  * (lc_read_devfile and the log helpers also run on the reader threads of
  * pool.c: they only touch the device's own fields and atomic counters).
  */
@@ -9,11 +9,13 @@
 #include "lustreclient.h"
 #include "paths.h"
 #include "parse_lnet.h"
+#include "parse_osrelease.h"
 
-/* log-once bits per device: read failure, truncation, parse failure */
-#define BIT_READ(k)	((uint64_t)1 << (k))
-#define BIT_TRUNC(k)	((uint64_t)1 << ((k) + 20))
-#define BIT_PARSE(k)	((uint64_t)1 << ((k) + 40))
+/* log-once bits per device (lc_dev.logged[]): read failure, truncation, parse failure */
+#define LOG_RD		0
+#define LOG_TRUNC	1
+#define LOG_PARSE	2
+#define BIT(k)		((uint32_t)1 << (k))
 
 /*
  * Kernel seq files always end their last line.  A stats file that does
@@ -105,6 +107,8 @@ lc_read_devfile(struct lc_dev *d, const char *file, int kind, const char **bufp)
     } else {
 	if (kind == FK_LNET)
 	    n = lc_read_lnet(file, &d->hint[kind], bufp, &truncated);
+	else if (FK_IS_HOST(kind))
+	    n = lc_read_confined(file, bufp, &truncated);	/* ROOT-relative path */
 	else
 	    n = lc_read_param(d->type, d->name[0] ? d->name : NULL, file, &d->hint[kind],
 			      bufp, &truncated);
@@ -131,18 +135,18 @@ lc_read_devfile(struct lc_dev *d, const char *file, int kind, const char **bufp)
 	 * A vanished device or a file this Lustre version does not have
 	 * (md_stats on 1.8) is routine: say it once, not every fetch.
 	 */
-	if (!(d->logged & BIT_READ(kind))) {
+	if (!(d->logged[LOG_RD] & BIT(kind))) {
 	    pmNotifyErr(n == -ENOENT || n == -ETIME ? LOG_INFO : LOG_WARNING,
 			DEV_FMT "%s: %s", DEV_ARGS(d), file, errtext(n));
-	    d->logged |= BIT_READ(kind);
+	    d->logged[LOG_RD] |= BIT(kind);
 	}
 	return n;
     }
-    d->logged &= ~BIT_READ(kind);
-    if (truncated && !(d->logged & BIT_TRUNC(kind))) {
+    d->logged[LOG_RD] &= ~BIT(kind);
+    if (truncated && !(d->logged[LOG_TRUNC] & BIT(kind))) {
 	pmNotifyErr(LOG_WARNING, DEV_FMT "%s: longer than %u bytes, truncated",
 		    DEV_ARGS(d), file, LC_READ_CAP);
-	d->logged |= BIT_TRUNC(kind);
+	d->logged[LOG_TRUNC] |= BIT(kind);
     }
     return n;
 }
@@ -151,14 +155,14 @@ int
 lc_parsed(struct lc_dev *d, int kind, const char *file, int ok)
 {
     if (ok) {
-	d->logged &= ~BIT_PARSE(kind);
+	d->logged[LOG_PARSE] &= ~BIT(kind);
 	return 1;
     }
     lc_count(&lc.self, LC_PARSE_FAILURES);
-    if (!(d->logged & BIT_PARSE(kind))) {
+    if (!(d->logged[LOG_PARSE] & BIT(kind))) {
 	pmNotifyErr(LOG_WARNING, DEV_FMT "%s: unrecognised format, values skipped",
 		    DEV_ARGS(d), file);
-	d->logged |= BIT_PARSE(kind);
+	d->logged[LOG_PARSE] |= BIT(kind);
     }
     return 0;
 }
@@ -180,6 +184,7 @@ lc_refresh_version(void)
     lc.version_ok = n >= 0 &&
 		    lc_parsed(&lc.top, FK_VERSION, "version",
 			      version_parse(buf, (size_t)n, lc.version, sizeof(lc.version)) == 0);
+    lc.version_code = lc.version_ok ? version_code(lc.version) : -1;
 }
 
 void
@@ -195,4 +200,50 @@ lc_refresh_lnet(void)
 	return;
     memcpy(lc.lnet, ls.v, sizeof(lc.lnet));
     lc.lnet_ok = 1;
+}
+
+/*
+ * The host's identity: what a job record needs to tell a kernel or OS
+ * image change from a Lustre client change.  Read at each fetch that asks
+ * for them rather than cached: two small files, only when asked for (a
+ * snapshot asks once per job end), and a cache would need invalidating
+ * anyway, since os-release changes under a running agent when the OS is
+ * upgraded in place (and a -r tree can change at any time).
+ */
+void
+lc_refresh_host(void)
+{
+    struct os_release	osr;
+    const char		*buf;
+    ssize_t		n;
+
+    if (lc.items[CL_HOST] & ((uint64_t)1 << HOST_KERNEL)) {
+	n = lc_read_devfile(&lc.host, "proc/sys/kernel/osrelease", FK_KERNEL, &buf);
+	lc.kernel_ok = n >= 0 &&
+		       lc_parsed(&lc.host, FK_KERNEL, "proc/sys/kernel/osrelease",
+				 kernel_release_parse(buf, (size_t)n, lc.kernel,
+						      sizeof(lc.kernel)) == 0);
+    }
+    if (lc.items[CL_HOST] & ((uint64_t)1 << HOST_OS)) {
+	const char *file = "etc/os-release";
+	int	    kind = FK_OSREL_ETC;
+
+	/*
+	 * os-release(5): /etc/os-release, else /usr/lib/os-release.  The
+	 * first is usually a relative symlink to ../usr/lib/os-release,
+	 * followed as long as it stays inside ROOT; one that leaves ROOT
+	 * (an absolute link in a captured tree: -EXDEV), or none at all,
+	 * sends the agent to ROOT/usr/lib/os-release instead.
+	 */
+	n = lc_read_devfile(&lc.host, file, kind, &buf);
+	if (n < 0 && n != -ETIME) {
+	    file = "usr/lib/os-release";
+	    kind = FK_OSREL_LIB;
+	    n = lc_read_devfile(&lc.host, file, kind, &buf);
+	}
+	lc.os_ok = n >= 0 &&
+		   lc_parsed(&lc.host, kind, file, os_release_parse(buf, (size_t)n, &osr) == 0);
+	if (lc.os_ok)
+	    os_release_describe(&osr, lc.os, sizeof(lc.os));
+    }
 }

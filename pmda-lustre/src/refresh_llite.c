@@ -1,9 +1,12 @@
 /*
  * llite.*.stats            -> CL_LLITE_STATS and CL_LLITE_LAT
  * llite.*.read_ahead_stats -> CL_LLITE_RA
+ * llite.*.max_read_ahead_mb ... hybrid_io_write_threshold_bytes -> CL_LLITE_TUNABLE
  */
+#include <errno.h>
 #include <string.h>
 #include "lustreclient.h"
+#include "parse_common.h"
 #include "parse_stats.h"
 
 static struct lstats	st;	/* reused: keeps its counter array */
@@ -38,6 +41,39 @@ fill(struct lc_fs *fs)
 	else
 	    fs->bytes_ok = 0;
     }
+
+    /*
+     * Hybrid I/O counters exist from 2.15.64 (the three switch counts,
+     * 2.16.0) and 2.16.52 (hybrid_read_bytes/hybrid_write_bytes, 2.17).
+     * Where the version has them an absent line is a zero counter; before
+     * it they have no value.  The version file tells (needs() in pmda.c
+     * reads it with these metrics); a line of the kind in the file tells
+     * too (a vendor backport), and so does a file of the other kind's
+     * later version.
+     */
+    fs->hyb_bytes_ok = lc.version_code >= LC_VERSION_HYB_BYTES;
+    fs->hyb_switch_ok = lc.version_code >= LC_VERSION_HYB_SWITCH;
+    fs->hyb_sum_ok = 1;	/* as bytes_ok: a bytes line without its sum */
+    if ((c = lstats_find(&st, "hybrid_read_bytes")) != NULL) {
+	fs->ll[LLITE_HYB_READ_CALLS] = c->count;
+	if (c->nvals >= 3)
+	    fs->ll[LLITE_HYB_READ_BYTES] = c->sum;
+	else
+	    fs->hyb_sum_ok = 0;
+	fs->hyb_bytes_ok = 1;
+    }
+    if ((c = lstats_find(&st, "hybrid_write_bytes")) != NULL) {
+	fs->ll[LLITE_HYB_WRITE_CALLS] = c->count;
+	if (c->nvals >= 3)
+	    fs->ll[LLITE_HYB_WRITE_BYTES] = c->sum;
+	else
+	    fs->hyb_sum_ok = 0;
+	fs->hyb_bytes_ok = 1;
+    }
+    if (fs->hyb_bytes_ok || lstats_find(&st, "hybrid_noswitch") != NULL ||
+	lstats_find(&st, "hybrid_readsize_switch") != NULL ||
+	lstats_find(&st, "hybrid_writesize_switch") != NULL)
+	fs->hyb_switch_ok = 1;
 
     /*
      * Latency exists from 2.14 on.  A file with any [usec]/[usecs]
@@ -119,5 +155,101 @@ lc_refresh_llite_ra(void)
 		fs->ra[lc_ra_ops[k].item] += c->count;
 	}
 	fs->ra_ok = 1;
+    }
+}
+
+/* the file of each LLTUN_* item (FK_LLTUN_FIRST + item) */
+static const char * const tun_file[LLTUN_N] = {
+    [LLTUN_RA_MB] = "max_read_ahead_mb",
+    [LLTUN_RA_FILE_MB] = "max_read_ahead_per_file_mb",
+    [LLTUN_RA_WHOLE_MB] = "max_read_ahead_whole_mb",
+    [LLTUN_CHECKSUMS] = "checksums",
+    [LLTUN_HYBRID_IO] = "hybrid_io",
+    [LLTUN_HYB_READ_THRESH] = "hybrid_io_read_threshold_bytes",
+    [LLTUN_HYB_WRITE_THRESH] = "hybrid_io_write_threshold_bytes",
+};
+
+/* one tunable file -> *out: 1, or 0 (missing, unreadable, not understood) */
+static int
+read_tunable(struct lc_fs *fs, unsigned item, const char *file, int kind, uint32_t *out,
+	     ssize_t *np)
+{
+    const char	*buf;
+    uint64_t	v;
+    int		ok;
+
+    if ((*np = lc_read_devfile(&fs->d, file, kind, &buf)) < 0)
+	return 0;
+    switch (item) {
+    case LLTUN_RA_MB:
+    case LLTUN_RA_FILE_MB:
+    case LLTUN_RA_WHOLE_MB:
+	/* up to 2.13 a fraction of a MiB can be printed ("40.25") */
+	ok = lc_parse_single_mb(buf, (size_t)*np, &v) == 0 && v <= UINT32_MAX;
+	break;
+    case LLTUN_CHECKSUMS:
+    case LLTUN_HYBRID_IO:
+	ok = lc_parse_single_u64(buf, (size_t)*np, &v) == 0 && v <= 1;
+	break;
+    default:
+	ok = lc_parse_single_u64(buf, (size_t)*np, &v) == 0 && v <= UINT32_MAX;
+	break;
+    }
+    if (!lc_parsed(&fs->d, kind, file, ok))
+	return 0;
+    *out = (uint32_t)v;
+    return 1;
+}
+
+/*
+ * The llite settings that shape RPCs and I/O paths, each a single number
+ * in the llite device directory: /proc up to 2.11, then sysfs (checksums
+ * from 2.12; the read-ahead ones were in debugfs in 2.12-2.13 and moved to
+ * sysfs in 2.14, LU-12043), found through the roots like every file.  A
+ * file this version does not have (hybrid_io* before 2.16) leaves its
+ * metric without a value.  Only the files of the items asked for are read.
+ */
+void
+lc_refresh_llite_tunables(void)
+{
+    uint64_t	want = lc.items[CL_LLITE_TUNABLE];
+    struct lc_fs *fs;
+    ssize_t	n;
+    size_t	i;
+    unsigned	item;
+
+    for (i = 0; i < lc.nfs; i++) {
+	fs = lc.fs[i];
+	fs->tun_ok = 0;
+	if (!fs->has_llite)
+	    continue;
+	for (item = 0; item < LLTUN_N; item++) {
+	    if (!(want & ((uint64_t)1 << item)))
+		continue;
+	    if (item != LLTUN_CHECKSUMS) {
+		if (read_tunable(fs, item, tun_file[item], FK_LLTUN_FIRST + (int)item,
+				 &fs->tun[item], &n))
+		    fs->tun_ok |= 1u << item;
+		continue;
+	    }
+	    /*
+	     * "checksums" from 2.12 (LU-10906), "checksum_pages" before (and
+	     * still, as an alias): the name that answered last is tried first,
+	     * so a 1.8-2.11 client costs no failed lookup per fetch.
+	     */
+	    {
+		const char *name[2] = { "checksums", "checksum_pages" };
+		int	    kind[2] = { FK_LLTUN_FIRST + LLTUN_CHECKSUMS, FK_LL_CHECKSUM_PAGES };
+		int	    k = fs->ck_old ? 1 : 0;
+
+		if (read_tunable(fs, item, name[k], kind[k], &fs->tun[item], &n)) {
+		    fs->tun_ok |= 1u << item;
+		} else if (n == -ENOENT &&
+			   read_tunable(fs, item, name[1 - k], kind[1 - k], &fs->tun[item], &n)) {
+		    fs->tun_ok |= 1u << item;
+		    fs->ck_old = 1 - k;
+		}
+	    }
+	}
     }
 }

@@ -2,12 +2,13 @@
  * osc.*.rpc_stats -> CL_OSC_RPC, CL_OSC_RPCHDR, CL_FS_RPC
  * osc.*.stats     -> CL_OSC_STATS
  * osc.*.import (state as fallback) -> CL_OSC_IMPORT
- * osc.*.max_pages_per_rpc, max_rpcs_in_flight -> CL_OSC_TUNABLE
+ * osc.*.max_pages_per_rpc, max_rpcs_in_flight, max_dirty_mb, checksums -> CL_OSC_TUNABLE
  * osc.*.osc_stats -> CL_OSC_LOCKLESS
  */
 #include <errno.h>
 #include <string.h>
 #include "lustreclient.h"
+#include "parse_common.h"
 #include "parse_lockless.h"
 #include "parse_stats.h"
 
@@ -178,9 +179,12 @@ lc_refresh_import(struct lc_dev *d, int kimport, int kstate,
     *ok = imp->have_state || imp->have_attempts;
 }
 
-/* a file holding one number that fits in 32 bits */
+/*
+ * A file holding one number that fits in 32 bits, at most max; mb: a size
+ * in MiB, which up to 2.11 may be printed with a fraction (max_dirty_mb).
+ */
 static int
-read_u32(struct lc_dev *d, const char *file, int kind, uint32_t *out)
+read_u32(struct lc_dev *d, const char *file, int kind, uint32_t *out, uint32_t max, int mb)
 {
     const char	*buf;
     uint64_t	v;
@@ -188,7 +192,8 @@ read_u32(struct lc_dev *d, const char *file, int kind, uint32_t *out)
 
     n = lc_read_devfile(d, file, kind, &buf);
     if (n < 0 || !lc_parsed(d, kind, file,
-			    lc_parse_single_u64(buf, (size_t)n, &v) == 0 && v <= UINT32_MAX))
+			    (mb ? lc_parse_single_mb(buf, (size_t)n, &v)
+				: lc_parse_single_u64(buf, (size_t)n, &v)) == 0 && v <= max))
 	return 0;
     *out = (uint32_t)v;
     return 1;
@@ -238,12 +243,23 @@ osc_one(size_t i, void *arg)
 			      &osc->seen_import);
     }
     if (need & NEED_OSC_TUNABLE) {
-	osc->maxpages_ok = osc->maxrif_ok = 0;
+	/* only the files of the items asked for */
+	uint64_t want = lc.items[CL_OSC_TUNABLE];
+
+	osc->maxpages_ok = osc->maxrif_ok = osc->maxdirty_ok = osc->checksums_ok = 0;
 	if (osc->present) {
-	    osc->maxpages_ok = read_u32(&osc->d, "max_pages_per_rpc", FK_OSC_MAXPAGES,
-					&osc->maxpages);
-	    osc->maxrif_ok = read_u32(&osc->d, "max_rpcs_in_flight", FK_OSC_MAXRIF,
-				      &osc->maxrif);
+	    if (want & ((uint64_t)1 << OTUN_MAXPAGES))
+		osc->maxpages_ok = read_u32(&osc->d, "max_pages_per_rpc", FK_OSC_MAXPAGES,
+					    &osc->maxpages, UINT32_MAX, 0);
+	    if (want & ((uint64_t)1 << OTUN_MAXRIF))
+		osc->maxrif_ok = read_u32(&osc->d, "max_rpcs_in_flight", FK_OSC_MAXRIF,
+					  &osc->maxrif, UINT32_MAX, 0);
+	    if (want & ((uint64_t)1 << OTUN_MAXDIRTY))
+		osc->maxdirty_ok = read_u32(&osc->d, "max_dirty_mb", FK_OSC_MAXDIRTY,
+					    &osc->maxdirty, UINT32_MAX, 1);
+	    if (want & ((uint64_t)1 << OTUN_CHECKSUMS))
+		osc->checksums_ok = read_u32(&osc->d, "checksums", FK_OSC_CHECKSUMS,
+					     &osc->checksums, 1, 0);
 	}
     }
     if (need & NEED_OSC_LOCKLESS) {

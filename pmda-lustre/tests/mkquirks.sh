@@ -89,6 +89,24 @@ ln -s /tmp $P/osc/gamma-OST0000-osc-ffff0000000000c0		# dir outside the tree
 printf 'x\n' > $P/mdc/delta-MDT0000-mdc-ffff0000000000d0		# a file, not a dir
 mkdir -p $P/osc/.hidden-OST0000-osc-ffff0000000000f0
 
+# --- settings and host files, broken ----------------------------------------
+# alpha's llite tunables (in sysfs, the debugfs directory has its stats):
+# a word, a flag out of range, a link out of the tree, a fraction (kept: 7)
+mkdir -p $S/llite/alpha-ffff000000000001
+printf 'lots\n' > $S/llite/alpha-ffff000000000001/max_read_ahead_mb
+printf '7.5\n' > $S/llite/alpha-ffff000000000001/max_read_ahead_per_file_mb
+printf '2\n' > $S/llite/alpha-ffff000000000001/checksums
+ln -s /etc/passwd $S/llite/alpha-ffff000000000001/hybrid_io
+# osc max_dirty_mb: not a number; checksums fine
+printf '1.2.3\n' > $P/osc/alpha-OST0000-osc-ffff000000000001/max_dirty_mb
+printf '1\n' > $P/osc/alpha-OST0000-osc-ffff000000000001/checksums
+# os-release leaves the tree (absolute link): usr/lib/os-release is read;
+# the kernel release is a FIFO (must not hang: no value)
+mkdir -p $T/etc $T/usr/lib $T/proc/sys/kernel
+ln -s /etc/os-release $T/etc/os-release
+printf 'NAME=Quirk\nVERSION_ID="1 \\"beta\\""\n' > $T/usr/lib/os-release
+mkfifo $T/proc/sys/kernel/osrelease
+
 # --- eps: llite stats over the 4 MiB cap ----------------------------------
 mkdir -p $D/llite/eps-ffff0000000000e0
 { echo "$HDR"

@@ -73,28 +73,61 @@ log=$OUT/reads.log
 } | timeout 60 dbpmda -n root -ie > "$OUT/reads.raw" 2>&1
 reads=$(grep -c ' read ' "$log")
 dups=$(grep ' read ' "$log" | sed 's/.* read //' | sort | uniq -d | grep -v 'llite/scratch-ffff8c2a4b9e0000/stats\|llite/proj-ffff8c2a4f1c3000/stats' || true)
-# 1st fetch: version + lnet + 2 llite x (stats, read_ahead_stats) + 5 osc x
-# (rpc_stats, stats, import, osc_stats, max_pages_per_rpc,
-# max_rpcs_in_flight) + 2 mdc x (md_stats, stats, import, rpc_stats) = 44;
-# 2nd fetch: the 2 llite stats only = 46; 3rd (agent.fetch.* alone): none
-if [ "$reads" -eq 46 ] && [ -z "$dups" ]; then
+# 1st fetch: version + lnet + kernel osrelease + os-release + 2 llite x
+# (stats, read_ahead_stats, 7 tunables) + 5 osc x (rpc_stats, stats, import,
+# osc_stats, max_pages_per_rpc, max_rpcs_in_flight, max_dirty_mb,
+# checksums) + 2 mdc x (md_stats, stats, import, rpc_stats) = 70;
+# 2nd fetch: the 2 llite stats only = 72; 3rd (agent.fetch.* alone): none
+if [ "$reads" -eq 72 ] && [ -z "$dups" ]; then
     echo "dbpmda reads-per-fetch: ok ($reads reads)"
 else
-    echo "dbpmda reads-per-fetch: FAILED ($reads reads, want 46; duplicates: $dups)"
+    echo "dbpmda reads-per-fetch: FAILED ($reads reads, want 72; duplicates: $dups)"
     grep ' read ' "$log"; fail=1
 fi
 # The agent's own count of each fetch's reads (agent.fetch.files_read, in
 # the same request) agrees with the trace, which also logs the files that
-# do not exist (osc_stats of 4 OSCs and proj's mdc rpc_stats: not counted):
-# 44 - 5 = 39, then 2, then 0 for a fetch of agent.fetch.* alone.
+# do not exist (osc_stats of 4 OSCs, proj's mdc rpc_stats and the 3 hybrid_io
+# files of each fs, a 2.15 client: not counted): 70 - 11 = 59, then 2, then
+# 0 for a fetch of agent.fetch.* alone.
 counted=$(sed -n '/(lustreclient.agent.fetch.files_read):/{n;s/^ *value //p;}' "$OUT/reads.raw" | tr '\n' ' ' | sed 's/ $//')
 okreads=$(grep -c ' read .* -> [0-9]' "$log")
-if [ "$counted" = "39 2 0" ] && [ "$okreads" -eq 41 ]; then
+if [ "$counted" = "59 2 0" ] && [ "$okreads" -eq 61 ]; then
     echo "dbpmda agent.fetch.files_read: ok ($counted)"
 else
-    echo "dbpmda agent.fetch.files_read: FAILED (got $counted, want 39 2 0; $okreads reads in the trace, want 41)"
+    echo "dbpmda agent.fetch.files_read: FAILED (got $counted, want 59 2 0; $okreads reads in the trace, want 61)"
     fail=1
 fi
+
+# Only the files the metrics asked for: one fetch each, on the 2.17 tree
+# (whose version has every file), the files it read from the trace.
+tree=$HERE/tests/trees/2.17
+log=$OUT/only.log
+only() {	# metrics...: one fetch; prints the files read, basenames, sorted
+    : > "$log"
+    { echo "debug appl0"
+      echo "open pipe $AGENT -d 220 -h $HERE/help -l $log -r $tree -D appl0"
+      echo "fetch $*"; } | timeout 60 dbpmda -n root -ie > /dev/null 2>&1
+    grep ' read ' "$log" | sed 's/.* read //; s/ ->.*//; s|.*/||' | sort | tr '\n' ' ' | sed 's/ $//'
+}
+check_only() {	# want metrics...
+    want=$1; shift
+    got=$(only "$@")
+    if [ "$got" = "$want" ]; then
+	echo "dbpmda only-needed files, $*: ok"
+    else
+	echo "dbpmda only-needed files, $*: FAILED (read '$got', want '$want')"; fail=1
+    fi
+}
+check_only "stats" lustreclient.llite.read_bytes
+check_only "stats version" lustreclient.llite.hybrid.read_bytes
+check_only "max_read_ahead_mb" lustreclient.llite.max_read_ahead_mb
+check_only "checksums hybrid_io_write_threshold_bytes" lustreclient.llite.checksums \
+    lustreclient.llite.hybrid_io_write_threshold_bytes
+check_only "max_dirty_mb max_dirty_mb" lustreclient.osc.max_dirty_mb
+check_only "max_pages_per_rpc max_pages_per_rpc" lustreclient.osc.max_pages_per_rpc
+check_only "osrelease" lustreclient.kernel
+check_only "os-release" lustreclient.os
+check_only "" lustreclient.pagesize
 if grep -l 'Sanitizer\|runtime error' "$OUT"/*.log 2>/dev/null; then
     echo "dbpmda: sanitizer reports in the agent logs above"; fail=1
 fi

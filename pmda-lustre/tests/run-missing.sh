@@ -159,7 +159,10 @@ for mode in fast pmdafetch; do
 	    [ "${c:-0}" -lt 2 ] && [ $i -lt 300 ]; do
 	  sleep 0.1; i=$((i + 1))
       done
-      mv "$L/scratch-ffff8c2a4b9e0000" "$L/scratch-ffff8c2a4b9e9999"
+      # (its sysfs directory, the tunables, moves too: both are the mount's)
+      for l in "$L" "$T/sys/fs/lustre/llite"; do
+	  mv "$l/scratch-ffff8c2a4b9e0000" "$l/scratch-ffff8c2a4b9e9999"
+      done
       echo "fetch lustreclient.llite.open lustreclient.agent.fetch.files_read"; } |
 	run remount-$mode "$T" "$args"
     n=remount-$mode

@@ -82,7 +82,10 @@ for b in "$P" "$D" "$T/sys/fs/lustre"; do
     cp -a "$b/osc/scratch-OST0002-osc-ffff8c2a4b9e0000" "$b/osc/scratch-OST0004-osc-ffff8c2a4b9e0000"
     rm -rf "$b/osc/scratch-OST0001-osc-ffff8c2a4b9e0000"
 done
-mv "$D/llite/proj-ffff8c2a4f1c3000" "$D/llite/proj-ffff8c2a4f1c9999"
+# (the llite directory in every base that has one: debugfs stats, sysfs tunables)
+for b in "$D" "$T/sys/fs/lustre"; do
+    mv "$b/llite/proj-ffff8c2a4f1c3000" "$b/llite/proj-ffff8c2a4f1c9999"
+done
 pminfo -h "$H" -f lustreclient.llite.mount_id lustreclient.osc.req_count lustreclient.osc.device \
     lustreclient.osc.state lustreclient.fs.rpc.read > "$W/change.out" 2>&1
 check 2.15-change "$W/change.out"
