@@ -4,8 +4,10 @@
                     [--seed 1] [--no-background] [--clock EPOCH] [--server-osp] [--force]
   lustre-sim run ROOT WORKLOAD [--fs scratch] [--param key=value ...]
   lustre-sim fault ROOT {clear,remount,evict,reconnect,add-ost} [--fs scratch] [--param k=v ...]
+  lustre-sim set ROOT key=value ... [--fs scratch]   # client settings, node identity, quirks
   lustre-sim show ROOT            # versions, mounts, device names, where each file is
   lustre-sim workloads            # list workloads with a one-line description
+  lustre-sim quirks               # list the client quirks and the tickets they follow
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import argparse
 import json
 import sys
 
-from . import faults, workloads
+from . import faults, settings as settings_mod, workloads
 from .client import SimClient
 
 
@@ -25,6 +27,16 @@ def _params(items) -> dict:
             raise SystemExit(f"lustre-sim: --param wants key=value, got {it!r}")
         k, v = it.split("=", 1)
         out[k.strip().replace("-", "_")] = v
+    return out
+
+
+def _pairs(items, what: str) -> dict:
+    out = {}
+    for it in items or ():
+        if "=" not in it:
+            raise SystemExit(f"lustre-sim: {what} wants key=value, got {it!r}")
+        k, v = it.split("=", 1)
+        out[k.strip()] = v
     return out
 
 
@@ -47,6 +59,10 @@ def main(argv=None) -> int:
     c.add_argument("--server-osp", action="store_true",
                    help="also add a server-side <fs>-OST0000-osc-MDT0000 (symlink to ../osp/)")
     c.add_argument("--force", action="store_true", help="replace an existing simulated client")
+    c.add_argument("--set", action="append", metavar="KEY=VALUE", dest="settings",
+                   help="a client setting from the start (as `set` takes; repeatable)")
+    c.add_argument("--quirk", action="append", metavar="NAME", default=[],
+                   help="a client quirk (see `lustre-sim quirks`; repeatable)")
 
     r = sub.add_parser("run", help="run a workload (advances counters, rewrites the tree)")
     r.add_argument("root")
@@ -63,6 +79,14 @@ def main(argv=None) -> int:
     f.add_argument("--what", default=None, help="clear: all|llite|osc|mdc|rpc_stats")
     f.add_argument("--target", default=None, help="evict/reconnect: OST0003 or MDT0000")
 
+    t = sub.add_parser("set", help="change client settings, node identity or quirks")
+    t.add_argument("root")
+    t.add_argument("pairs", nargs="+", metavar="KEY=VALUE",
+                   help=f"keys: {', '.join(settings_mod.KEYS)}")
+    t.add_argument("--fs", default=None, help="llite and osc settings: only this filesystem")
+
+    sub.add_parser("quirks", help="list the client quirks")
+
     s = sub.add_parser("show", help="describe a simulated client")
     s.add_argument("root")
 
@@ -75,7 +99,8 @@ def main(argv=None) -> int:
             cl = SimClient.create(a.root, version=a.version, filesystems=fss, page_size=a.page_size,
                                   seed=a.seed, background=not a.no_background, clock=a.clock,
                                   max_pages_per_rpc=a.max_pages_per_rpc, server_osp=a.server_osp,
-                                  force=a.force)
+                                  force=a.force, settings=_pairs(a.settings, "--set"),
+                                  quirks=a.quirk)
             print(f"lustre-sim: Lustre {cl.version} client in {a.root}: "
                   + ", ".join(f"{n} ({cl.mount_id(n)})" for n in cl.filesystems))
         elif a.cmd == "run":
@@ -96,13 +121,23 @@ def main(argv=None) -> int:
             if a.target:
                 p["target"] = a.target
             cl.fault(a.kind, fs=a.fs, **p)
+        elif a.cmd == "set":
+            cl = SimClient.load(a.root)
+            done = cl.set(fs=a.fs, **_pairs(a.pairs, "set"))
+            print("lustre-sim: set " + ", ".join(f"{k}={v}" for k, v in done.items()))
+        elif a.cmd == "quirks":
+            for name, (ticket, what) in settings_mod.QUIRKS.items():
+                print(f"{name:<24} {ticket}\n{'':<24} {what}")
         elif a.cmd == "show":
             cl = SimClient.load(a.root)
-            print(f"Lustre {cl.version}, page size {cl.page_size}")
+            cfg = cl.settings()
+            print(f"Lustre {cl.version}, page size {cl.page_size}, kernel {cfg['kernel']}, "
+                  f"quirks: {', '.join(cfg['quirks']) or 'none'}")
             for n in cl.filesystems:
                 d = cl.device_dirs(n)
                 print(f"{n}: llite {d['llite']}, {len(d['osc'])} OSC, {len(d['mdc'])} MDC, "
                       f"resident handles {cl.st['mounts'][n]['resident']}")
+                print("  " + ", ".join(f"{k}={v}" for k, v in cfg["fs"][n].items()))
             for pth in cl.paths():
                 if "OST0000" in pth or "-OST" not in pth:
                     print("  " + pth)

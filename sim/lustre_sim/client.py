@@ -10,7 +10,7 @@ import shutil
 from decimal import Decimal
 from pathlib import Path
 
-from . import faults, state, tree, workloads
+from . import faults, settings as settings_mod, state, tree, workloads
 from .model import Client, mount_rpcs
 from .version import profile
 
@@ -52,9 +52,12 @@ class SimClient:
     def create(cls, root, version: str = "2.15.4", filesystems=(("scratch", 8, 1),),
                page_size: int = 4096, seed: int = 1, background: bool = True,
                clock: float | None = None, max_pages_per_rpc: int | None = None,
-               server_osp: bool = False, force: bool = False) -> "SimClient":
+               server_osp: bool = False, force: bool = False, settings: dict | None = None,
+               quirks=()) -> "SimClient":
         """Build a fresh client tree. clock: None = wall clock, else a fixed epoch (seconds)
-        that each run advances by its simulated duration."""
+        that each run advances by its simulated duration. settings: what `set` takes, applied
+        to every filesystem before the background activity; quirks: names from
+        settings.QUIRKS."""
         root = Path(root)
         p = profile(version)
         if page_size <= 0 or page_size & (page_size - 1) or not 4096 <= page_size <= 65536:
@@ -73,6 +76,10 @@ class SimClient:
             raise ValueError(f"max_pages_per_rpc {max_pages_per_rpc} above the {p.version} limit")
         st = state.new_state(p.version, p.v, specs, page_size, seed, clock_ns, max_pages_per_rpc,
                              server_osp)
+        wanted = dict(settings or {})
+        if quirks:
+            wanted["quirks"] = list(quirks) if not isinstance(quirks, str) else quirks
+        settings_mod.apply(st, p, wanted)
         self = cls(root, st)
         with _locked(root):
             cl = Client(st, p, "mount")
@@ -137,12 +144,15 @@ class SimClient:
         fs = fs or next(iter(self.st["mounts"]))
         if fs not in self.st["mounts"]:
             raise KeyError(f"no filesystem {fs!r} mounted (have: {', '.join(self.st['mounts'])})")
+        params = dict(params)
+        seed = params.pop("seed", None)             # every workload: vary a job's random choices
         args = workloads.coerce_params(w, params)
         before = copy.deepcopy(self.st["mounts"][fs])
         self.st["run_seq"] += 1
         p = profile(self.st["version"])
         cl = Client(self.st, p, f"{name}:{fs}")
-        rng = random.Random(f"{name}:{self.st['seed']}:{fs}")
+        rng = random.Random(f"{name}:{self.st['seed']}:{fs}" if seed is None
+                            else f"{name}:{self.st['seed']}:{fs}:{seed}")
         elapsed = w.fn(cl, fs, rng, **args)
         cl.finish(elapsed)
         state.advance(self.st, elapsed)
@@ -152,7 +162,8 @@ class SimClient:
                 if dev["imp"]["state"] == "FULL":
                     dev["imp"]["last_reply"] = t
         self.st["log"].append({"run": self.st["run_seq"], "workload": name, "fs": fs,
-                               "params": {k: v for k, v in params.items()}})
+                               "params": {k: v for k, v in params.items()},
+                               **({"seed": seed} if seed is not None else {})})
         self.st["log"] = self.st["log"][-50:]
         out = _summary(name, fs, elapsed, before, self.st["mounts"][fs])
         out["notes"] = cl.notes
@@ -181,6 +192,39 @@ class SimClient:
                                    "params": dict(params)})
             state.save(self.root, self.st)
             tree.write(self.root, self.st)
+
+    def set(self, fs: str | None = None, **settings) -> dict:
+        """Change client settings, the node's identity or the quirks, and rewrite the tree.
+
+        llite (per mount; every mount unless fs is given): max_read_ahead_mb,
+        max_read_ahead_per_file_mb, max_read_ahead_whole_mb (MiB), checksums (0/1; like the
+        kernel it also sets every OSC of the mount), hybrid_io (0/1),
+        hybrid_io_read_threshold_bytes, hybrid_io_write_threshold_bytes (2.15.62+/2.15.64+).
+        osc (every OSC of the mount): max_pages_per_rpc, max_rpcs_in_flight, max_dirty_mb,
+        osc_checksums. node: kernel (uname -r), os_image (rhel-9.4, rocky-8.8, none, or a dict
+        of os-release fields), image_id, image_version. quirks: a list (or comma string) of
+        settings.QUIRKS names, replacing the current ones. Dotted names (llite.checksums,
+        osc.checksums) are accepted too. Returns what was set."""
+        with _locked(self.root):
+            self._reload()
+            p = profile(self.st["version"])
+            done = settings_mod.apply(self.st, p, settings, fs)
+            self.st["run_seq"] += 1
+            self.st["log"].append({"run": self.st["run_seq"], "set": {k: v for k, v in done.items()},
+                                   "fs": fs})
+            self.st["log"] = self.st["log"][-50:]
+            state.save(self.root, self.st)
+            tree.write(self.root, self.st)
+        return done
+
+    @property
+    def quirks(self) -> list[str]:
+        return list(self.st.get("quirks", []))
+
+    def settings(self) -> dict:
+        """The settings in force: quirks, kernel, os-release text, and per filesystem its llite
+        and (first) OSC settings."""
+        return settings_mod.describe(self.st)
 
     def write_tree(self) -> None:
         with _locked(self.root):

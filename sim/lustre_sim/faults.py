@@ -17,6 +17,8 @@ from .counters import new_hist
 from .model import Client, mount_rpcs, rpc
 from .state import NS, new_mount, new_osc, now_ns
 
+OSC_SETTINGS = ("max_pages_per_rpc", "max_rpcs_in_flight", "max_dirty_mb", "checksums")
+
 FAULTS = {
     "clear": "zero the counters (lctl set_param ...=clear); params: what=all|llite|osc|mdc|rpc_stats",
     "remount": "unmount and mount again: new sbi, counters from zero",
@@ -70,9 +72,11 @@ def remount(cl: Client, fs: str | None) -> None:
         name = m["fs"]
         nm = new_mount(st, name, len(m["osc"]), len(m["mdc"]), m["mount_seq"] + 1, t)
         nm["stripe_count"], nm["stripe_size"] = m["stripe_count"], m["stripe_size"]
+        # settings survive the remount, as `lctl set_param -P` ones do
+        nm["llite"]["tun"] = dict(m["llite"]["tun"])
         for new, old in zip(nm["osc"], m["osc"]):
-            new["max_pages_per_rpc"] = old["max_pages_per_rpc"]
-            new["max_rpcs_in_flight"] = old["max_rpcs_in_flight"]
+            for k in OSC_SETTINGS:
+                new[k] = old[k]
         st["mounts"][name] = nm
         mount_rpcs(cl, nm)
 
@@ -129,6 +133,8 @@ def add_ost(cl: Client, fs: str | None, count: int = 1) -> None:
         for _ in range(count):
             idx = len(m["osc"])
             osc = new_osc(m["fs"], idx, m["sbi"], t, st)
+            for k in OSC_SETTINGS:            # the filesystem's settings (set_param -P)
+                osc[k] = m["osc"][0][k]
             m["osc"].append(osc)
             m["n_ost"] = len(m["osc"])
             rpc(osc, "ost_connect", cl.lat.connect())

@@ -62,8 +62,10 @@ def llite_24(v: tuple[int, int, int]):
 def llite_214(v: tuple[int, int, int]):
     """2.14+ (LU-12631): latency counters; 2.15 adds opencount/openclosetime."""
     L = "lat"
-    t = [("read_bytes", "bytes", 4), ("write_bytes", "bytes", 4), ("read", L, 4), ("write", L, 4),
-         ("ioctl", "reqs", 0)]
+    t = [("read_bytes", "bytes", 4), ("write_bytes", "bytes", 4)]
+    if v >= (2, 16, 52):          # LU-18432: LPROCFS_TYPE_BYTES_FULL, right after write_bytes
+        t += [("hybrid_read_bytes", "bytes", 4), ("hybrid_write_bytes", "bytes", 4)]
+    t += [("read", L, 4), ("write", L, 4), ("ioctl", "reqs", 0)]
     t += [(n, L, 4) for n in ("open", "close", "mmap", "page_fault", "page_mkwrite", "seek",
                               "fsync", "readdir")]
     if v >= (2, 15, 0):
@@ -73,9 +75,10 @@ def llite_214(v: tuple[int, int, int]):
                               "statfs", "setxattr", "getxattr")]
     t.append(("getxattr_hits", "reqs", 0))
     t += [(n, L, 4) for n in ("listxattr", "removexattr", "inode_permission")]
-    if v >= (2, 15, 52):
+    # (the PCC counters pcc_attach ... come here; the sim has no PCC, so they never print)
+    if v >= (2, 15, 64):          # LU-13802: LPROCFS_TYPE_REQS, count only, at the table's end
         t += [("hybrid_noswitch", "reqs", 0), ("hybrid_writesize_switch", "reqs", 0),
-              ("hybrid_readsize_switch", "reqs", 0), ("hybrid_write_bytes", "bytes", 4)]
+              ("hybrid_readsize_switch", "reqs", 0)]
     return t
 
 

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from .counters import new_hist
+from .version import profile
 
 SCHEMA = "lustre-sim/1"
 STATE_DIR = ".lustre-sim"
@@ -54,6 +55,22 @@ def load(root: Path) -> dict:
     st = json.loads(p.read_text())
     if st.get("schema") != SCHEMA:
         raise ValueError(f"{p}: unknown schema {st.get('schema')!r}")
+    return migrate(st)
+
+
+def migrate(st: dict) -> dict:
+    """State files written before the client settings existed: give them the defaults of their
+    version (settings, node identity, no quirks). Nothing that was stored changes."""
+    from .settings import default_host
+    p = profile(st["version"])
+    st.setdefault("quirks", [])
+    if "host" not in st:
+        st["host"] = default_host(p, st["page_size"])
+    for m in st["mounts"].values():
+        if "tun" not in m["llite"]:
+            m["llite"]["tun"] = p.llite_defaults(st["max_pages_per_rpc"] * st["page_size"])
+        for osc in m["osc"]:
+            osc.setdefault("checksums", 1)
     return st
 
 
@@ -106,7 +123,8 @@ def new_osc(fsname: str, index: int, sbi: str, t_ns: int, st: dict) -> dict:
             "gauges": new_gauges(), "lockless": {"read": 0, "write": 0, "truncate": 0},
             "lockless_init_ns": None if st["version_v"] < [2, 15, 2] else t_ns,
             "max_pages_per_rpc": st["max_pages_per_rpc"], "max_rpcs_in_flight": 8,
-            "max_dirty_mb": 32, "active": 1, "page_size": st["page_size"],
+            "max_dirty_mb": profile(st["version"]).max_dirty_mb_default, "checksums": 1,
+            "active": 1, "page_size": st["page_size"],
             "imp": new_import(f"{name}-osc-{sbi}", f"{name}_UUID",
                               f"10.{10 + st['fs_seq'][fsname]}.1.{10 + oss}@o2ib",
                               t_ns // NS, 3)}
@@ -125,7 +143,9 @@ def new_mount(st: dict, fsname: str, n_ost: int, n_mdt: int, mount_seq: int, t_n
     return {"fs": fsname, "sbi": sbi, "mount_seq": mount_seq, "mount_ns": t_ns,
             "stripe_count": 1, "stripe_size": 1 << 20, "next_ost": 0, "next_file": 0,
             "resident": 0, "n_ost": n_ost, "n_mdt": n_mdt,
-            "llite": {"stats": {}, "ra": {}, "init_ns": t_ns},
+            "llite": {"stats": {}, "ra": {}, "init_ns": t_ns,
+                      "tun": profile(st["version"]).llite_defaults(
+                          st["max_pages_per_rpc"] * st["page_size"])},
             "osc": [new_osc(fsname, i, sbi, t_ns, st) for i in range(n_ost)],
             "mdc": [new_mdc(fsname, i, sbi, t_ns, st) for i in range(n_mdt)]}
 
@@ -137,7 +157,9 @@ def new_state(version: str, version_v: tuple, filesystems, page_size: int, seed:
     st = {"schema": SCHEMA, "version": version, "version_v": list(version_v),
           "page_size": page_size, "seed": seed, "clock": clock_ns,
           "max_pages_per_rpc": max_pages_per_rpc, "server_osp": bool(server_osp),
-          "run_seq": 0, "fs_seq": {}, "mounts": {}, "osp": {}, "log": []}
+          "run_seq": 0, "fs_seq": {}, "mounts": {}, "osp": {}, "log": [], "quirks": []}
+    from .settings import default_host
+    st["host"] = default_host(profile(version), page_size)
     t = now_ns(st)
     st["boot_ns"] = t - 3 * 86400 * NS - 4242 * NS        # booted ~3 days before the sim starts
     for i, (fsname, n_ost, n_mdt) in enumerate(filesystems):

@@ -51,6 +51,8 @@ def files_for(st: dict, p: Profile | None = None, t_ns: int | None = None) -> di
             formats.render_ra_stats(p, m["llite"]["ra"], t, m["llite"]["init_ns"], boot))
         if p.v >= (2, 12, 0):
             put("sysfs", f"llite/{ll}/uuid", f"{m['sbi'][-8:]}-{m['fs']}-uuid\n")
+        for name, text in llite_tunables(p, m["llite"]["tun"]):
+            put(p.llite_tunable_root(name), f"llite/{ll}/{name}", text)
         for osc in m["osc"]:
             d = device_name(m, "osc", osc["index"])
             put(p.root_of("rpc_stats"), f"osc/{d}/rpc_stats", formats.render_rpc_stats(p, osc, t, boot))
@@ -66,6 +68,7 @@ def files_for(st: dict, p: Profile | None = None, t_ns: int | None = None) -> di
             put(tun, f"osc/{d}/active", f"{osc['active']}\n")
             put(tun, f"osc/{d}/max_rpcs_in_flight", f"{osc['max_rpcs_in_flight']}\n")
             put(tun, f"osc/{d}/max_dirty_mb", f"{osc['max_dirty_mb']}\n")
+            put(p.osc_tunable_root("checksums"), f"osc/{d}/checksums", f"{osc['checksums']}\n")
         for mdc in m["mdc"]:
             d = device_name(m, "mdc", mdc["index"])
             if p.has_md_stats:
@@ -83,6 +86,7 @@ def files_for(st: dict, p: Profile | None = None, t_ns: int | None = None) -> di
             put(tun, f"mdc/{d}/max_rpcs_in_flight", "8\n")
 
     out[p.lnet_stats_path] = formats.render_lnet_stats(st)
+    out.update(host_files(st))
 
     for fsname, osp in st.get("osp", {}).items():
         d = f"{fsname}-OST0000-osc-MDT0000"
@@ -93,9 +97,38 @@ def files_for(st: dict, p: Profile | None = None, t_ns: int | None = None) -> di
     return out
 
 
+def llite_tunables(p: Profile, tun: dict):
+    """(file name, content) of the llite settings this version has. Every value is a whole
+    number ("%lu\n", "%u\n"; the older lprocfs_read_frac_helper prints whole MiB the same)."""
+    for name in ("max_read_ahead_mb", "max_read_ahead_per_file_mb", "max_read_ahead_whole_mb",
+                 "checksums", "checksum_pages", "hybrid_io", "hybrid_io_read_threshold_bytes",
+                 "hybrid_io_write_threshold_bytes"):
+        if p.llite_tunable_root(name) is not None:
+            key = "checksums" if name == "checksum_pages" else name
+            yield name, f"{tun[key]}\n"
+
+
+# The node's identity, outside the Lustre roots: written with the tree, removed when unset.
+HOST_FILES = ("proc/sys/kernel/osrelease", "usr/lib/os-release", "etc/redhat-release")
+OS_RELEASE_LINK = ("etc/os-release", "../usr/lib/os-release")
+
+
+def host_files(st: dict) -> dict[str, str]:
+    h = st["host"]
+    out = {HOST_FILES[0]: h["kernel"] + "\n"}
+    if h.get("os_release") is not None:
+        out[HOST_FILES[1]] = h["os_release"]
+    if h.get("redhat_release") is not None:
+        out[HOST_FILES[2]] = h["redhat_release"]
+    return out
+
+
 def symlinks_for(st: dict) -> dict[str, str]:
-    """Server-side OSP devices: proc/fs/lustre/osc/<fs>-OST0000-osc-MDT0000 -> ../osp/..."""
+    """Server-side OSP devices: proc/fs/lustre/osc/<fs>-OST0000-osc-MDT0000 -> ../osp/...,
+    and etc/os-release -> ../usr/lib/os-release (as RHEL 7+ ship it)."""
     out = {}
+    if st["host"].get("os_release") is not None:
+        out[OS_RELEASE_LINK[0]] = OS_RELEASE_LINK[1]
     for fsname in st.get("osp", {}):
         d = f"{fsname}-OST0000-osc-MDT0000"
         out[f"{ROOTS['proc']}/osc/{d}"] = f"../osp/{d}"
@@ -122,6 +155,10 @@ def write(root: Path, st: dict) -> list[str]:
         os.symlink(target, tmp)
         os.replace(tmp, lp)
     _prune(root, set(files), set(links))
+    for rel in HOST_FILES + (OS_RELEASE_LINK[0],):
+        lp = root / rel
+        if rel not in files and rel not in links and (lp.is_symlink() or lp.exists()):
+            lp.unlink()
     return sorted(files)
 
 
