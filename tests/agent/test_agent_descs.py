@@ -12,10 +12,14 @@ from pcp import pmapi
 from privpmcd import PrivatePmcd
 
 INSTANT = re.compile(r"\.(rpcs_in_flight\.\w+|pending_pages\.\w+|state|lnet\.msgs_(alloc|max)|agent\.fetch\.\w+)$")
-DISCRETE = re.compile(r"(\.version|\.pagesize|\.mount_id|\.device|_start|\.max_pages_per_rpc|\.max_rpcs_in_flight)$")
+# settings (tunables) and identity strings are discrete
+DISCRETE = re.compile(r"(\.version|\.pagesize|\.mount_id|\.device|_start|\.max_pages_per_rpc|\.max_rpcs_in_flight"
+                      r"|\.max_dirty_mb|\.checksums|\.max_read_ahead\w*_mb|\.hybrid_io\w*|^lustreclient\.kernel"
+                      r"|^lustreclient\.os)$")
 BYTES = re.compile(r"(_bytes|_length|\.pagesize)$")
 USEC = re.compile(r"(\.latency\.\w+|\.req_waittime)$")
-STRING = re.compile(r"(\.version|\.mount_id|\.device|\.state)$")
+STRING = re.compile(r"(\.version|\.mount_id|\.device|\.state|^lustreclient\.kernel|^lustreclient\.os)$")
+MIB = re.compile(r"_mb$")
 
 
 def test_descriptors_help_and_rates(tmp_path):
@@ -39,6 +43,8 @@ def test_descriptors_help_and_rates(tmp_path):
                 bad.append(f"{name}: not bytes")
             if USEC.search(name) and not (u.dimTime == 1 and u.scaleTime == c_api.PM_TIME_USEC):
                 bad.append(f"{name}: not usec")
+            if MIB.search(name) and not (u.dimSpace == 1 and u.scaleSpace == c_api.PM_SPACE_MBYTE):
+                bad.append(f"{name}: not MiB")
             if name.endswith("_start") and not (u.dimTime == 1 and u.scaleTime == c_api.PM_TIME_SEC
                                                  and dd.type == c_api.PM_TYPE_DOUBLE):
                 bad.append(f"{name}: not a double in seconds")
@@ -52,7 +58,7 @@ def test_descriptors_help_and_rates(tmp_path):
             except pmapi.pmErr as e:
                 bad.append(f"{name}: no help ({e})")
         assert not bad, "\n".join(bad)
-        assert len(names) == 170
+        assert len(names) == 188
         # pmval turns a counter into a rate, and shows a gauge as it is
         out = subprocess.run(["pmval", "-h", pmcd.spec, "-s", "2", "-t", "0.2",
                               "lustreclient.osc.write_bytes"], capture_output=True, text=True).stdout

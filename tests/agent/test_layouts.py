@@ -12,6 +12,9 @@ INT64_MAX sum, a server-side *-osc-MDT* device that must be skipped, two filesys
 from __future__ import annotations
 
 import math
+import posixpath
+import re
+import shlex
 
 import pytest
 
@@ -45,6 +48,20 @@ MDC_OPS = ["close", "create", "enqueue", "getattr", "intent_lock", "link", "rena
            "revalidate_lock", "getstatus", "done_writing", "getattr_name", "is_subdir"]
 LNET = ["msgs_alloc", "msgs_max", "errors", "send_count", "recv_count", "route_count",
         "drop_count", "send_length", "recv_length", "route_length", "drop_length"]
+# lustreclient.llite.hybrid.<metric> -> llite stats line (2.15.64+ switch counts, 2.16.52+ bytes)
+HYB_SWITCH = {"noswitch": "hybrid_noswitch", "readsize_switch": "hybrid_readsize_switch",
+              "writesize_switch": "hybrid_writesize_switch"}
+HYB_BYTES = ("hybrid_read_bytes", "hybrid_write_bytes")
+# lustreclient.llite.<metric> -> the llite device file(s) it reads, first found; kind of value
+LLITE_TUNABLES = {"max_read_ahead_mb": (("max_read_ahead_mb",), "mb"),
+                  "max_read_ahead_per_file_mb": (("max_read_ahead_per_file_mb",), "mb"),
+                  "max_read_ahead_whole_mb": (("max_read_ahead_whole_mb",), "mb"),
+                  "checksums": (("checksums", "checksum_pages"), "flag"),
+                  "hybrid_io": (("hybrid_io",), "flag"),
+                  "hybrid_io_read_threshold_bytes": (("hybrid_io_read_threshold_bytes",), "u32"),
+                  "hybrid_io_write_threshold_bytes": (("hybrid_io_write_threshold_bytes",), "u32")}
+# the agent's search order over the Lustre roots (lctl's)
+BASES = ("sys/fs/lustre", "sys/kernel/debug/lustre", "proc/fs/lustre")
 
 
 def size_label(b: int) -> str:
@@ -76,6 +93,10 @@ def expected(c: SimClient) -> dict:
 
     put("version", "", p.version)
     put("pagesize", "", ps)
+    w = Written(st)
+    for metric, value in (("kernel", w.kernel()), ("os", w.os())):
+        if value is not None:
+            put(metric, "", value)
     ll_names = {n for n, _, _ in formats.llite_table(p)}
     ll_lat = {n for n, u, _ in formats.llite_table(p) if u == "lat"}
     ra_table = formats.ra_table(p)
@@ -97,6 +118,20 @@ def expected(c: SimClient) -> dict:
         if p.llite_family == "2.14":
             for metric, name in LLITE_LAT.items():
                 put(f"llite.latency.{metric}", fs, csum(ll, name) if name in ll_lat else 0)
+        # hybrid I/O: where the version has the lines (or one is printed) an absent one is 0
+        printed = {n for n in ll if cnt(ll, n)}
+        bytes_ok = p.v >= (2, 16, 52) or bool(printed & set(HYB_BYTES))
+        if bytes_ok:
+            for d in ("read", "write"):
+                put(f"llite.hybrid.{d}_bytes", fs, csum(ll, f"hybrid_{d}_bytes"))
+                put(f"llite.hybrid.{d}_calls", fs, cnt(ll, f"hybrid_{d}_bytes"))
+        if bytes_ok or p.v >= (2, 15, 64) or printed & set(HYB_SWITCH.values()):
+            for metric, name in HYB_SWITCH.items():
+                put(f"llite.hybrid.{metric}", fs, cnt(ll, name))
+        for metric, (names, kind) in LLITE_TUNABLES.items():
+            value = w.tunable(f"llite/{tree.llite_name(m)}", names, kind)
+            if value is not None:
+                put(f"llite.{metric}", fs, value)
         if start(m["llite"]["init_ns"]) is not None:
             put("llite.stats_start", fs, start(m["llite"]["init_ns"]))
         ra = m["llite"]["ra"]
@@ -144,6 +179,11 @@ def expected(c: SimClient) -> dict:
                 put("osc.lockless_write_bytes", inst, o["lockless"]["write"])
             put("osc.max_pages_per_rpc", inst, o["max_pages_per_rpc"])
             put("osc.max_rpcs_in_flight", inst, o["max_rpcs_in_flight"])
+            put("osc.max_dirty_mb", inst, o["max_dirty_mb"])
+            dev = f"osc/{tree.device_name(m, 'osc', o['index'])}"
+            checksums = w.tunable(dev, ("checksums",), "flag")
+            if checksums is not None:
+                put("osc.checksums", inst, checksums)
         for d in m["mdc"]:
             inst = tree.device_name(m, "mdc", d["index"]).rsplit("-mdc-", 1)[0]
             put("mdc.device", inst, tree.device_name(m, "mdc", d["index"]))
@@ -204,6 +244,76 @@ def make_client(root, version: str, page_size: int) -> SimClient:
     c.st["mounts"]["home"]["llite"]["ra"]["readahead_pages"] = [3, 16, 1024, 1100, 5]
     c.write_tree()
     return c
+
+
+class Written:
+    """The files and symlinks the simulator writes for its state (tree.files_for /
+    symlinks_for, not the tree on disk), and the value each new setting or host metric must
+    have, decided here from that text independently of the agent's C parsers. The settings
+    and host files come and go with the simulator's version (they are being added to it in a
+    parallel change): a file it does not write means no value."""
+
+    def __init__(self, st: dict):
+        self.files = tree.files_for(st)
+        self.links = tree.symlinks_for(st)
+
+    def lustre(self, rel: str) -> str | None:
+        """<base>/<rel> from the first base that has it."""
+        for b in BASES:
+            if f"{b}/{rel}" in self.files:
+                return self.files[f"{b}/{rel}"]
+        return None
+
+    @staticmethod
+    def number(text: str | None, kind: str) -> int | None:
+        m = re.fullmatch(r"[ \t]*(\d+)(\.\d{1,9})?[ \t]*\n?", text or "")
+        if m is None or (m.group(2) and kind != "mb"):
+            return None
+        v = int(m.group(1))
+        return v if v <= (1 if kind == "flag" else 2**32 - 1) else None
+
+    def tunable(self, dev_rel: str, names: tuple[str, ...], kind: str) -> int | None:
+        for name in names:
+            text = self.lustre(f"{dev_rel}/{name}")
+            if text is not None:
+                return self.number(text, kind)
+        return None
+
+    def kernel(self) -> str | None:
+        text = self.files.get("proc/sys/kernel/osrelease")
+        lines = (text or "").split("\n")
+        first = lines[0].strip()
+        return first if first and all(not x.strip() for x in lines[1:]) else None
+
+    def os(self) -> str | None:
+        """os-release(5): etc/os-release (a link followed only while it stays in the tree),
+        else usr/lib/os-release; PRETTY_NAME, else NAME VERSION_ID, then the image keys."""
+        text = self.files.get("etc/os-release")
+        if text is None and "etc/os-release" in self.links:
+            target = posixpath.normpath(posixpath.join("etc", self.links["etc/os-release"]))
+            if not target.startswith(("/", "..")):
+                text = self.files.get(target)
+        if text is None:
+            text = self.files.get("usr/lib/os-release")
+        if text is None:
+            return None
+        keys, n = {}, 0
+        for line in text.splitlines():
+            m = re.fullmatch(r"\s*([A-Za-z_][A-Za-z0-9_]*)=(.*)", line)
+            if not m or line.lstrip().startswith("#"):
+                continue
+            try:
+                words = shlex.split(m.group(2), comments=True)
+            except ValueError:
+                continue
+            n += 1
+            keys[m.group(1)] = words[0] if words else ""
+        if not n:
+            return None
+        out = keys.get("PRETTY_NAME") or " ".join(
+            x for x in (keys.get("NAME") or "Linux", keys.get("VERSION_ID")) if x)
+        image = " ".join(x for x in (keys.get("IMAGE_ID"), keys.get("IMAGE_VERSION")) if x)
+        return out + (f" ({image})" if image else "")
 
 
 def close(a, b) -> bool:
