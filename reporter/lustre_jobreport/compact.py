@@ -1,0 +1,654 @@
+"""records compact: the JSON job records into the Parquet dataset that `compare` reads.
+
+The dataset (docs/records.md): <dataset_dir>/year=YYYY/month=M/part-<time>-<random>.parquet,
+Hive-partitioned by the month (UTC) of the job's end, the columns of jobrow (plain types only:
+string, int32, int64, float64, bool, timestamp[ms, UTC]; no dictionary or extension types, so
+DuckDB, Spark and Trino read the files as they are), zstd-compressed, rows sorted by job end in
+row groups of up to ROW_GROUP_ROWS rows. year and month are in the directory names only
+(read_parquet(..., hive_partitioning=true) gives them back as integers).
+
+What a run guarantees (tests/reporter/test_compact.py shows each):
+- The dataset is the truth: a job (jobrow.record_id) is in it at most once. A record whose id
+  the dataset already holds, or that a run meets twice (a copy in two day directories, a report
+  re-added), is a duplicate: counted, not added.
+- Atomic for readers: a Parquet file is written under a temp name (".part-….parquet.<hex>.tmp":
+  a leading dot and no .parquet suffix, so neither DuckDB's `**/*.parquet` nor pyarrow.dataset
+  lists it), fsynced, renamed into place and the directory fsynced. A run that dies leaves only
+  such temp files, which the next run removes (under the lock, nobody else writes them).
+- Records written while it runs: the run reads the records listed when it starts; one written
+  later is left for the next run. A record is moved out of the live tree only after the Parquet
+  file holding its rows is durable, and only if the file under its name is still the one read
+  (same device, inode, size and mtime): one replaced meanwhile is put back and read next run.
+  Temp files of records being written are never read (records.iter_records).
+- Compacted JSON records are kept, moved to records_dir/.compacted/YYYY/MM/DD/: the live tree
+  then holds exactly the records not compacted yet, which is what the next run and compare read
+  besides the dataset (each run costs what is new, not everything ever stored). A crash between
+  the Parquet file and the moves leaves records in both places: the next run skips them as
+  duplicates and moves them, and compare prefers the dataset's rows (recordset.load), so nothing
+  is counted twice. The JSON archive can be pruned by age or kept to rebuild the dataset.
+- Never loses a record: one that cannot be read or converted (not JSON, truncated, a newer
+  schema, a RecordError, a value no column type holds, a link or a directory where a record
+  should be) is moved to records_dir/.unreadable/<same relative path> with a "<name>.why" file
+  beside it, and named with its one-line reason in the summary; it is not retried.
+- Small files: a month holding more than MERGE_OVER part files is rewritten into one (new file
+  renamed in first, then the old ones removed): a reader listing the month in between may see a
+  job twice and dedupes by record_id (recordset.load does), or find a listed file gone and list
+  again (recordset.load retries).
+- One run at a time (flock on <dataset_dir>/.compact.lock); directories are created 0755 and
+  checked like records_dir (securedir: the running user's, not group/other writable, not links),
+  so root runs it on root's tree and an admin on their own directories.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import jobrow, records, securedir
+from .errors import JobReportError
+
+COMPRESSION = "zstd"
+ROW_GROUP_ROWS = 122_880     # DuckDB's own row group size: what its readers parallelize over
+BATCH_ROWS = 8_192           # rows turned into Arrow columns at a time
+MERGE_OVER = 16              # a month with more part files than this is rewritten into one
+LOCK_NAME = ".compact.lock"
+COMPACTED = ".compacted"
+UNREADABLE = ".unreadable"
+PART_RE = re.compile(r"part-[A-Za-z0-9_-]+\.parquet")
+TEMP_RE = re.compile(r"\.part-[A-Za-z0-9_-]+\.parquet\.[0-9a-f]+\.tmp")
+_YEAR_DIR = re.compile(r"year=(\d{1,4})")
+_MONTH_DIR = re.compile(r"month=(\d{1,2})")
+
+# What converting a record to rows may raise on a malformed document (jobrow reads what it is
+# given; a wrong type deep inside a record is a TypeError or AttributeError there).
+ROW_ERRORS = (jobrow.RecordError, ValueError, TypeError, AttributeError, KeyError, OverflowError,
+              RecursionError)
+
+Part = tuple[int, int]       # (year, month)
+Ident = tuple[int, int, int, int]
+
+_SCHEMA = None
+
+
+def schema():
+    global _SCHEMA
+    if _SCHEMA is None:
+        _SCHEMA = jobrow.arrow_schema()
+    return _SCHEMA
+
+
+def one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def to_table(rows: list[dict[str, Any]]):
+    """jobrow rows as a pyarrow Table of the dataset's schema; jobrow.RecordError naming the
+    column whose value its type cannot hold (e.g. a node count over int32)."""
+    import pyarrow as pa
+    s = schema()
+    arrays = []
+    for f in s:
+        try:
+            arrays.append(pa.array([r[f.name] for r in rows], type=f.type))
+        except (pa.ArrowException, OverflowError, TypeError, ValueError) as exc:
+            raise jobrow.RecordError(f"column {f.name}: {one_line(exc)}") from None
+    return pa.Table.from_arrays(arrays, schema=s)
+
+
+def part_of(end: datetime) -> Part:
+    return end.year, end.month
+
+
+def part_dirs(part: Part) -> tuple[str, str]:
+    return f"year={part[0]}", f"month={part[1]}"
+
+
+def part_name(part: Part) -> str:
+    return "/".join(part_dirs(part))
+
+
+def partitions(dataset_dir: str | Path) -> list[Part]:
+    """The dataset's month partitions, oldest first (directories only, never through a link)."""
+    out = []
+    for y in _scan(Path(dataset_dir)):
+        my = _YEAR_DIR.fullmatch(y.name)
+        if not my or not y.is_dir(follow_symlinks=False):
+            continue
+        for m in _scan(Path(y.path)):
+            mm = _MONTH_DIR.fullmatch(m.name)
+            if mm and m.is_dir(follow_symlinks=False) and 1 <= int(mm.group(1)) <= 12:
+                out.append((int(my.group(1)), int(mm.group(1))))
+    return sorted(out)
+
+
+def part_files(dataset_dir: str | Path, part: Part) -> list[Path]:
+    """The partition's Parquet files (part-*.parquet, regular files), oldest first (names
+    start with their write time)."""
+    d = Path(dataset_dir, *part_dirs(part))
+    return [Path(e.path) for e in _scan(d) if PART_RE.fullmatch(e.name) and e.is_file(follow_symlinks=False)]
+
+
+def dataset_files(dataset_dir: str | Path) -> dict[Part, list[Path]]:
+    return {p: fs for p in partitions(dataset_dir) if (fs := part_files(dataset_dir, p))}
+
+
+def _scan(path: Path) -> list[os.DirEntry]:
+    try:
+        with os.scandir(path) as it:
+            return sorted(it, key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def bad_parquet(path: Path, exc: BaseException) -> JobReportError:
+    return JobReportError(f"{path}: not a readable Parquet file ({one_line(exc)}); "
+                          "move it out of the dataset and run again")
+
+
+def record_ids(files: Iterable[Path]) -> set[str]:
+    """The record ids the files hold (their record_id column alone is read)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    ids: set[str] = set()
+    for f in files:
+        try:
+            col = pq.ParquetFile(f).read(columns=["record_id"]).column(0)
+        except (OSError, pa.ArrowException, KeyError) as exc:
+            raise bad_parquet(f, exc) from None
+        ids.update(col.unique().to_pylist())
+    ids.discard(None)
+    return ids
+
+
+def _ident(st: os.stat_result) -> Ident:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _stamp() -> str:
+    return f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}Z-{os.urandom(4).hex()}"
+
+
+@dataclass
+class CompactResult:
+    records_dir: Path
+    dataset_dir: Path
+    records_read: int = 0        # record files read and parsed
+    records_added: int = 0       # jobs new to the dataset
+    rows_added: int = 0
+    duplicates: int = 0          # jobs the dataset held already, or met twice in the run
+    no_rows: int = 0             # records of jobs without a filesystem (no row to add)
+    set_aside: list[tuple[str, str]] = field(default_factory=list)   # (relative path, reason)
+    ignored: list[tuple[str, str]] = field(default_factory=list)     # not record files, left alone
+    left: int = 0                # replaced while the run read them: left for the next run
+    moved: int = 0               # JSON records moved to .compacted
+    files_written: list[str] = field(default_factory=list)           # relative to dataset_dir
+    merged: list[tuple[str, int, int]] = field(default_factory=list)  # (partition, files, duplicate rows dropped)
+    merge_skipped: list[tuple[str, str]] = field(default_factory=list)
+    stale_temps: int = 0         # temp files of a run that died, removed
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        """Lines for a cron mail or the journal: the totals first, then one line per thing
+        an admin may need to look at."""
+        n = f"{self.records_read:,} record{'s' * (self.records_read != 1)} read"
+        head = (f"records compact: {n}, {self.records_added:,} job(s) added ({self.rows_added:,} rows) "
+                f"in {len(self.files_written)} file(s), {self.duplicates:,} duplicate(s) skipped, "
+                f"{len(self.set_aside)} set aside, {self.moved:,} moved to {COMPACTED}; "
+                f"{self.seconds:.2f} s; dataset {self.dataset_dir}")
+        lines = [head]
+        if self.no_rows:
+            lines.append(f"records compact: {self.no_rows:,} record(s) of jobs without a Lustre filesystem "
+                         "(no rows to add), moved to .compacted")
+        for rel, why in self.set_aside:
+            lines.append(f"records compact: set aside {rel}: {why} (now {UNREADABLE}/{rel})")
+        for rel, why in self.ignored:
+            lines.append(f"records compact: ignored {rel}: {why}")
+        if self.left:
+            lines.append(f"records compact: {self.left} record(s) replaced while the run read them, "
+                         "left for the next run")
+        for part, files, dropped in self.merged:
+            lines.append(f"records compact: merged {part}: {files} files into 1"
+                         + (f", {dropped:,} duplicate row(s) dropped" if dropped else ""))
+        for part, why in self.merge_skipped:
+            lines.append(f"records compact: not merged {part}: {why}")
+        if self.stale_temps:
+            lines.append(f"records compact: removed {self.stale_temps} temp file(s) of an interrupted run")
+        lines += [f"records compact: {note}" for note in self.notes]
+        return "\n".join(lines) + "\n"
+
+
+class _PartWriter:
+    """One new Parquet file of one partition: written under a temp name, renamed on commit."""
+
+    def __init__(self, dataset_dir: Path, part: Part):
+        import pyarrow.parquet as pq
+        self.part = part
+        self.fd = _open_dir(dataset_dir, part_dirs(part))
+        self.name = f"part-{_stamp()}.parquet"
+        self.tmp = f".{self.name}.{os.urandom(4).hex()}.tmp"
+        self.rows = 0
+        self.pending: list = []
+        self.npending = 0
+        self.raw = -1
+        try:
+            self.raw = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                               0o644, dir_fd=self.fd)
+            os.fchmod(self.raw, securedir.FILE_MODE)
+            self.file = os.fdopen(os.dup(self.raw), "wb")
+            self.writer = pq.ParquetWriter(self.file, schema(), compression=COMPRESSION,
+                                           write_statistics=True)
+        except BaseException:
+            self.abort()
+            raise
+
+    def add(self, table) -> None:
+        if table.num_rows:
+            self.pending.append(table)
+            self.npending += table.num_rows
+            if self.npending >= ROW_GROUP_ROWS:
+                self._flush(final=False)
+
+    def _flush(self, final: bool) -> None:
+        import pyarrow as pa
+        if not self.pending:
+            return
+        t = pa.concat_tables(self.pending).sort_by([("end", "ascending"), ("record_id", "ascending"),
+                                                    ("fs", "ascending")])
+        n = t.num_rows if final else (t.num_rows // ROW_GROUP_ROWS) * ROW_GROUP_ROWS
+        if n:
+            self.writer.write_table(t.slice(0, n), row_group_size=ROW_GROUP_ROWS)
+            self.rows += n
+        self.pending = [t.slice(n)] if n < t.num_rows else []
+        self.npending = t.num_rows - n
+
+    def commit(self) -> str:
+        """Flush, fsync, rename into place, fsync the directory: the file is durable."""
+        self._flush(final=True)
+        self.writer.close()
+        self.file.close()
+        os.fsync(self.raw)
+        os.rename(self.tmp, self.name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+        self.tmp = None
+        os.fsync(self.fd)
+        self.close()
+        return f"{part_name(self.part)}/{self.name}"
+
+    def abort(self) -> None:
+        for step in (lambda: self.writer.close(), lambda: self.file.close()):
+            try:
+                step()
+            except Exception:
+                pass
+        if self.tmp is not None:
+            try:
+                os.unlink(self.tmp, dir_fd=self.fd)
+            except OSError:
+                pass
+        self.close()
+
+    def close(self) -> None:
+        for fd in (self.raw, self.fd):
+            if fd >= 0:
+                os.close(fd)
+        self.raw = self.fd = -1
+
+
+def _open_dir(base: Path, subdirs=()) -> int:
+    try:
+        return securedir.open_dir(base, subdirs)
+    except OSError as exc:
+        raise JobReportError(f"{Path(base, *subdirs)}: {exc.strerror}") from None
+
+
+@dataclass
+class _Pending:
+    rel: Path
+    ident: Ident
+    rid: str
+    part: Part
+    rows: list
+
+
+class _Run:
+    def __init__(self, rdir: Path, ddir: Path, res: CompactResult):
+        self.rdir, self.ddir, self.res = rdir, ddir, res
+        self.writers: dict[Part, _PartWriter] = {}
+        self.pending: list[_Pending] = []
+        self.npending = 0
+        self.seen: set[str] = set()          # record ids added in this run
+        self.failed: set[str] = set()        # record ids whose record was set aside at conversion
+        self.known: dict[Part, set[str]] = {}
+        self.added: dict[Part, list[tuple[Path, Ident]]] = {}
+        self.added_rows: dict[Part, int] = {}
+        self.committed: list[Part] = []
+        self.dups: list[tuple[Path, Ident, str | None]] = []
+        self.aside: list[tuple[Path, str, Ident | None]] = []
+        self.dir_fds: dict[tuple[str, ...], int] = {}
+
+    # -- reading and converting --------------------------------------------------------------
+    def read_all(self) -> None:
+        odd: list[tuple[Path, str]] = []
+        for path in records.iter_records(self.rdir, odd):
+            self.one(path)
+        self.convert()
+        for path, why in odd:
+            rel = path.relative_to(self.rdir)
+            if len(rel.parts) == 4:          # YYYY/MM/DD/<name>.json: not a record file
+                try:
+                    st = os.lstat(path)
+                except OSError:
+                    continue
+                self.aside.append((rel, why, _ident(st)))
+            else:
+                self.res.ignored.append((str(rel), why))
+
+    def one(self, path: Path) -> None:
+        rel = path.relative_to(self.rdir)
+        try:
+            doc, st = records.load_stat(path)
+        except records.RecordFileError as exc:
+            if exc.stat is None and exc.reason == "no such file":
+                return                        # moved away meanwhile: not ours to count
+            self.aside.append((rel, exc.reason, _ident(exc.stat) if exc.stat else None))
+            return
+        self.res.records_read += 1
+        ident = _ident(st)
+        try:
+            rows = jobrow.rows(doc)
+        except ROW_ERRORS as exc:
+            self.aside.append((rel, one_line(exc), ident))
+            return
+        if not rows:
+            self.res.no_rows += 1
+            self.dups.append((rel, ident, None))
+            return
+        rid, part = rows[0]["record_id"], part_of(rows[0]["end"])
+        if rid in self.seen or rid in self.known_ids(part):
+            self.res.duplicates += 1
+            self.dups.append((rel, ident, rid))
+            return
+        self.seen.add(rid)
+        self.pending.append(_Pending(rel, ident, rid, part, rows))
+        self.npending += len(rows)
+        if self.npending >= BATCH_ROWS:
+            self.convert()
+
+    def known_ids(self, part: Part) -> set[str]:
+        if part not in self.known:
+            self.known[part] = record_ids(part_files(self.ddir, part))
+        return self.known[part]
+
+    def convert(self) -> None:
+        import pyarrow as pa
+        groups: dict[Part, list[_Pending]] = {}
+        for p in self.pending:
+            groups.setdefault(p.part, []).append(p)
+        self.pending, self.npending = [], 0
+        for part, items in groups.items():
+            try:
+                table = to_table([r for p in items for r in p.rows])
+            except jobrow.RecordError:        # find the record(s) at fault; the others go in
+                tables, good = [], []
+                for p in items:
+                    try:
+                        tables.append(to_table(p.rows))
+                        good.append(p)
+                    except jobrow.RecordError as exc:
+                        self.aside.append((p.rel, str(exc), p.ident))
+                        self.seen.discard(p.rid)
+                        self.failed.add(p.rid)
+                if not good:
+                    continue
+                items, table = good, pa.concat_tables(tables)
+            if part not in self.writers:
+                self.writers[part] = _PartWriter(self.ddir, part)
+            self.writers[part].add(table)
+            self.added.setdefault(part, []).extend((p.rel, p.ident) for p in items)
+            self.added_rows[part] = self.added_rows.get(part, 0) + table.num_rows
+
+    def commit(self) -> None:
+        """Every new file durable, or none renamed in past the one that failed (its records
+        stay in the live tree and are read again next run)."""
+        for part in sorted(self.writers):
+            try:
+                self.res.files_written.append(self.writers[part].commit())
+            except OSError as exc:
+                self.abort()
+                raise JobReportError(f"cannot write the dataset under {self.ddir}: {exc.strerror}; "
+                                     "the records not written stay where they are") from None
+            del self.writers[part]
+            self.committed.append(part)
+            self.res.records_added += len(self.added[part])
+            self.res.rows_added += self.added_rows[part]
+
+    def abort(self) -> None:
+        for w in self.writers.values():
+            w.abort()
+        self.writers.clear()
+        self.committed.clear()          # nothing is moved: what was written is skipped next run
+
+    # -- moving records out of the live tree --------------------------------------------------
+    def move_all(self) -> None:
+        for part in self.committed:
+            for rel, ident in self.added[part]:
+                self.move(rel, ident, COMPACTED)
+        for rel, ident, rid in self.dups:
+            if rid is None or rid not in self.failed:    # its first copy was set aside: read it again
+                self.move(rel, ident, COMPACTED)
+        for rel, why, ident in sorted(self.aside, key=lambda a: a[0]):
+            if self.move(rel, ident, UNREADABLE, why):
+                self.res.set_aside.append((str(rel), why))
+
+    def dir_fd(self, parts: tuple[str, ...]) -> int:
+        if parts not in self.dir_fds:
+            self.dir_fds[parts] = _open_dir(self.rdir, parts)
+        return self.dir_fds[parts]
+
+    def move(self, rel: Path, ident: Ident | None, where: str, why: str | None = None) -> bool:
+        """rel moved to <where>/rel if the file there is still the one read; True if it was."""
+        *days, name = rel.parts
+        src = self.dir_fd(tuple(days))
+        dst = self.dir_fd((where, *days))
+        target = _free_name(dst, name)
+        try:
+            os.rename(name, target, src_dir_fd=src, dst_dir_fd=dst)
+        except FileNotFoundError:
+            return False                      # gone meanwhile (someone else moved it)
+        st = os.stat(target, dir_fd=dst, follow_symlinks=False)
+        if ident is not None and _ident(st) != ident:
+            _give_back(dst, target, src, name)
+            self.res.left += 1
+            return False
+        if where == COMPACTED:
+            self.res.moved += 1
+        if why is not None:
+            securedir.write(self.rdir, (where, *days), target + ".why", f"{why}\n".encode())
+        return True
+
+    def close(self) -> None:
+        for fd in self.dir_fds.values():
+            os.close(fd)
+        self.dir_fds.clear()
+
+    # -- small files ----------------------------------------------------------------------------
+    def merge_all(self) -> None:
+        for part in partitions(self.ddir):
+            files = part_files(self.ddir, part)
+            if len(files) > MERGE_OVER:
+                self.merge(part, files)
+
+    def merge(self, part: Part, files: list[Path]) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        s = schema()
+        opened = []
+        for f in files:
+            try:
+                pf = pq.ParquetFile(f)
+            except (OSError, pa.ArrowException) as exc:
+                raise bad_parquet(f, exc) from None
+            unknown = [c.name for c in pf.schema_arrow if s.get_field_index(c.name) < 0
+                       or not s.field(c.name).type.equals(c.type)]
+            if unknown:                       # a newer writer's columns: merging would drop them
+                self.res.merge_skipped.append((part_name(part), f"{f.name} has columns this version does "
+                                               f"not know or types it does not expect: {','.join(unknown)}"))
+                return
+            opened.append((f, pf))
+        w = _PartWriter(self.ddir, part)
+        seen: set[str] = set()
+        dropped = 0
+        try:
+            for f, pf in opened:
+                here: set[str] = set()
+                try:
+                    for batch in pf.iter_batches(batch_size=BATCH_ROWS * 8):
+                        t = _conform(pa.Table.from_batches([batch]), s)
+                        ids = t.column("record_id").to_pylist()
+                        keep = pa.array([i not in seen for i in ids], pa.bool_())
+                        here.update(ids)
+                        kept = t.filter(keep)
+                        dropped += t.num_rows - kept.num_rows
+                        w.add(kept)
+                except (OSError, pa.ArrowException) as exc:
+                    raise bad_parquet(f, exc) from None
+                seen |= here
+            name = w.commit()
+        except BaseException:
+            w.abort()
+            raise
+        finally:
+            for _, pf in opened:
+                pf.close()
+        fd = _open_dir(self.ddir, part_dirs(part))
+        try:
+            for f in files:
+                try:
+                    os.unlink(f.name, dir_fd=fd)
+                except FileNotFoundError:
+                    pass
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self.res.files_written.append(name)
+        self.res.merged.append((part_name(part), len(files), dropped))
+
+    def remove_stale_temps(self) -> None:
+        for part in partitions(self.ddir):
+            d = Path(self.ddir, *part_dirs(part))
+            for e in _scan(d):
+                if TEMP_RE.fullmatch(e.name) and e.is_file(follow_symlinks=False):
+                    try:
+                        os.unlink(e.path)
+                        self.res.stale_temps += 1
+                    except FileNotFoundError:
+                        pass
+
+
+def _conform(t, s):
+    """t with the columns of schema s in its order; a column an older file lacks is null."""
+    import pyarrow as pa
+    cols = [t.column(f.name) if f.name in t.column_names else pa.nulls(t.num_rows, f.type) for f in s]
+    return pa.Table.from_arrays(cols, schema=s)
+
+
+def _free_name(dir_fd: int, name: str) -> str:
+    """name, or name with .1, .2 ... before its suffix: the first not taken in dir_fd (only the
+    compaction holding the lock writes these directories)."""
+    stem, dot, suffix = name.rpartition(".")
+    if not dot:
+        stem, suffix = name, ""
+    for n in range(0, 10_000):
+        cand = name if n == 0 else f"{stem}.{n}{dot}{suffix}"
+        try:
+            os.stat(cand, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return cand
+    raise JobReportError(f"no free name for {name} in the compacted records")
+
+
+def _give_back(from_fd: int, target: str, to_fd: int, name: str) -> None:
+    """A file taken by mistake (written under the name after it was read) back into the live
+    tree: under its own name unless a newer one took that too, then beside it."""
+    stem = name[:-len(".json")] if name.endswith(".json") else name
+    for cand in [name] + [f"{stem}.returned-{os.urandom(3).hex()}.json" for _ in range(20)]:
+        try:
+            os.link(target, cand, src_dir_fd=from_fd, dst_dir_fd=to_fd, follow_symlinks=False)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV):
+                raise
+            try:                              # no hard links here: a rename, after a look
+                os.stat(cand, dir_fd=to_fd, follow_symlinks=False)
+                continue
+            except FileNotFoundError:
+                os.rename(target, cand, src_dir_fd=from_fd, dst_dir_fd=to_fd)
+                return
+        os.unlink(target, dir_fd=from_fd)
+        return
+    raise JobReportError(f"cannot put {name} back into the records: every name tried is taken")
+
+
+def _lock(ds_fd: int, ddir: Path, res: CompactResult) -> int:
+    fd = os.open(LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=ds_fd)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise JobReportError(f"another `records compact` is running on {ddir} (it holds {ddir / LOCK_NAME})") from None
+    except OSError as exc:
+        if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            os.close(fd)
+            raise
+        res.notes.append(f"{ddir} cannot be locked ({exc.strerror}): run one compaction at a time")
+    return fd
+
+
+def compact(records_dir: str | Path | None, dataset_dir: str | Path | None) -> CompactResult:
+    """Add the records not compacted yet to the dataset; see the module's docstring."""
+    started = time.monotonic()
+    if not records_dir:
+        raise JobReportError("no records directory: give --records DIR or set [hooks] records_dir")
+    if not dataset_dir:
+        raise JobReportError("no dataset directory: give --dataset DIR or set [records] dataset_dir")
+    rdir, ddir = Path(os.path.abspath(records_dir)), Path(os.path.abspath(dataset_dir))
+    res = CompactResult(rdir, ddir)
+    ds_fd = _open_dir(ddir)
+    try:
+        lock = _lock(ds_fd, ddir, res)
+        try:
+            run = _Run(rdir, ddir, res)
+            run.remove_stale_temps()
+            try:
+                if os.path.isdir(rdir) and not os.path.islink(rdir):
+                    for fd in (_open_dir(rdir), _open_dir(rdir, [COMPACTED]), _open_dir(rdir, [UNREADABLE])):
+                        os.close(fd)          # checked (and the two made) before any work
+                    try:
+                        run.read_all()
+                        run.commit()
+                    except BaseException:
+                        run.abort()
+                        raise
+                    run.move_all()
+                elif os.path.lexists(rdir):
+                    _open_dir(rdir)           # says what it is instead (a link, a file)
+                else:
+                    res.notes.append(f"{rdir} does not exist: no records to read")
+                run.merge_all()
+            finally:
+                run.close()
+        finally:
+            os.close(lock)
+    finally:
+        os.close(ds_fd)
+    res.seconds = time.monotonic() - started
+    return res
