@@ -1,0 +1,332 @@
+"""What `compare` reads: the job rows a selection picks from the Parquet dataset and from the JSON
+records not compacted yet.
+
+A selection is "key=value,key=value" (every key must hold):
+- lustre, kernel, os: globs (*, ?, [..], [!..]) on the job's clients; a job matches when every
+  host's value matches (jobrow's column holds the distinct values ';'-joined), so a job that
+  ran partly on 2.15 and partly on 2.16 is neither "lustre=2.15.*" nor "lustre=2.16.*". A job
+  whose record does not say (null) matches no glob.
+- since, until: ISO dates or date-times, UTC unless they carry an offset; on the job's end,
+  since inclusive, until exclusive ("since=2026-10-01,until=2026-11-01" is October).
+- cluster, partition, user, job_name, account: the value, or a glob when it has *, ? or [.
+Globs are matched case-sensitively over the whole value, in DuckDB (regexp_full_match) for both
+sources, so the dataset and the JSON records cannot disagree.
+
+load() gives the rows (jobrow.COLUMNS) of both sources, one per (record_id, fs): a job found
+in the dataset is taken from there alone (its JSON record may still be in the live tree after a
+compaction interrupted before moving it, or be a later copy); the dataset's own duplicates (for a
+moment while compaction merges a month) and the JSON records' (a copy in two day directories)
+count once. Only the months [since, until) overlaps are read from the dataset.
+
+A JSON record that cannot be read, or of a schema newer than this reader (written by a newer
+lustre-jobreport: its columns' meanings may have changed, so it is not compared), is skipped and
+named in Loaded.warnings, one line each. A Parquet file of the dataset that cannot be read is an
+error naming it (JobReportError): the dataset is the truth and must not be silently partial.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from . import compact, jobrow, records
+from .errors import JobReportError
+
+MULTI = ("lustre", "kernel", "os")             # ';'-joined values: every one must match
+SINGLE = ("cluster", "partition", "user", "job_name", "account")
+TIMES = ("since", "until")
+KEYS = (*MULTI, *TIMES, *SINGLE)
+RETRIES = 3                                     # dataset files that vanish under a listing (merge)
+
+
+class SelectionError(JobReportError):
+    """A selection that cannot be read; one line naming the key."""
+
+
+def glob_regex(pattern: str, multi: bool = False) -> str:
+    """The regular expression (RE2 and Python re alike) of a glob matched on a whole value;
+    multi: on every part of a ';'-joined value."""
+    star, one = ("[^;]*", "[^;]") if multi else (".*", ".")
+    out, i, n = [], 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        i += 1
+        if c == "*":
+            out.append(star)
+        elif c == "?":
+            out.append(one)
+        elif c == "[":
+            j = i + (i < n and pattern[i] in "!^")
+            j += j < n and pattern[j] == "]"            # a ']' first in the class is literal
+            end = pattern.find("]", j)
+            if end < 0:
+                out.append(r"\[")
+                continue
+            body = pattern[i:end]
+            i = end + 1
+            neg = body[:1] in ("!", "^")
+            body = body[1:] if neg else body
+            body = "".join("\\" + ch if ch in "\\[]^" else ch for ch in body)
+            out.append(f"[^{';' if multi else ''}{body}]" if neg else f"[{body}]")
+        else:
+            out.append("\\" + c if c in ".^$*+?()[]{}|\\-#&~" else c)
+    one_value = "".join(out)
+    return f"(?:{one_value})(?:;(?:{one_value}))*" if multi else one_value
+
+
+def _moment(key: str, text: str) -> datetime:
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            d = date.fromisoformat(text)
+            return datetime(d.year, d.month, d.day, tzinfo=timezone.utc)
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise SelectionError(f"{key}: {text!r} is not an ISO date or date and time "
+                             "(e.g. 2026-10-01 or 2026-10-01T12:00Z)") from None
+    return t.astimezone(timezone.utc) if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class Selection:
+    globs: tuple[tuple[str, str], ...] = ()     # (column, glob)
+    since: datetime | None = None
+    until: datetime | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> "Selection":
+        globs: list[tuple[str, str]] = []
+        times: dict[str, datetime] = {}
+        seen: set[str] = set()
+        for item in (text or "").split(","):
+            item = item.strip()
+            if not item:
+                continue
+            key, eq, value = item.partition("=")
+            key, value = key.strip(), value.strip()
+            if not eq:
+                raise SelectionError(f"{item!r} is not key=value (keys: {', '.join(KEYS)})")
+            if key not in KEYS:
+                raise SelectionError(f"unknown key {key!r} (known: {', '.join(KEYS)})")
+            if key in seen:
+                raise SelectionError(f"{key}: given twice")
+            seen.add(key)
+            if not value:
+                raise SelectionError(f"{key}: empty value")
+            if key in TIMES:
+                times[key] = _moment(key, value)
+            else:
+                globs.append((key, value))
+        since, until = times.get("since"), times.get("until")
+        if since and until and until <= since:
+            raise SelectionError(f"until: {until:%Y-%m-%dT%H:%M:%SZ} is not after since {since:%Y-%m-%dT%H:%M:%SZ}")
+        return cls(tuple(globs), since, until)
+
+    def __str__(self) -> str:
+        parts = [f"{k}={v}" for k, v in self.globs]
+        parts += [f"{k}={t:%Y-%m-%dT%H:%M:%SZ}" for k, t in (("since", self.since), ("until", self.until)) if t]
+        return ",".join(parts)
+
+    def where(self) -> tuple[str, list[Any]]:
+        """The SQL condition (DuckDB) and its parameters."""
+        terms, params = [], []
+        for key, pattern in self.globs:
+            terms.append(f'regexp_full_match("{key}", ?)')
+            params.append(glob_regex(pattern, key in MULTI))
+        for key, op in (("since", ">="), ("until", "<")):
+            t = getattr(self, key)
+            if t is not None:
+                terms.append(f'"end" {op} CAST(? AS TIMESTAMPTZ)')
+                params.append(t.isoformat())
+        return (" AND ".join(terms) or "TRUE"), params
+
+    def matches(self, row: dict) -> bool:
+        """The same condition on one jobrow row, in Python (tests check the two agree)."""
+        for key, pattern in self.globs:
+            v = row.get(key)
+            if v is None or not re.fullmatch(glob_regex(pattern, key in MULTI), v, re.S):
+                return False
+        end = row.get("end")
+        return not ((self.since and end < self.since) or (self.until and end >= self.until))
+
+    def months(self, part: tuple[int, int]) -> bool:
+        """Whether the month partition may hold jobs that ended in [since, until)."""
+        y, m = part
+        start = datetime(y, m, 1, tzinfo=timezone.utc)
+        after = datetime(y + (m == 12), m % 12 + 1, 1, tzinfo=timezone.utc)
+        return (self.until is None or start < self.until) and (self.since is None or after > self.since)
+
+
+@dataclass
+class Loaded:
+    table: Any                              # pyarrow.Table of jobrow.arrow_schema()
+    warnings: list[str] = field(default_factory=list)
+    dataset_files: int = 0                  # Parquet files read (of the months selected)
+    dataset_rows: int = 0                   # rows from the dataset (selected, deduplicated)
+    json_records: int = 0                   # JSON records read (all of the live tree)
+    json_rows: int = 0                      # rows from them (selected, not in the dataset)
+    json_in_dataset: int = 0                # JSON records whose job the dataset holds already
+
+
+def _sql_list(paths: list[Path]) -> str:
+    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
+
+
+def _json_rows(records_dir, out: Loaded):
+    """The live tree's records as one Arrow table (record by record: a bad one is a warning)."""
+    import pyarrow as pa
+    tables = []
+    if records_dir:
+        odd: list[tuple[Path, str]] = []
+        batch: list[dict] = []
+        seen: set[str] = set()
+        for path in records.iter_records(records_dir, odd):
+            try:
+                doc = records.load(path)
+                rows = jobrow.rows(doc)
+            except records.RecordFileError as exc:
+                if exc.reason != "no such file":      # compacted meanwhile: its rows are in the dataset
+                    out.warnings.append(f"{exc}; skipped")
+                continue
+            except compact.ROW_ERRORS as exc:
+                out.warnings.append(f"{path}: {compact.one_line(exc)}; skipped")
+                continue
+            out.json_records += 1
+            if rows and rows[0]["record_id"] in seen:
+                continue                              # a second copy: the first counts, as in compaction
+            seen.update(r["record_id"] for r in rows[:1])
+            batch.extend(rows)
+            if len(batch) >= compact.BATCH_ROWS:
+                tables.append(_to_table(batch, out))
+                batch = []
+        if batch:
+            tables.append(_to_table(batch, out))
+        out.warnings += [f"{p}: {why}; skipped" for p, why in odd]
+    return pa.concat_tables(tables) if tables else compact.schema().empty_table()
+
+
+def _to_table(rows: list[dict], out: Loaded):
+    """Rows as a table; if a value does not fit its column, that record alone is skipped."""
+    import pyarrow as pa
+    try:
+        return compact.to_table(rows)
+    except jobrow.RecordError:
+        pass
+    by_record: dict[str, list[dict]] = {}
+    for r in rows:
+        by_record.setdefault(r["record_id"], []).append(r)
+    good = []
+    for rid, rs in by_record.items():
+        try:
+            good.append(compact.to_table(rs))
+        except jobrow.RecordError as exc:
+            out.warnings.append(f"record {rid}: {exc}; skipped")
+    return pa.concat_tables(good) if good else compact.schema().empty_table()
+
+
+class _Dataset:
+    def __init__(self, con, dataset_dir):
+        self.con, self.dir = con, dataset_dir
+
+    def files(self, parts=None) -> list[Path]:
+        if not self.dir:
+            return []
+        found = compact.dataset_files(self.dir)
+        return [f for p, fs in found.items() if parts is None or parts(p) for f in fs]
+
+    def query(self, build, parts) -> tuple[Any, list[Path]]:
+        """build(files) -> (sql, params) run on the files of the partitions `parts` accepts;
+        a file gone between the listing and the read (merged by compaction) is listed again."""
+        import duckdb
+        for attempt in range(RETRIES + 1):
+            files = self.files(parts)
+            if not files:
+                return None, files
+            try:
+                sql, params = build(files)
+                return self.con.sql(sql, params=params).to_arrow_table(), files
+            except duckdb.Error as exc:
+                if attempt < RETRIES and self.files(parts) != files:
+                    continue
+                raise self._culprit(files, exc) from None
+        raise AssertionError("not reached")
+
+    def _culprit(self, files: list[Path], exc: Exception) -> JobReportError:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        for f in files:
+            try:
+                pq.ParquetFile(f).close()
+            except (OSError, pa.ArrowException) as bad:
+                return JobReportError(f"{f}: not a readable Parquet file ({compact.one_line(bad)})")
+        return JobReportError(f"{self.dir}: cannot read the dataset ({compact.one_line(exc)})")
+
+    def columns(self, files: list[Path]) -> set[str]:
+        rel = self.con.sql(f"SELECT * FROM read_parquet({_sql_list(files)}, hive_partitioning=true, "
+                           "union_by_name=true) LIMIT 0")
+        return set(rel.columns)
+
+
+def _select_list(have: set[str]) -> str:
+    out = []
+    for name in jobrow.COLUMNS:
+        kind = {"string": "VARCHAR", "int64": "BIGINT", "int32": "INTEGER", "float64": "DOUBLE",
+                "bool": "BOOLEAN", "timestamp": "TIMESTAMPTZ"}[jobrow.TYPES[name]]
+        out.append(f'"{name}"' if name in have else f'CAST(NULL AS {kind}) AS "{name}"')
+    return ", ".join(out)
+
+
+def load(selection: Selection | str, records_dir: str | Path | None, dataset_dir: str | Path | None) -> Loaded:
+    """The selected rows of the dataset and of the JSON records not compacted yet, one per
+    (record_id, fs), the dataset's preferred; a missing directory is an empty source."""
+    import duckdb
+
+    sel = Selection.parse(selection) if isinstance(selection, str) else selection
+    out = Loaded(table=None)
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        where, params = sel.where()
+        cols = ", ".join(f'"{c}"' for c in jobrow.COLUMNS)
+        ds = _Dataset(con, dataset_dir)
+
+        # the JSON records, and which of their jobs the dataset holds (their months alone)
+        json_all = _json_rows(records_dir, out)
+        con.register("json_all", json_all)
+        months = set(con.sql('SELECT DISTINCT year("end"), month("end") FROM json_all').fetchall())
+        known, _ = ds.query(lambda files: (f"SELECT DISTINCT record_id FROM read_parquet({_sql_list(files)}, "
+                                           "hive_partitioning=true, union_by_name=true)", []),
+                            lambda p: p in months)
+        if known is None:
+            import pyarrow as pa
+            known = pa.schema([compact.schema().field("record_id")]).empty_table()
+        con.register("known_ids", known)
+        out.json_in_dataset = con.sql("SELECT count(DISTINCT record_id) FROM json_all "
+                                      "WHERE record_id IN (SELECT record_id FROM known_ids)").fetchall()[0][0]
+        json_sel = con.sql(
+            f"SELECT {cols} FROM json_all WHERE {where} AND record_id NOT IN (SELECT record_id FROM known_ids)",
+            params=params).to_arrow_table()
+        out.json_rows = json_sel.num_rows
+
+        # the dataset's rows in the selected months
+        def dataset_sql(files):
+            src = f"read_parquet({_sql_list(files)}, hive_partitioning=true, union_by_name=true)"
+            return (f"SELECT {_select_list(ds.columns(files))} FROM {src} WHERE {where} "
+                    "QUALIFY row_number() OVER (PARTITION BY record_id, fs ORDER BY stored_at NULLS LAST) = 1",
+                    params)
+        ds_sel, files = ds.query(dataset_sql, sel.months)
+        out.dataset_files = len(files)
+        s = compact.schema()
+        parts = [json_sel.cast(s)]
+        if ds_sel is not None:
+            parts.insert(0, ds_sel.select(list(jobrow.COLUMNS)).cast(s))
+            out.dataset_rows = ds_sel.num_rows
+        import pyarrow as pa
+        both = pa.concat_tables(parts)
+        con.register("picked", both)
+        out.table = con.sql(f'SELECT {cols} FROM picked ORDER BY "end", record_id, fs').to_arrow_table().cast(s)
+    finally:
+        con.close()
+    return out

@@ -1,0 +1,579 @@
+"""records compact: JSON records into the Parquet dataset. Each guarantee of compact.py's
+docstring has a test here that fails without it: idempotence and dedupe by record_id, records
+written during a run, files atomic for readers (DuckDB and pyarrow.dataset), nothing lost (a
+record that cannot be compacted is set aside with its reason, once), small files merged, one run
+at a time, directories checked."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import multiprocessing
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+import pytest
+
+from lustre_jobreport import compact, jobrow, records, recordset, securedir
+from lustre_jobreport.errors import JobReportError
+
+from test_records_kit import put, record_doc, report_doc
+
+
+@pytest.fixture
+def dirs(tmp_path):
+    return tmp_path / "records", tmp_path / "dataset"
+
+
+def ddb(dataset, query="SELECT * FROM ds"):
+    """query over the dataset as an outside reader would see it: DuckDB's glob, Hive partitions."""
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute(f"CREATE VIEW ds AS SELECT * FROM read_parquet('{dataset}/**/*.parquet', hive_partitioning=true)")
+    return con.sql(query).fetchall()
+
+
+def ids_in(dataset):
+    return sorted(r[0] for r in ddb(dataset, "SELECT record_id FROM ds"))
+
+
+def jobs_in(dataset):
+    return sorted(r[0] for r in ddb(dataset, "SELECT DISTINCT record_id FROM ds"))
+
+
+def live(records_dir):
+    return [str(p.relative_to(records_dir)) for p in records.iter_records(records_dir)]
+
+
+def parts(dataset):
+    return sorted(str(p.relative_to(dataset)) for p in Path(dataset).rglob("*") if p.is_file()
+                  and p.name != compact.LOCK_NAME)
+
+
+# -- the dataset --------------------------------------------------------------------------------
+
+def test_records_become_rows_readable_by_duckdb_and_pyarrow_with_plain_types(dirs):
+    rec, ds = dirs
+    put(rec, "1", end="2026-10-15T12:00:00Z", fs=("scratch", "home"))
+    put(rec, "2", end="2026-10-31T23:59:59Z")
+    put(rec, "3", end="2026-11-01T00:00:00Z", lustre=["2.15.4", "2.16.0"])
+    res = compact.compact(rec, ds)
+    assert (res.records_read, res.records_added, res.rows_added, res.duplicates) == (3, 3, 4, 0)
+    assert [f.split("/part-")[0] for f in res.files_written] == ["year=2026/month=10", "year=2026/month=11"]
+    # DuckDB: the partition columns come back from the paths, as integers
+    got = ddb(ds, "SELECT year, month, job_id, fs, lustre FROM ds ORDER BY job_id, fs")
+    assert got == [(2026, 10, "1", "home", "2.15.4"), (2026, 10, "1", "scratch", "2.15.4"),
+                   (2026, 10, "2", "scratch", "2.15.4"), (2026, 11, "3", "scratch", "2.15.4;2.16.0")]
+    types = dict((r[0], r[1]) for r in duckdb.sql(
+        f"DESCRIBE SELECT * FROM read_parquet('{ds}/**/*.parquet', hive_partitioning=true)").fetchall())
+    assert (types["year"], types["month"], types["end"], types["num_nodes"], types["trusted"]) == \
+        ("BIGINT", "BIGINT", "TIMESTAMP WITH TIME ZONE", "INTEGER", "BOOLEAN")
+    # pyarrow.dataset with Hive partitioning reads the same rows
+    t = pads.dataset(ds, format="parquet", partitioning="hive").to_table()
+    assert t.num_rows == 4 and sorted(set(t.column("month").to_pylist())) == [10, 11]
+    # each file: exactly jobrow's columns and types (no year/month inside, no dictionary or
+    # extension type), zstd, values as jobrow made them
+    for f in Path(ds).rglob("*.parquet"):
+        pf = pq.ParquetFile(f)
+        assert pf.schema_arrow.remove_metadata() == jobrow.arrow_schema()
+        assert not any(pa.types.is_dictionary(fld.type) for fld in pf.schema_arrow)
+        assert {pf.metadata.row_group(0).column(i).compression for i in range(pf.metadata.num_columns)} == {"ZSTD"}
+        end = json.loads(pf.schema.column(pf.schema_arrow.get_field_index("end")).logical_type.to_json())
+        assert (end["Type"], end["isAdjustedToUTC"], end["timeUnit"]) == ("Timestamp", True, "milliseconds")
+    want = jobrow.rows(records.load(next(Path(rec, ".compacted").rglob("c1-1.json"))))
+    have = pq.read_table(next(Path(ds).rglob("year=2026/month=10/*.parquet"))).to_pylist()
+    have = [r for r in have if r["job_id"] == "1"]
+    assert [{k: r[k] for k in jobrow.COLUMNS if k not in ("begin", "end")} for r in have] == \
+        [{k: r[k] for k in jobrow.COLUMNS if k not in ("begin", "end")} for r in want]
+    assert [r["end"] for r in have] == [r["end"] for r in want]
+
+
+def test_modes_of_what_it_creates(dirs):
+    rec, ds = dirs
+    put(rec, "1")
+    old = os.umask(0o077)
+    try:
+        compact.compact(rec, ds)
+    finally:
+        os.umask(old)
+    for d in (ds, ds / "year=2026", ds / "year=2026" / "month=10", rec / ".compacted", rec / ".unreadable"):
+        st = os.stat(d)
+        assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (os.geteuid(), 0o755), d
+    [f] = Path(ds).rglob("*.parquet")
+    assert stat.S_IMODE(os.stat(f).st_mode) == 0o644
+
+
+def test_row_groups_are_bounded(dirs, monkeypatch):
+    rec, ds = dirs
+    monkeypatch.setattr(compact, "ROW_GROUP_ROWS", 4)
+    monkeypatch.setattr(compact, "BATCH_ROWS", 3)
+    for i in range(10):
+        put(rec, str(i), end=f"2026-10-{10 + i}T00:00:00Z")
+    compact.compact(rec, ds)
+    [f] = Path(ds).rglob("*.parquet")
+    md = pq.ParquetFile(f).metadata
+    assert [md.row_group(i).num_rows for i in range(md.num_row_groups)] == [4, 4, 2]
+    ends = pq.read_table(f, columns=["end"]).column(0).to_pylist()
+    assert ends == sorted(ends)
+
+
+# -- idempotent, deduplicated -------------------------------------------------------------------
+
+def test_a_second_run_adds_nothing(dirs):
+    rec, ds = dirs
+    for i in range(5):
+        put(rec, str(i))
+    first = compact.compact(rec, ds)
+    before = parts(ds)
+    again = compact.compact(rec, ds)
+    assert (first.records_added, again.records_read, again.records_added, again.files_written) == (5, 0, 0, [])
+    assert parts(ds) == before and ids_in(ds) == sorted(f"c1/{i}/2026-10-15T12:00:00Z" for i in range(5))
+
+
+def test_a_record_seen_twice_counts_once(dirs):
+    rec, ds = dirs
+    a = put(rec, "1", end="2026-10-15T12:00:00Z")
+    other_day = rec / "2026" / "10" / "16"
+    other_day.mkdir(parents=True)
+    shutil.copy(a, other_day / a.name)                    # a copy in another day directory
+    res = compact.compact(rec, ds)
+    assert (res.records_read, res.records_added, res.duplicates, res.moved) == (2, 1, 1, 2)
+    assert ids_in(ds) == ["c1/1/2026-10-15T12:00:00Z"]
+    assert live(rec) == []
+
+
+def test_a_record_stored_again_after_compaction_is_a_duplicate(dirs, tmp_path):
+    rec, ds = dirs
+    put(rec, "1")
+    compact.compact(rec, ds)
+    put(rec, "1")                                         # the epilog ran twice, or records add again
+    records.add(put(tmp_path / "elsewhere", "1"), rec)   # the same job re-added by hand (cluster c1 kept)
+    res = compact.compact(rec, ds)
+    assert (res.records_read, res.records_added, res.duplicates) == (1, 0, 1)
+    assert ids_in(ds) == ["c1/1/2026-10-15T12:00:00Z"] and live(rec) == []
+    # both copies are kept in .compacted, not overwritten
+    assert sorted(p.name for p in (rec / ".compacted").rglob("*.json")) == ["c1-1.1.json", "c1-1.json"]
+
+
+def test_the_dataset_is_the_truth_not_the_moved_records(dirs):
+    """A record back in the live tree (an admin moved .compacted back) is not added twice."""
+    rec, ds = dirs
+    for i in range(3):
+        put(rec, str(i))
+    compact.compact(rec, ds)
+    for p in (rec / ".compacted").rglob("*.json"):
+        os.rename(p, rec / p.relative_to(rec / ".compacted"))
+    res = compact.compact(rec, ds)
+    assert (res.records_read, res.records_added, res.duplicates) == (3, 0, 3)
+    assert len(ids_in(ds)) == 3
+
+
+# -- interrupted runs, concurrent writers --------------------------------------------------------
+
+def test_a_crash_between_the_parquet_file_and_the_moves_double_counts_nothing(dirs, monkeypatch):
+    rec, ds = dirs
+    for i in range(4):
+        put(rec, str(i))
+
+    def crash(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(compact._Run, "move_all", crash)
+    with pytest.raises(KeyboardInterrupt):
+        compact.compact(rec, ds)
+    monkeypatch.undo()
+    assert len(live(rec)) == 4 and len(ids_in(ds)) == 4        # in both places now
+    loaded = recordset.load("", rec, ds)                        # compare counts each job once
+    assert loaded.table.num_rows == 4 and loaded.json_in_dataset == 4 and loaded.json_rows == 0
+    res = compact.compact(rec, ds)
+    assert (res.records_added, res.duplicates, res.moved) == (0, 4, 4)
+    assert len(ids_in(ds)) == 4 and live(rec) == []
+
+
+def _die_before_rename(rec, ds):
+    def commit(self):
+        self._flush(final=True)
+        self.writer.close()
+        self.file.close()
+        os._exit(9)                                             # SIGKILL-like: no cleanup at all
+    compact._PartWriter.commit = commit
+    compact.compact(rec, ds)
+
+
+def test_a_run_killed_while_writing_leaves_nothing_a_reader_sees_and_is_cleaned_up(dirs):
+    rec, ds = dirs
+    put(rec, "1", end="2026-10-01T00:00:00Z")
+    compact.compact(rec, ds)
+    for i in range(2, 6):
+        put(rec, str(i), end="2026-10-02T00:00:00Z")
+    p = multiprocessing.get_context("fork").Process(target=_die_before_rename, args=(rec, ds))
+    p.start()
+    p.join()
+    assert p.exitcode == 9
+    [tmp] = [f for f in parts(ds) if "/." in f]
+    assert compact.TEMP_RE.fullmatch(Path(tmp).name) and os.path.getsize(ds / tmp) > 0
+    # readers do not see it: DuckDB's glob, pyarrow.dataset, recordset
+    assert ids_in(ds) == ["c1/1/2026-10-01T00:00:00Z"]
+    assert pads.dataset(ds, format="parquet", partitioning="hive").to_table().num_rows == 1
+    assert recordset.load("", rec, ds).table.num_rows == 5
+    assert len(live(rec)) == 4                                  # nothing was moved
+    res = compact.compact(rec, ds)
+    assert (res.stale_temps, res.records_added) == (1, 4) and not [f for f in parts(ds) if "/." in f]
+    assert len(ids_in(ds)) == 5
+
+
+def test_a_record_replaced_while_the_run_reads_is_left_for_the_next_run(dirs, monkeypatch):
+    """The epilog stores a record under a name the run has read already (the same job id on
+    the same day, another job): the new file is not moved unread; the next run adds it."""
+    rec, ds = dirs
+    put(rec, "1", end="2026-10-15T01:00:00Z")
+    put(rec, "2", end="2026-10-15T01:00:00Z")
+    real = compact._Run.commit
+
+    def commit(self):
+        real(self)
+        put(rec, "1", end="2026-10-15T09:00:00Z")               # replaces c1-1.json: another job
+
+    monkeypatch.setattr(compact._Run, "commit", commit)
+    res = compact.compact(rec, ds)
+    monkeypatch.undo()
+    assert (res.records_added, res.moved, res.left) == (2, 1, 1)
+    assert "1 record(s) replaced while the run read them, left for the next run" in res.summary()
+    assert live(rec) == ["2026/10/15/c1-1.json"]
+    assert records.load(rec / "2026/10/15/c1-1.json")["job"]["end"] == "2026-10-15T09:00:00Z"
+    res = compact.compact(rec, ds)
+    assert res.records_added == 1 and live(rec) == []
+    assert jobs_in(ds) == ["c1/1/2026-10-15T01:00:00Z", "c1/1/2026-10-15T09:00:00Z", "c1/2/2026-10-15T01:00:00Z"]
+
+
+def test_a_half_written_record_is_never_read(dirs):
+    rec, ds = dirs
+    day = put(rec, "1").parent
+    tmp = day / ".c1-2.json.0a1b2c3d"                           # atomicfile's temp name
+    tmp.write_text(json.dumps(record_doc("2"))[:200])
+    res = compact.compact(rec, ds)
+    assert (res.records_read, res.set_aside) == (1, [])
+    assert tmp.exists() and not list((rec / ".unreadable").rglob("*"))
+
+
+def _writer(rec, n, first):
+    for i in range(first, first + n):
+        records.store(report_doc(str(i), end=f"2026-10-{1 + i % 28:02d}T00:00:00Z", fs=("scratch", "home")[:1 + i % 2]),
+                      rec, "c1", str(i))
+        if i % 7 == 0:                                          # and the same job stored again
+            records.store(report_doc(str(i), end=f"2026-10-{1 + i % 28:02d}T00:00:00Z",
+                                     fs=("scratch", "home")[:1 + i % 2]), rec, "c1", str(i))
+
+
+def test_records_written_while_compactions_run_are_all_compacted_once(dirs, monkeypatch):
+    rec, ds = dirs
+    monkeypatch.setattr(compact, "MERGE_OVER", 3)               # merges happen under the writers too
+    ctx = multiprocessing.get_context("fork")
+    writers = [ctx.Process(target=_writer, args=(rec, 150, k * 1000)) for k in range(3)]
+    for w in writers:
+        w.start()
+    runs = 0
+    while any(w.is_alive() for w in writers) or runs == 0:
+        compact.compact(rec, ds)
+        runs += 1
+    for w in writers:
+        w.join()
+        assert w.exitcode == 0
+    compact.compact(rec, ds)
+    want = sorted(f"c1/{i}/2026-10-{1 + i % 28:02d}T00:00:00Z" for k in range(3) for i in range(k * 1000, k * 1000 + 150))
+    assert jobs_in(ds) == want, f"after {runs} runs"
+    rows = ddb(ds, "SELECT count(*), count(DISTINCT (record_id, fs)) FROM ds")[0]
+    assert rows[0] == rows[1] == sum(1 + i % 2 for k in range(3) for i in range(k * 1000, k * 1000 + 150))
+    assert live(rec) == [] and not list((rec / ".unreadable").rglob("*.json"))
+    assert runs > 1
+
+
+# -- nothing lost: records that cannot be compacted ----------------------------------------------
+
+def _bad_tree(rec, tmp_path):
+    good = [put(rec, str(i), end="2026-10-15T12:00:00Z") for i in range(3)]
+    day = good[0].parent
+    (day / "c1-10.json").write_text(json.dumps(record_doc("10"))[:500])
+    doc = record_doc("11")
+    doc["schema"] = "lustre-jobreport/4"
+    (day / "c1-11.json").write_text(json.dumps(doc))
+    doc = record_doc("12")
+    doc["job"]["end"] = None
+    (day / "c1-12.json").write_text(json.dumps(doc))
+    doc = record_doc("13")
+    doc["job"]["num_nodes"] = 1 << 40
+    (day / "c1-13.json").write_text(json.dumps(doc))
+    (day / "c1-14.json").mkdir()
+    (tmp_path / "secret").write_text("root's")
+    (day / "c1-15.json").symlink_to(tmp_path / "secret")
+    with open(day / "c1-16.json", "w") as f:
+        f.truncate(records.MAX_RECORD_BYTES + 1)
+    doc = record_doc("17")
+    doc["filesystems"]["scratch"]["osts"] = ["OST0000"]
+    (day / "c1-17.json").write_text(json.dumps(doc))
+    return good
+
+
+SET_ASIDE = [
+    ("2026/10/15/c1-10.json", r"truncated \(.* line 1 column \d+\)"),
+    ("2026/10/15/c1-11.json", r"record schema lustre-jobreport/4 is newer than this lustre-jobreport reads "
+                              r"\(lustre-jobreport/3\): upgrade lustre-jobreport"),
+    ("2026/10/15/c1-12.json", r"record without a valid job end time"),
+    ("2026/10/15/c1-13.json", r"column num_nodes: .*"),
+    ("2026/10/15/c1-14.json", r"a directory where a record file should be"),
+    ("2026/10/15/c1-15.json", r"a symbolic link \(not followed\)"),
+    ("2026/10/15/c1-16.json", r"67,108,865 bytes, over the 64 MiB a record may be"),
+    ("2026/10/15/c1-17.json", r".+"),
+]
+
+
+def test_records_that_cannot_be_compacted_are_set_aside_with_their_reason_once(dirs, tmp_path):
+    import re
+    rec, ds = dirs
+    _bad_tree(rec, tmp_path)
+    res = compact.compact(rec, ds)
+    assert (res.records_added, res.rows_added) == (3, 3)       # the good ones still went in, beside c1-13
+    assert [r for r, _ in res.set_aside] == [r for r, _ in SET_ASIDE]
+    for (rel, why), (_, pattern) in zip(res.set_aside, SET_ASIDE):
+        assert re.fullmatch(pattern, why), (rel, why)
+        moved = rec / ".unreadable" / rel
+        assert os.path.lexists(moved) and (moved.parent / (moved.name + ".why")).read_text() == why + "\n"
+    assert os.path.islink(rec / ".unreadable/2026/10/15/c1-15.json")      # the link moved, not followed
+    assert (tmp_path / "secret").read_text() == "root's"
+    lines = res.summary().splitlines()
+    for rel, why in res.set_aside:
+        assert f"records compact: set aside {rel}: {why} (now .unreadable/{rel})" in lines
+    assert live(rec) == [] and len(jobs_in(ds)) == 3
+    again = compact.compact(rec, ds)                            # not retried
+    assert (again.records_read, again.set_aside, again.ignored) == (0, [], [])
+
+
+def test_a_run_that_sets_one_aside_does_not_drop_a_later_copy_of_it(dirs):
+    """Two files of one job, the first unconvertible: the second is not called a duplicate
+    of a job that never reached the dataset."""
+    rec, ds = dirs
+    doc = record_doc("1")
+    doc["job"]["num_tasks"] = 1 << 40
+    first = rec / "2026/10/15/c1-1.json"
+    first.parent.mkdir(parents=True)
+    first.write_text(json.dumps(doc))
+    copy = rec / "2026/10/16/c1-1.json"
+    copy.parent.mkdir(parents=True)
+    copy.write_text(json.dumps(record_doc("1")))
+    res = compact.compact(rec, ds)
+    assert [r for r, _ in res.set_aside] == ["2026/10/15/c1-1.json"] and res.records_added == 0
+    assert live(rec) == ["2026/10/16/c1-1.json"]
+    assert compact.compact(rec, ds).records_added == 1 and jobs_in(ds) == ["c1/1/2026-10-15T12:00:00Z"]
+
+
+def test_a_link_to_a_day_is_named_not_followed(dirs, tmp_path):
+    rec, ds = dirs
+    put(rec, "1", end="2026-10-15T00:00:00Z")
+    put(tmp_path / "other", "2", end="2026-10-16T00:00:00Z")
+    (rec / "2026/10/16").symlink_to(tmp_path / "other/2026/10/16")
+    res = compact.compact(rec, ds)
+    assert res.records_added == 1 and res.ignored == [("2026/10/16", "a symbolic link (not followed)")]
+    assert "records compact: ignored 2026/10/16: a symbolic link (not followed)" in res.summary()
+    assert len(list((tmp_path / "other").rglob("*.json"))) == 1
+
+
+def test_a_record_without_filesystems_is_counted_and_moved(dirs):
+    rec, ds = dirs
+    doc = report_doc("1")
+    doc["filesystems"] = {}
+    records.store(doc, rec, "c1", "1")
+    res = compact.compact(rec, ds)
+    assert (res.records_read, res.no_rows, res.records_added, res.moved) == (1, 1, 0, 1)
+    assert "without a Lustre filesystem" in res.summary() and live(rec) == []
+
+
+# -- small files ---------------------------------------------------------------------------------
+
+def test_a_month_of_many_small_files_is_rewritten_into_one(dirs):
+    rec, ds = dirs
+    for i in range(compact.MERGE_OVER):
+        put(rec, str(i), end=f"2026-10-{1 + i:02d}T00:00:00Z")
+        compact.compact(rec, ds)
+    assert len(compact.part_files(ds, (2026, 10))) == compact.MERGE_OVER
+    put(rec, "99", end="2026-10-30T00:00:00Z")
+    res = compact.compact(rec, ds)
+    assert res.merged == [("year=2026/month=10", compact.MERGE_OVER + 1, 0)]
+    assert "records compact: merged year=2026/month=10: 17 files into 1" in res.summary()
+    [f] = compact.part_files(ds, (2026, 10))
+    assert len(ids_in(ds)) == len(jobs_in(ds)) == compact.MERGE_OVER + 1
+    assert pq.ParquetFile(f).schema_arrow.remove_metadata() == jobrow.arrow_schema()
+
+
+def test_a_merge_drops_duplicate_rows_and_keeps_the_oldest_copy(dirs, monkeypatch):
+    rec, ds = dirs
+    monkeypatch.setattr(compact, "MERGE_OVER", 2)
+    put(rec, "1")
+    compact.compact(rec, ds)
+    [f] = compact.part_files(ds, (2026, 10))
+    shutil.copy(f, f.with_name("part-99990101T000000Z-00000000.parquet"))     # a stray copy: duplicates
+    put(rec, "2")
+    res = compact.compact(rec, ds)
+    assert res.merged == [("year=2026/month=10", 3, 1)]
+    assert ids_in(ds) == ["c1/1/2026-10-15T12:00:00Z", "c1/2/2026-10-15T12:00:00Z"]
+
+
+def test_a_reader_during_a_merge_sees_each_job_once(dirs, monkeypatch):
+    """The merged file is in and the old ones not yet out: a reader sees rows twice in the
+    files, and recordset.load still gives each job once."""
+    rec, ds = dirs
+    monkeypatch.setattr(compact, "MERGE_OVER", 2)
+    for i in range(2):
+        put(rec, str(i))
+        compact.compact(rec, ds)
+    put(rec, "2")                           # its run writes a third file: the month is merged
+    seen = {}
+
+    def unlink(name, dir_fd=None):
+        if "rows" not in seen:              # the first old file about to go: look as a reader
+            seen["rows"] = ddb(ds, "SELECT count(*) FROM ds")[0][0]
+            seen["loaded"] = recordset.load("", rec, ds).table.num_rows
+        real_unlink(name, dir_fd=dir_fd)
+
+    real_unlink = os.unlink
+    monkeypatch.setattr(compact.os, "unlink", unlink)
+    compact.compact(rec, ds)
+    assert seen == {"rows": 6, "loaded": 3}
+    monkeypatch.undo()
+    assert len(ids_in(ds)) == 3 and len(compact.part_files(ds, (2026, 10))) == 1
+
+
+def test_a_month_with_columns_this_version_does_not_know_is_not_merged(dirs, monkeypatch):
+    rec, ds = dirs
+    monkeypatch.setattr(compact, "MERGE_OVER", 1)
+    put(rec, "1")
+    compact.compact(rec, ds)
+    [f] = compact.part_files(ds, (2026, 10))
+    t = pq.read_table(f)
+    pq.write_table(t.append_column("new_metric", pa.array([1], pa.int64())), f.with_name("part-99990101T000000Z-0.parquet"))
+    res = compact.compact(rec, ds)
+    assert res.merged == [] and res.merge_skipped == [
+        ("year=2026/month=10", "part-99990101T000000Z-0.parquet has columns this version does not know or types it "
+                               "does not expect: new_metric")]
+    assert len(compact.part_files(ds, (2026, 10))) == 2
+
+
+# -- errors, locking, directories ----------------------------------------------------------------
+
+def cli(tmp_path, *args):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("")
+    return subprocess.run([sys.executable, "-m", "lustre_jobreport", "--config", str(cfg), *args],
+                          capture_output=True, text=True)
+
+
+def test_the_cli_prints_the_summary(dirs, tmp_path):
+    rec, ds = dirs
+    put(rec, "1")
+    r = cli(tmp_path, "records", "compact", "--records", str(rec), "--dataset", str(ds))
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout.startswith("records compact: 1 record read, 1 job(s) added (1 rows) in 1 file(s), "
+                               "0 duplicate(s) skipped, 0 set aside, 1 moved to .compacted; ")
+    assert all(line.startswith("records compact: ") for line in r.stdout.splitlines())
+
+
+def test_a_corrupt_parquet_file_is_one_line_naming_it(dirs, tmp_path):
+    rec, ds = dirs
+    put(rec, "1")
+    compact.compact(rec, ds)
+    [f] = compact.part_files(ds, (2026, 10))
+    f.write_bytes(f.read_bytes()[:100])
+    put(rec, "2")
+    r = cli(tmp_path, "records", "compact", "--records", str(rec), "--dataset", str(ds))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert r.stderr.startswith(f"lustre-jobreport: error: {f}: not a readable Parquet file (")
+    assert r.stderr.rstrip().endswith("move it out of the dataset and run again")
+    assert live(rec) == ["2026/10/15/c1-2.json"]                # nothing moved
+
+
+def test_one_run_at_a_time(dirs):
+    rec, ds = dirs
+    put(rec, "1")
+    ds.mkdir()
+    fd = os.open(ds / compact.LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        with pytest.raises(JobReportError, match=r"another `records compact` is running on .* \(it holds .*\.compact\.lock\)"):
+            compact.compact(rec, ds)
+    finally:
+        os.close(fd)
+    assert compact.compact(rec, ds).records_added == 1
+
+
+@pytest.mark.parametrize("case", ["dataset group-writable", "records a link", "partition a link", "compacted a link"])
+def test_directories_are_checked_like_records_dir(dirs, tmp_path, case):
+    rec, ds = dirs
+    put(rec, "1")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    if case == "dataset group-writable":
+        ds.mkdir()
+        os.chmod(ds, 0o775)
+        why = f"{ds}: mode 0775 lets others write in it; refusing it"
+    elif case == "records a link":
+        os.rename(rec, tmp_path / "real")
+        rec.symlink_to(tmp_path / "real")
+        why = f"{rec}: is a symbolic link; refusing it"
+    elif case == "partition a link":
+        (ds / "year=2026").mkdir(parents=True)
+        (ds / "year=2026" / "month=10").symlink_to(elsewhere)
+        why = f"{ds}/year=2026/month=10: is a symbolic link; refusing it"
+    else:
+        (rec / ".compacted").symlink_to(elsewhere)
+        why = f"{rec}/.compacted: is a symbolic link; refusing it"
+    with pytest.raises(securedir.UnsafeDirError) as err:
+        compact.compact(rec, ds)
+    assert str(err.value) == why
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_no_records_dir_yet_is_not_an_error(dirs):
+    rec, ds = dirs
+    res = compact.compact(rec, ds)
+    assert res.records_read == 0 and f"{rec} does not exist: no records to read" in res.summary()
+    assert not rec.exists()
+
+
+def test_a_non_root_admin_compacts_their_own_directories_and_not_roots(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to run as another user")
+    from hookkit import ensure_user, world_dir
+    pw = ensure_user()
+    with world_dir("ljr-compact-") as w:
+        mine = w / "mine"
+        mine.mkdir()
+        os.chown(mine, pw.pw_uid, pw.pw_gid)
+        for i in range(2):
+            put(w / "src", str(i))
+        shutil.copytree(w / "src", mine / "records")
+        subprocess.run(["chown", "-R", f"{pw.pw_uid}:{pw.pw_gid}", str(mine / "records")], check=True)
+        cfg = w / "config.toml"
+        cfg.write_text("")
+        os.chmod(cfg, 0o644)
+        reporter = Path(sys.executable).parent / "lustre-jobreport"
+
+        def run(*args):
+            return subprocess.run(["runuser", "-u", pw.pw_name, "--", str(reporter), "--config", str(cfg),
+                                   "records", "compact", *args], capture_output=True, text=True)
+
+        r = run("--records", str(mine / "records"), "--dataset", str(mine / "dataset"))
+        assert r.returncode == 0, r.stderr
+        assert "2 job(s) added" in r.stdout
+        [f] = (mine / "dataset").rglob("*.parquet")
+        assert os.stat(f).st_uid == pw.pw_uid
+        r = run("--records", str(w / "src"), "--dataset", str(mine / "dataset2"))
+        assert r.returncode == 2 and r.stderr.count("\n") == 1
+        assert r.stderr.endswith(f"{w / 'src'}: owned by uid 0, not {pw.pw_uid}; refusing it\n")

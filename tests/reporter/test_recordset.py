@@ -1,0 +1,259 @@
+"""recordset: what compare reads. Selections (one line naming a bad key), the same matching on
+the dataset and on JSON records, the dataset preferred for a job found in both, months outside
+since/until not read, unreadable records skipped with a warning, a corrupt Parquet file one error
+naming it."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import random
+import re
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from lustre_jobreport import compact, jobrow, records, recordset
+from lustre_jobreport.errors import JobReportError
+from lustre_jobreport.recordset import Selection, SelectionError
+
+from test_records_kit import put, record_doc
+
+
+def utc(*a):
+    return datetime(*a, tzinfo=timezone.utc)
+
+
+# -- selections -----------------------------------------------------------------------------------
+
+def test_a_selection_reads_every_key():
+    s = Selection.parse(" lustre=2.15.* , since=2026-10-01,until=2026-11-01T06:00+02:00,cluster=c1,"
+                        "partition=batch,user=ann,job_name=wrf*,account=climate,kernel=4.18.*,os=Rocky*")
+    assert s.since == utc(2026, 10, 1) and s.until == utc(2026, 11, 1, 4)
+    assert dict(s.globs) == {"lustre": "2.15.*", "cluster": "c1", "partition": "batch", "user": "ann",
+                             "job_name": "wrf*", "account": "climate", "kernel": "4.18.*", "os": "Rocky*"}
+    assert str(s) == ("lustre=2.15.*,cluster=c1,partition=batch,user=ann,job_name=wrf*,account=climate,"
+                      "kernel=4.18.*,os=Rocky*,since=2026-10-01T00:00:00Z,until=2026-11-01T04:00:00Z")
+    assert Selection.parse("") == Selection() and str(Selection()) == ""
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("lustr=2.15", "unknown key 'lustr' (known: lustre, kernel, os, since, until, cluster, partition, user, "
+                   "job_name, account)"),
+    ("lustre", "'lustre' is not key=value"),
+    ("lustre=", "lustre: empty value"),
+    ("user=a,user=b", "user: given twice"),
+    ("since=2026-13-01", "since: '2026-13-01' is not an ISO date or date and time (e.g. 2026-10-01 or 2026-10-01T12:00Z)"),
+    ("until=last week", "until: 'last week' is not an ISO date"),
+    ("since=2026-11-01,until=2026-10-01", "until: 2026-10-01T00:00:00Z is not after since 2026-11-01T00:00:00Z"),
+])
+def test_a_bad_selection_is_one_line_naming_the_key(text, msg):
+    with pytest.raises(SelectionError) as err:
+        Selection.parse(text)
+    assert msg in str(err.value) and "\n" not in str(err.value)
+    assert isinstance(err.value, JobReportError)
+
+
+def row(**kw):
+    base = {"lustre": "2.15.4", "kernel": "4.18.0", "os": "Rocky 8", "cluster": "c1", "partition": "batch",
+            "user": "ann", "job_name": "wrf", "account": "climate", "end": utc(2026, 10, 15)}
+    return {**base, **kw}
+
+
+@pytest.mark.parametrize("sel,r,want", [
+    ("lustre=2.15.*", row(), True),
+    ("lustre=2.15.*", row(lustre="2.15.4;2.16.0"), False),         # every host must match
+    ("lustre=2.16.*", row(lustre="2.15.4;2.16.0"), False),
+    ("lustre=2.1[56].*", row(lustre="2.15.4;2.16.0"), True),
+    ("lustre=2.15.4", row(lustre="2.15.4;2.15.4x"), False),
+    ("lustre=*", row(lustre=None), False),                          # unknown matches no glob
+    ("lustre=2.15*", row(lustre="2.15.4;2.16.0"), False),           # '*' does not cross hosts
+    ("lustre=2.15.?", row(), True),
+    ("lustre=2.15.[!4]", row(), False),
+    ("kernel=4.18.*", row(kernel="4.18.0;5.14.0"), False),
+    ("user=ann", row(user="anna"), False),
+    ("user=an?", row(), True),
+    ("job_name=a+b (x)", row(job_name="a+b (x)"), True),            # regex characters are literal
+    ("job_name=a+b (x)", row(job_name="aab (x)"), False),
+    ("job_name=run[1", row(job_name="run[1"), True),                # an unclosed '[' is literal
+    ("job_name=x.y", row(job_name="xzy"), False),
+    ("job_name=*", row(job_name="line\nbreak"), True),
+    ("account=clim*", row(), True),
+    ("cluster=C1", row(), False),                                   # case-sensitive
+    ("since=2026-10-15", row(), True),                              # since inclusive
+    ("until=2026-10-15", row(), False),                             # until exclusive
+    ("until=2026-10-15T00:00:01Z", row(), True),
+])
+def test_matching(sel, r, want):
+    assert Selection.parse(sel).matches(r) is want
+
+
+def test_duckdb_and_python_agree_on_every_glob(tmp_path):
+    """The dataset side matches in DuckDB (RE2), the tests' side in Python: same answers."""
+    import duckdb
+    values = ["2.15.4", "2.15.4;2.16.0", "2.16.0", "2.1", "a+b", "a]b", "x;y", "[ab]", "a-b", "a\\b", "a b",
+              "é.1", "2.15.4x", "", "^$", "a#b~c&d"]
+    patterns = ["2.15.*", "*", "2.1?", "2.1[5-6].*", "[!2]*", "a+b", "a]b", "[]]*", "*;*", "[ab]", "\\[ab]",
+                "a-b", "a\\b", "a b", "é.?", "2.1[56]*", "[a-", "^$", "a#b~c&d", "*4"]
+    con = duckdb.connect()
+    for pattern, multi in itertools.product(patterns, (False, True)):
+        rx = recordset.glob_regex(pattern, multi)
+        got = [r[0] for r in con.execute("SELECT regexp_full_match(v, ?) FROM unnest(?::VARCHAR[]) t(v)",
+                                         [rx, values]).fetchall()]
+        assert got == [bool(re.fullmatch(rx, v, re.S)) for v in values], (pattern, multi)
+
+
+# -- load ------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def dirs(tmp_path):
+    return tmp_path / "records", tmp_path / "dataset"
+
+
+def jobs(loaded):
+    return sorted({r["job_id"] for r in loaded.table.select(["job_id"]).to_pylist()})
+
+
+def test_load_reads_both_sources_and_applies_the_selection_to_each(dirs):
+    rec, ds = dirs
+    rng = random.Random(5)
+    docs = []
+    for i in range(40):
+        kw = dict(end=f"2026-{9 + i % 3:02d}-{1 + i % 28:02d}T{i % 24:02d}:00:00Z",
+                  lustre=["2.15.4", "2.16.0", ["2.15.4", "2.16.0"], "2.15.4"][i % 4], fs=("scratch", "home")[:1 + i % 2],
+                  user="bob" if i % 5 == 0 else "ann", partition=rng.choice(["batch", "debug"]), hosts=2)
+        put(rec, str(i), **kw)
+        docs.append(record_doc(str(i), **kw))
+        if i == 24:
+            compact.compact(rec, ds)            # the first 25 in the dataset, the rest JSON
+    sel = Selection.parse("lustre=2.15.*,since=2026-10-01,until=2026-11-01,user=ann")
+    got = recordset.load(sel, rec, ds)
+    want = sorted(r["job_id"] for d in docs for r in jobrow.rows(d) if sel.matches(r))
+    assert sorted(r["job_id"] for r in got.table.to_pylist()) == want and want
+    assert got.table.schema == jobrow.arrow_schema()
+    assert got.dataset_rows + got.json_rows == got.table.num_rows and got.dataset_rows and got.json_rows
+    assert (got.json_records, got.json_in_dataset, got.dataset_files, got.warnings) == (15, 0, 1, [])
+    ends = got.table.column("end").to_pylist()
+    assert ends == sorted(ends)
+    everything = recordset.load("", rec, ds)
+    assert everything.table.num_rows == sum(len(jobrow.rows(d)) for d in docs) and everything.dataset_files == 3
+
+
+def test_a_job_in_both_is_taken_from_the_dataset(dirs, tmp_path):
+    rec, ds = dirs
+    put(rec, "1")
+    compact.compact(rec, ds)
+    doc = record_doc("1")
+    doc["filesystems"]["scratch"]["read_bytes"] = 12345                  # a later copy of the same job
+    records.store(doc, rec, "c1", "1")
+    got = recordset.load("", rec, ds)
+    assert got.table.num_rows == 1 and got.table.column("read_bytes").to_pylist() != [12345]
+    assert (got.dataset_rows, got.json_rows, got.json_records, got.json_in_dataset) == (1, 0, 1, 1)
+
+
+def test_copies_count_once_in_either_source(dirs, monkeypatch):
+    rec, ds = dirs
+    a = put(rec, "1", fs=("scratch", "home"))
+    (rec / "2026/10/16").mkdir(parents=True)
+    shutil.copy(a, rec / "2026/10/16" / a.name)
+    assert recordset.load("", rec, ds).table.num_rows == 2
+    compact.compact(rec, ds)
+    [f] = compact.part_files(ds, (2026, 10))
+    shutil.copy(f, f.with_name("part-99990101T000000Z-0.parquet"))       # a merge half done
+    got = recordset.load("", rec, ds)
+    assert got.table.num_rows == 2 and got.dataset_files == 2
+
+
+def test_months_outside_since_until_are_not_read(dirs):
+    rec, ds = dirs
+    put(rec, "1", end="2026-09-30T23:59:59Z")
+    put(rec, "2", end="2026-10-15T00:00:00Z")
+    compact.compact(rec, ds)
+    [sept] = compact.part_files(ds, (2026, 9))
+    sept.write_bytes(b"PAR1 not really")
+    got = recordset.load("since=2026-10-01", rec, ds)
+    assert jobs(got) == ["2"] and got.dataset_files == 1
+    with pytest.raises(JobReportError) as err:
+        recordset.load("since=2026-09-30", rec, ds)
+    assert str(err.value).startswith(f"{sept}: not a readable Parquet file (") and "\n" not in str(err.value)
+
+
+def test_unreadable_json_records_are_skipped_with_one_line_each(dirs, tmp_path):
+    rec, ds = dirs
+    good = put(rec, "1")
+    day = good.parent
+    (day / "c1-2.json").write_text(json.dumps(record_doc("2"))[:100])
+    newer = record_doc("3")
+    newer["schema"] = "lustre-jobreport/4"
+    (day / "c1-3.json").write_text(json.dumps(newer))
+    (day / "c1-4.json").symlink_to(good)
+    (day / ".c1-5.json.deadbeef").write_text("{")                        # being written: not even a warning
+    got = recordset.load("", rec, ds)
+    assert jobs(got) == ["1"]
+    assert re.fullmatch(rf"{day}/c1-2.json: truncated \(Unterminated string starting at: line 1 column \d+\); "
+                        "skipped", got.warnings[0])
+    assert got.warnings[1:] == [
+        f"{day}/c1-3.json: record schema lustre-jobreport/4 is newer than this lustre-jobreport reads "
+        "(lustre-jobreport/3): upgrade lustre-jobreport; skipped",
+        f"{day}/c1-4.json: a symbolic link (not followed); skipped",
+    ]
+
+
+def test_a_record_whose_value_fits_no_column_is_skipped_with_a_warning(dirs):
+    rec, ds = dirs
+    put(rec, "1")
+    doc = record_doc("2")
+    doc["job"]["num_nodes"] = 1 << 40
+    records.store(doc, rec, "c1", "2")
+    got = recordset.load("", rec, ds)
+    assert jobs(got) == ["1"]
+    [w] = got.warnings
+    assert w.startswith("record c1/2/2026-10-15T12:00:00Z: column num_nodes: ") and w.endswith("; skipped")
+
+
+def test_missing_directories_are_empty_sources(tmp_path):
+    for rec, ds in ((tmp_path / "no", tmp_path / "none"), (None, None), ("", "")):
+        got = recordset.load("lustre=2.15.*", rec, ds)
+        assert got.table.num_rows == 0 and got.table.schema == jobrow.arrow_schema() and got.warnings == []
+
+
+def test_files_of_older_and_newer_writers_are_read_by_column_name(dirs):
+    """An older compaction's file lacks a column (null); a newer one's extra column is not taken."""
+    rec, ds = dirs
+    put(rec, "1")
+    put(rec, "2", end="2026-10-16T00:00:00Z")
+    compact.compact(rec, ds)
+    [f] = compact.part_files(ds, (2026, 10))
+    t = pq.read_table(f)
+    old = t.filter(pa.compute.equal(t.column("job_id"), "1")).drop_columns(["latency_read_us", "ra_hits"])
+    new = t.filter(pa.compute.equal(t.column("job_id"), "2")).append_column("from_the_future", pa.array([7]))
+    os.unlink(f)
+    pq.write_table(old, f.with_name("part-1.parquet"))
+    pq.write_table(new, f.with_name("part-2.parquet"))
+    got = recordset.load("", rec, ds).table.to_pylist()
+    assert [(r["job_id"], r["latency_read_us"] is None, r["ra_hits"] is None) for r in got] == \
+        [("1", True, True), ("2", False, False)]
+
+
+def test_a_file_merged_away_under_the_listing_is_listed_again(dirs, monkeypatch):
+    rec, ds = dirs
+    put(rec, "1")
+    compact.compact(rec, ds)
+    real = compact.dataset_files
+    calls = []
+
+    def listing(d):
+        calls.append(1)
+        found = real(d)
+        if len(calls) == 2:                  # the dataset query's first listing: a file since gone
+            found[(2026, 10)] = found[(2026, 10)] + [Path(ds, "year=2026/month=10/part-gone.parquet")]
+        return found
+
+    monkeypatch.setattr(compact, "dataset_files", listing)
+    got = recordset.load("", rec, ds)
+    assert got.table.num_rows == 1 and len(calls) >= 3
