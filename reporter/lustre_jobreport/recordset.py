@@ -169,6 +169,16 @@ class Loaded:
     json_rows: int = 0                      # rows from them (selected, not in the dataset)
     json_in_dataset: int = 0                # JSON records whose job the dataset holds already
 
+    def info(self) -> dict[str, Any]:
+        """The counts and warnings as a dict (records_read: the JSON records read)."""
+        return {"records_read": self.json_records, "json_rows": self.json_rows,
+                "json_in_dataset": self.json_in_dataset, "dataset_files": self.dataset_files,
+                "dataset_rows": self.dataset_rows, "warnings": list(self.warnings)}
+
+    def __iter__(self):
+        """table, info = load(...) works too."""
+        return iter((self.table, self.info()))
+
 
 def _sql_list(paths: list[Path]) -> str:
     return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"

@@ -154,6 +154,9 @@ def test_a_job_in_both_is_taken_from_the_dataset(dirs, tmp_path):
     got = recordset.load("", rec, ds)
     assert got.table.num_rows == 1 and got.table.column("read_bytes").to_pylist() != [12345]
     assert (got.dataset_rows, got.json_rows, got.json_records, got.json_in_dataset) == (1, 0, 1, 1)
+    table, info = got
+    assert table is got.table and info == {"records_read": 1, "json_rows": 0, "json_in_dataset": 1,
+                                           "dataset_files": 1, "dataset_rows": 1, "warnings": []}
 
 
 def test_copies_count_once_in_either_source(dirs, monkeypatch):
