@@ -17,13 +17,22 @@ from __future__ import annotations
 
 import random
 import zlib
+from bisect import bisect_left
+from math import gcd, lcm
 
 from .counters import cadd, split_even, tally, tally_log2
 from .intervals import IntervalSet
 from .version import Profile
 
 NS = 1_000_000_000
+MiB = 1 << 20
 PING_INTERVAL_S = 25          # obd_timeout 100 s / 4
+# lu15274 quirk: what a read call costs without the fast read path. LU-15274's numbers, dd bs=4K
+# of a 64 MiB file: 9.1 MB/s (450 us a call) with the bug, 994 MB/s (4.1 us) with the fix; the
+# model's buffered 4 KiB call costs about 4 us, so a call that loses fast read takes 446 us more.
+LU15274_SLOW_READ_US = 446
+# ra-8k-rpcs quirk: the read-ahead of the Pleiades regression issued 8 KiB at a time
+RA_8K_BYTES = 8192
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -33,13 +42,70 @@ def _ceil_div(a: int, b: int) -> int:
 # ----------------------------------------------------------------------------------------------
 # RPC accounting on a device dict (osc or mdc of the state)
 
-def rpc(dev: dict, opname: str, lat: int, active: int = 1, extra: str | None = None) -> None:
+def rpc(dev: dict, opname: str, lat: int, active: int = 1, extra: str | None = None,
+        n: int = 1) -> None:
     s = dev["stats"]
-    cadd(s, "req_waittime", lat)
-    cadd(s, "req_active", active)
-    cadd(s, opname, lat)
+    cadd(s, "req_waittime", lat, n)
+    cadd(s, "req_active", active, n)
+    cadd(s, opname, lat, n)
     if extra:
-        cadd(s, extra, 1)
+        cadd(s, extra, 1, n)
+
+
+def _bucket(x: int) -> int:
+    """lprocfs_oh_tally_log2(x + 1)'s row for an offset x: fls(x), clamped to the last row."""
+    return min(x.bit_length(), 31)
+
+
+def ap_log2_counts(a: int, d: int, n: int, mod: int | None = None) -> dict[int, int]:
+    """{row: count} of the offset histogram for the n offsets a, a+d, ..., a+(n-1)d (taken
+    modulo `mod` when given: the <= 2.2 offset inside the 1 MiB chunk)."""
+    out: dict[int, int] = {}
+    if n <= 0:
+        return out
+    if mod:
+        a %= mod
+        d %= mod
+        per = mod // gcd(d, mod) if d else 1
+        if n > per:
+            full, rest = divmod(n, per)
+            for b, c in ap_log2_counts(a, d, per, mod).items():
+                out[b] = out.get(b, 0) + c * full
+            for b, c in ap_log2_counts((a + full * per * d) % mod, d, rest, mod).items():
+                out[b] = out.get(b, 0) + c
+            return out
+        for i in range(n):
+            b = _bucket((a + i * d) % mod)
+            out[b] = out.get(b, 0) + 1
+        return out
+    if d == 0:
+        return {_bucket(a): n}
+    for b in range(_bucket(a), _bucket(a + (n - 1) * d) + 1):
+        lo = 0 if b == 0 else 1 << (b - 1)
+        hi = 1 << b if b < 31 else None
+        i_lo = max(0, -(-(lo - a) // d))
+        i_hi = n if hi is None else min(n, -(-(hi - a) // d))
+        if i_hi > i_lo:
+            out[b] = i_hi - i_lo
+    return out
+
+
+def _runs(starts: list[int]) -> list[tuple[int, int, int]]:
+    """Sorted page starts as arithmetic runs (start, step, count)."""
+    starts = sorted(starts)
+    out = []
+    i = 0
+    while i < len(starts):
+        if i + 1 == len(starts):
+            out.append((starts[i], 0, 1))
+            break
+        d = starts[i + 1] - starts[i]
+        j = i + 1
+        while j + 1 < len(starts) and starts[j + 1] - starts[j] == d:
+            j += 1
+        out.append((starts[i], d, j - i + 1))
+        i = j + 1
+    return out
 
 
 class Latency:
@@ -132,11 +198,12 @@ class File:
 
 
 class Handle:
-    __slots__ = ("f", "mode", "last_read_end", "hid")
+    __slots__ = ("f", "mode", "last_read_end", "hid", "reads")
 
     def __init__(self, f: File, mode: str, hid: int):
         self.f, self.mode, self.hid = f, mode, hid
         self.last_read_end: int | None = None
+        self.reads = 0                      # read calls so far (LU-15274: the first is fast)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -211,6 +278,11 @@ class FsIO:
         self.lat = client.lat
         self.rng = client.rng
         self.osc_dirty: dict[int, int] = {}      # dirty bytes per OSC (max_dirty_mb)
+        self.tun = m["llite"]["tun"]
+        self.quirks = frozenset(client.st.get("quirks", ()))
+        # hybrid I/O: 2.15.64+, when llite.*.hybrid_io is 1 (LU-13802; on by default 2.16.59+)
+        self.hybrid = self.p.has_hybrid_io and bool(self.tun.get("hybrid_io"))
+        self._shapes: dict = {}                  # call shapes of _uniform_rpcs, per layout
 
     # -- helpers ------------------------------------------------------------------------------
     def osc(self, idx: int) -> dict:
@@ -493,6 +565,24 @@ class FsIO:
             lat += self._flush_obj(f, k, burst)
         return lat // 4 if lat else 0
 
+    def _lu8515(self, f: File, k: int, burst: dict) -> int:
+        """The poor-write-aggregation quirk, LU-8515 (2.4-2.9 osc_makes_rpc): an object whose
+        dirty pages add up to max_pages_per_rpc makes an RPC whether or not they are
+        contiguous. Its dirty extents then leave in offset order, each as its own (partial)
+        RPCs, until fewer than max_pages_per_rpc dirty pages are left."""
+        o = f.objs[k]
+        P = self.P
+        M = self._chunk(self.osc(f.osts[k]))
+        ext = list(o.dirty)
+        pages = sum(_ceil_div(b, P) - a // P for a, b in ext)
+        lat = 0
+        for a, b in ext:
+            if pages < M:
+                break
+            pages -= _ceil_div(b, P) - a // P
+            lat += self._send_dirty(f, k, a, b, burst)
+        return lat
+
     def _dirty_limit(self, idx: int, burst: dict) -> int:
         """Over max_dirty_mb on one OSC: write out everything dirty there (partial RPCs)."""
         osc = self.osc(idx)
@@ -508,6 +598,11 @@ class FsIO:
     def write(self, h: Handle, offset: int, size: int, count: int = 1) -> None:
         if size <= 0 or count <= 0:
             raise ValueError("write of nothing")
+        if self.hybrid:                     # ll_hybrid_bio_dio_switch_check, once per call
+            if size >= self.tun["hybrid_io_write_threshold_bytes"]:
+                self._dio(h, offset, size, count, write=True)
+                return
+            cadd(self.ll, "hybrid_noswitch", 1, count)
         f, P = h.f, self.P
         end = offset + size * count
         # dirty_pages_hits/misses (<= 2.13): page touches that found the page dirty or not
@@ -531,6 +626,7 @@ class FsIO:
         f.size = max(f.size, end)
         burst: dict = {}
         rpc_lat = 0
+        poor = "poor-write-aggregation" in self.quirks
         for k, a, b in f.obj_ranges(offset, end):
             self._lock(f, k)
             o = f.objs[k]
@@ -546,6 +642,8 @@ class FsIO:
             lo, hi = _ceil_div(s_, ch) * ch, (e_ // ch) * ch
             if hi > lo:
                 rpc_lat += self._send_dirty(f, k, lo, hi, burst)
+            if poor and o.dirty:
+                rpc_lat += self._lu8515(f, k, burst)
             rpc_lat += self._dirty_limit(idx, burst)
         cadd(self.ll, "write_bytes", size, count)
         base = 3 + size // 3000                 # memcpy into the page cache, ~3 GB/s
@@ -553,23 +651,57 @@ class FsIO:
 
     def read(self, h: Handle, offset: int, size: int, count: int = 1,
              readahead: bool = True) -> None:
-        """count calls of size bytes from offset on. readahead=False models a client whose
-        read-ahead does nothing (max_read_ahead_mb=0, or the regression of io-findings §4):
-        every call then fetches just its own pages."""
+        """count calls of size bytes from offset on.
+
+        * Hybrid I/O (2.15.64+, hybrid_io=1): a call of hybrid_io_read_threshold_bytes or more
+          is switched to direct I/O (_dio); a smaller one counts hybrid_noswitch and goes on.
+        * Read-ahead window: min(max_read_ahead_per_file_mb, max_read_ahead_mb). 0 (or
+          readahead=False, the regression of io-findings §4) = no read-ahead: every call fetches
+          its own pages only (_read_own_pages).
+        * Otherwise a sequential read reads ahead to the end of its RPC chunk, at most the window
+          past the request (_fetch)."""
         if size <= 0 or count <= 0:
             raise ValueError("read of nothing")
-        if not readahead and count > 1:
-            for i in range(count):
-                self.read(h, offset + i * size, size, 1, readahead=False)
-            return
-        f, P = h.f, self.P
+        f = h.f
         end = offset + size * count
         if end > f.size:
             raise ValueError(f"{f.path}: read [{offset}, {end}) beyond EOF {f.size}")
-        seq = count >= 2 or (h.last_read_end is not None and h.last_read_end == offset)
-        if not seq and h.last_read_end is not None:
-            cadd(self.ra, "readpage_not_consecutive", 1)
-        burst: dict = {}
+        if self.hybrid:                     # ll_hybrid_bio_dio_switch_check, once per call
+            if size >= self.tun["hybrid_io_read_threshold_bytes"]:
+                self._dio(h, offset, size, count, write=False)
+                return
+            cadd(self.ll, "hybrid_noswitch", 1, count)
+        ra = self._ra_window_pages() if readahead else 0
+        if ra == 0:
+            rpc_lat = self._read_own_pages(h, offset, size, count)
+        else:
+            seq = count >= 2 or (h.last_read_end is not None and h.last_read_end == offset)
+            if not seq and h.last_read_end is not None:
+                cadd(self.ra, "readpage_not_consecutive", 1)
+            rpc_lat = self._fetch(f, offset, end, seq, ra, {})
+        h.last_read_end = end
+        cadd(self.ll, "read_bytes", size, count)
+        base = 2 + size // 4000
+        slow = 0
+        if ("lu15274" in self.quirks and ra
+                and 0 < f.size <= self.tun["max_read_ahead_whole_mb"] * MiB):
+            # LU-12043 -> LU-15274: a file within max_read_ahead_whole_mb is read with whole-file
+            # read-ahead from its second read call on, and ll_use_fast_io() did not know that
+            # state: every such call took the slow cl_io path. The RPCs are the same.
+            slow = LU15274_SLOW_READ_US * (count - (1 if h.reads == 0 else 0))
+        h.reads += count
+        cadd_lat(self.ll, "read", base, count, rpc_lat // 4 + slow)
+
+    def _ra_window_pages(self) -> int:
+        mb = min(self.tun["max_read_ahead_per_file_mb"], self.tun["max_read_ahead_mb"])
+        return mb * MiB // self.P
+
+    def _fetch(self, f: File, offset: int, end: int, seq: bool, ra: int, burst: dict) -> int:
+        """Buffered read of file bytes [offset, end): fetch the pages that are not cached, and
+        for a sequential read (ra > 0) read ahead to the end of the chunk, at most ra pages past
+        the request. RPCs of at most one chunk (8 KiB ones with the ra-8k-rpcs quirk)."""
+        P = self.P
+        q8 = max(1, RA_8K_BYTES // P) if (seq and ra and "ra-8k-rpcs" in self.quirks) else 0
         rpc_lat = 0
         for k, a, b in f.obj_ranges(offset, end):
             self._lock(f, k)
@@ -580,23 +712,251 @@ class FsIO:
             last_page = _ceil_div(osz, P)
             p0, p1 = a // P, _ceil_div(b, P)
             p1r = p1
-            if seq and readahead:
+            if seq and ra:
                 p1r = min(_ceil_div(p1, M) * M, last_page)
+                # a window smaller than an RPC: each call tops the window up by its own size,
+                # so RPCs shrink toward the call size (what LU-13412 saw)
+                p1r = max(p1, min(p1r, p1 + ra))
                 if p1r == last_page and p1r > p1:
                     cadd(self.ra, "readahead_to_eof", 1)
-            req_missing = sum(y - x for x, y in o.cached.missing(p0, p1))
+            missing = o.cached.missing(p0, p1)
+            req_missing = sum(y - x for x, y in missing)
             cadd(self.ra, "hits", 1, (p1 - p0) - req_missing)
             cadd(self.ra, "misses", 1, req_missing)
             for x, y in o.cached.missing(p0, p1r):
+                if q8 and q8 < M:
+                    rpc_lat += self._send_read_pages(osc, x, y, q8, osz, burst)
+                    continue
                 while x < y:
                     z = min(y, (x // M + 1) * M)
                     rpc_lat += self._brw(osc, False, z - x, min(z * P, osz) - x * P, x, burst)
                     x = z
             o.cached.add(p0, p1r)
-        h.last_read_end = end
-        cadd(self.ll, "read_bytes", size, count)
-        base = 2 + size // 4000
-        cadd_lat(self.ll, "read", base, count, rpc_lat // 4)
+        return rpc_lat
+
+    def _send_read_pages(self, osc: dict, x: int, y: int, q: int, osz: int, burst: dict) -> int:
+        """Read pages [x, y) of an object in RPCs of q pages that never cross a chunk; the one
+        with the object's last page carries only the bytes before EOF. Batched."""
+        P, M = self.P, self._chunk(osc)
+        lat = 0
+        # the last RPC apart (it may end at a partial page)
+        cs = ((y - 1) // M) * M
+        s0 = max(x, cs)
+        last = s0 + ((y - s0 - 1) // q) * q
+        segs = []
+        if x < last:
+            head_end = min(last, _ceil_div(x, M) * M) if x % M else x
+            if x < head_end:
+                segs.append((x, head_end))
+            mid_end = max(head_end, (last // M) * M)
+            if head_end < mid_end:
+                segs.append((head_end, mid_end))
+            if mid_end < last:
+                segs.append((mid_end, last))
+        for a, b in segs:
+            if b - a <= M and (a // M == (b - 1) // M):          # within one chunk
+                n, rem = divmod(b - a, q)
+                lat += self._brw_run(osc, False, q, q * P, a, q, n, burst)
+                if rem:
+                    lat += self._brw_run(osc, False, rem, rem * P, a + n * q, 0, 1, burst)
+            elif M % q == 0:                                       # whole chunks
+                lat += self._brw_run(osc, False, q, q * P, a, q, (b - a) // q, burst)
+            else:
+                per, rem = divmod(M, q)
+                nchunks = (b - a) // M
+                for i in range(per):
+                    lat += self._brw_run(osc, False, q, q * P, a + i * q, M, nchunks, burst)
+                if rem:
+                    lat += self._brw_run(osc, False, rem, rem * P, a + per * q, M, nchunks, burst)
+        lat += self._brw_run(osc, False, y - last, min(y * P, osz) - last * P, last, 0, 1, burst)
+        return lat
+
+    def _brw_run(self, osc: dict, write: bool, pages: int, nbytes: int, start: int, step: int,
+                 n: int, burst: dict | None = None, rif: int | None = None) -> int:
+        """n BRW RPCs of the same size whose first pages are start, start+step, ...: tallied as
+        n calls of _brw would tally them, in O(buckets). rif: each one's RPCs-in-flight count;
+        None = they go out one after another in `burst` (1, 2, ... up to max_rpcs_in_flight).
+        Latencies: a few deterministic samples per in-flight count. Returns their sum."""
+        if n <= 0:
+            return 0
+        idx = osc["index"]
+        mx = osc["max_rpcs_in_flight"]
+        d = "write" if write else "read"
+        h = osc["hist"]
+        h[d + "_pages"][min((pages - 1).bit_length(), 31)] += n
+        if rif is not None:
+            groups = [(min(rif, mx), n)]
+        else:
+            b0 = burst.get(idx, 0)
+            burst[idx] = b0 + n
+            lo = b0 + 1
+            groups = []
+            if lo < mx:
+                k = min(n, mx - lo)
+                groups = [(lo + i, 1) for i in range(k)]
+                if n > k:
+                    groups.append((mx, n - k))
+            else:
+                groups = [(mx, n)]
+        zb = self.p.rif_zero_based
+        for r, c in groups:
+            h[d + "_rif"][min(r - 1 if zb else r, 31)] += c
+        mod = max(1, MiB // self.P) if self.p.offset_in_chunk else None
+        for b, c in ap_log2_counts(start, step, n, mod).items():
+            h[d + "_off"][b] += c
+        cadd(osc["stats"], d + "_bytes", nbytes, n)
+        op = "ost_write" if write else "ost_read"
+        total = 0
+        for r, c in groups:
+            lats = [self.lat.brw(nbytes, r) for _ in range(min(c, 3))]
+            for v, k in split_groups(lats, c):
+                rpc(osc, op, v, active=r, n=k)
+                total += v * k
+        return total
+
+    def _read_own_pages(self, h: Handle, offset: int, size: int, count: int) -> int:
+        """No read-ahead: each call fetches the pages of its own range that are not cached, in
+        RPCs of at most one chunk. Page-aligned calls over uncached data are computed in bulk."""
+        f, P = h.f, self.P
+        seq0 = h.last_read_end is not None and h.last_read_end == offset
+        if not seq0 and h.last_read_end is not None:
+            cadd(self.ra, "readpage_not_consecutive", 1)
+        end = offset + size * count
+        pieces = f.obj_ranges(offset, end)
+        if (count > 1 and offset % P == 0 and size % P == 0
+                and all(f.objs[k].cached.missing(a // P, _ceil_div(b, P)) == [(a // P, _ceil_div(b, P))]
+                        for k, a, b in pieces)):
+            for k, _, _ in pieces:
+                self._lock(f, k)
+            rpc_lat, _ = self._uniform_rpcs(f, offset, size, count, write=False)
+            cadd(self.ra, "misses", 1, size * count // P)
+            for k, a, b in pieces:
+                f.objs[k].cached.add(a // P, _ceil_div(b, P))
+            return rpc_lat
+        rpc_lat = 0
+        for i in range(count):
+            a = offset + i * size
+            rpc_lat += self._fetch(f, a, a + size, seq0 or i > 0, 0, {})
+        return rpc_lat
+
+    def _call_pieces(self, f: File, a_file: int, b_file: int, chunks) -> list:
+        """The RPCs of one call that moves exactly file bytes [a_file, b_file) (own pages, or
+        direct I/O): (k, object start, object end, j) split at chunk boundaries, j = the
+        RPC's place among the call's RPCs to that object's OSC."""
+        out = []
+        for k, a, b in f.obj_ranges(a_file, b_file):
+            ch = chunks[k]
+            x, j = a, 0
+            while x < b:
+                y = min(b, (x // ch + 1) * ch)
+                out.append((k, x, y, j))
+                x, j = y, j + 1
+        return out
+
+    def _uniform_rpcs(self, f: File, offset: int, size: int, n: int, write: bool):
+        """The RPCs of n calls of size bytes from offset on, each call moving exactly its own
+        bytes (no read-ahead, or direct I/O), each call's RPCs in flight together. Calls repeat
+        their shape every T calls (when T*size is a multiple of the stripe row and of the
+        chunks), so one period is worked out (cached per layout) and the rest tallied as
+        arithmetic runs. Returns (sum of the RPC latencies, sum over the calls of the time a
+        synchronous call waits for its RPCs)."""
+        P = self.P
+        oscs = [self.osc(ost) for ost in f.osts]
+        chunks = tuple(self._chunk(o) * P for o in oscs)
+        mxs = tuple(o["max_rpcs_in_flight"] for o in oscs)
+        L = lcm(f.ss * f.sc, f.sc * lcm(*chunks))
+        T = lcm(size, L) // size
+        total = 0
+        if T > 4096 or n <= T:               # no short period: every call on its own
+            sh = self._shape(f, offset, size, n, chunks, mxs)
+            for (k, pages, nbytes, j), runs in sh["runs"].items():
+                for a0, d, m in runs:
+                    total += self._brw_run(oscs[k], write, pages, nbytes, a0, d, m, rif=j + 1)
+            return total, int(sh["wprefix"][-1])
+        off0 = offset % L
+        key = (f.sc, f.ss, chunks, mxs, size, off0, T)
+        sh = self._shapes.get(key)
+        if sh is None:
+            sh = self._shapes[key] = self._shape(f, off0, size, T, chunks, mxs)
+        Q, r = divmod(n, T)
+        Dp = T * size // f.sc // P           # pages each object moves on per period
+        sp = (offset - off0) // f.sc // P    # pages of the periods before `offset`
+        for (k, pages, nbytes, j), runs in sh["runs"].items():
+            if len(runs) == 1 and (runs[0][2] == 1 or runs[0][1] * runs[0][2] == Dp):
+                a0, d, m = runs[0]
+                runs = [(a0, d if m > 1 else Dp, m * Q)]       # the periods continue the run
+            else:
+                runs = [(a0 + i * d, Dp, Q) for a0, d, m in runs for i in range(m)]
+            for a0, d, m in runs:
+                total += self._brw_run(oscs[k], write, pages, nbytes, a0 + sp, d, m, rif=j + 1)
+        if r:                                # the first r calls of one more period
+            rest: dict = {}
+            for c, gk, a0 in sh["order"][:bisect_left(sh["calls"], r)]:
+                rest.setdefault(gk, []).append(a0 + sp + Q * Dp)
+            for (k, pages, nbytes, j), starts in rest.items():
+                for a0, d, m in _runs(starts):
+                    total += self._brw_run(oscs[k], write, pages, nbytes, a0, d, m, rif=j + 1)
+        return total, int(Q * sh["wprefix"][-1] + sh["wprefix"][r])
+
+    def _shape(self, f: File, offset: int, size: int, n: int, chunks, mxs) -> dict:
+        """The RPCs of calls 0..n-1 grouped by (object, pages, bytes, place in the call) as
+        arithmetic runs of first pages; the calls' waits as prefix sums (see _uniform_rpcs)."""
+        P = self.P
+        groups: dict = {}
+        order = []
+        wait = [0.0] * n
+        for c in range(n):
+            per_k: dict = {}
+            for k, a, b, j in self._call_pieces(f, offset + c * size, offset + (c + 1) * size, chunks):
+                gk = (k, _ceil_div(b, P) - a // P, b - a, j)
+                groups.setdefault(gk, []).append(a // P)
+                order.append((c, gk, a // P))
+                # a synchronous call waits for its RPCs: per OSC they drain max_rpcs_in_flight
+                # at a time (the mean of Latency.brw); the call waits for its slowest OSC
+                w = per_k.setdefault(k, [0.0, 0])
+                w[0] += 180 + (b - a) / 1000.0 + (min(j + 1, mxs[k]) - 1) * 25
+                w[1] += 1
+            wait[c] = max((t / min(cnt, mxs[k]) for k, (t, cnt) in per_k.items()), default=0.0)
+        pref = [0.0]
+        for w in wait:
+            pref.append(pref[-1] + w)
+        return {"runs": {gk: _runs(st) for gk, st in groups.items()}, "order": order,
+                "calls": [c for c, _, _ in order], "wprefix": pref}
+
+    def _dio(self, h: Handle, offset: int, size: int, count: int, write: bool) -> None:
+        """count buffered calls switched to direct I/O by hybrid I/O (ll_file_io_generic with
+        IOCB_DIRECT): no page cache, no read-ahead, no extent lock; each call's RPCs cover
+        exactly its bytes, split at chunk and stripe boundaries, sent together. Dirty pages in
+        the range are written first; a write drops the cached pages it covers."""
+        f, P = h.f, self.P
+        end = offset + size * count
+        burst: dict = {}
+        pre = 0
+        for k, a, b in f.obj_ranges(offset, end):
+            o = f.objs[k]
+            for x, y in o.dirty.covered(a, b):
+                pre += self._send_dirty(f, k, x, y, burst)
+            if write:
+                o.cached.remove(a // P, _ceil_div(b, P))
+                f.written.add(k)
+        if write:
+            f.size = max(f.size, end)
+        _, wait = self._uniform_rpcs(f, offset, size, count, write)
+        d = "write" if write else "read"
+        cadd(self.ll, f"{d}_bytes", size, count)
+        cadd(self.ll, f"hybrid_{d}size_switch", 1, count)
+        if self.p.has_hybrid_bytes:                     # LU-18432: per switched call
+            cadd(self.ll, f"hybrid_{d}_bytes", size, count)
+        if not write:
+            h.last_read_end = end
+            h.reads += count
+        # A switched call is synchronous: it costs the copy through the unaligned-DIO bounce
+        # buffer plus the wait for its own RPCs (at least one round trip). A buffered call that
+        # hits read-ahead only copies pages that were fetched earlier, asynchronously, so a
+        # switched call is a bit slower than that one (the sim spreads a quarter of the
+        # read-ahead RPC time over buffered calls, so their average can be higher).
+        base = 15 + size // 4000
+        cadd_lat(self.ll, d, base, count, wait + pre // 4)
 
     def drop_caches(self) -> None:
         """echo 1 > drop_caches (or another client's conflicting lock): flush, then forget."""

@@ -151,6 +151,15 @@ def skip_files(io: FsIO, n: int) -> None:
         io.m["next_ost"] = (io.m["next_ost"] + n) % active
 
 
+def jittered(size: int, jitter: float, rng: random.Random, lo: int = 4096, hi: int | None = None,
+             unit: int = 4096) -> int:
+    """size x (1 + jitter x U(-1, 1)), in whole `unit`s, within [lo, hi]."""
+    v = int(size * (1.0 + jitter * (2.0 * rng.random() - 1.0)))
+    if hi is not None:
+        v = min(v, hi)
+    return max(lo, v // unit * unit)
+
+
 def _check_1m_rpcs(io: FsIO, name: str) -> None:
     P = io.P
     bad = [o["index"] for o in io.m["osc"] if o["max_pages_per_rpc"] * P != MiB]
@@ -553,16 +562,20 @@ def ior(cl: Client, fs: str, rng: random.Random, tasks: int, block_size: int, tr
 
 @workload("seqread", "sequential read of existing files in small calls; readahead=false gives the "
                      "read-ahead regression of io-findings §4 (1 MiB RPCs become call-sized RPCs)",
-          files=1, size=256 * MiB, call=8 * KiB, readahead=True, stripe_count=None, elapsed=600)
+          files=1, size=256 * MiB, call=8 * KiB, readahead=True, stripe_count=None, jitter=0.0,
+          elapsed=600)
 def seqread(cl: Client, fs: str, rng: random.Random, files: int, size: int, call: int,
-            readahead: bool, stripe_count, elapsed: int) -> float:
+            readahead: bool, stripe_count, jitter: float, elapsed: int) -> float:
+    """jitter: each file's size is size x (1 +- jitter), drawn from the run's seed (whole 4 KiB
+    pages); 0 = every file exactly `size` bytes."""
     io = cl.fs(fs)
     top = f"/seqread.{cl.st['run_seq']}"
     for i in range(files):
-        f = io.existing(f"{top}/input.{i}", size, stripe_count)
+        f = io.existing(f"{top}/input.{i}", jittered(size, jitter, rng) if jitter else size,
+                        stripe_count)
         h = io.open(f.path, "r")
         io.stat(h)
-        n, rem = divmod(size, call)
+        n, rem = divmod(f.size, call)
         if n:
             io.read(h, 0, call, n, readahead=readahead)
         if rem:
@@ -1106,3 +1119,143 @@ def slow_ost(cl: Client, fs: str, rng: random.Random, target: str, delay_ms: flo
         stripe_size=None)
     delay_rpcs(osc, before, int(delay_ms * 1000))
     return float(elapsed)
+
+
+# ----------------------------------------------------------------------------------------------
+# The applications of compare's validation fleet (issue 10): each varies from job to job with
+# its size parameters, `jitter` and the run's `seed`, and each shows one client behaviour that a
+# Lustre upgrade can change. (Sequential readers: seqread; metadata-heavy: postmark.)
+
+@workload("smallfile-read", "many small files (<= max_size, 64 MiB) each read whole in call-byte "
+                            "calls (dd bs=4K): the LU-15274 case, files within "
+                            "max_read_ahead_whole_mb",
+          files=64, size=32 * MiB, max_size=64 * MiB, call=4 * KiB, jitter=0.5, stripe_count=None,
+          elapsed=None)
+def smallfile_read(cl: Client, fs: str, rng: random.Random, files: int, size: int, max_size: int,
+                   call: int, jitter: float, stripe_count, elapsed) -> float:
+    """Input decks, images, per-sample files: `files` files of size x (1 +- jitter) bytes (whole
+    4 KiB pages, at most max_size), each opened, fstat'ed and read from start to end in `call`
+    byte calls, then closed. Sequential, so read-ahead makes 1 MiB RPCs; LU-15274 (quirk
+    lu15274) makes every call after the first slow on files within max_read_ahead_whole_mb."""
+    io = cl.fs(fs)
+    top = f"/smallfile.{cl.st['run_seq']}"
+    total = 0
+    for i in range(files):
+        f = io.existing(f"{top}/d{i // 100:03d}/sample{i:06d}.dat",
+                        jittered(size, jitter, rng, hi=max_size), stripe_count)
+        h = io.open(f.path, "r")
+        io.stat(h)
+        seq_read(io, h, 0, f.size, call)
+        io.close(h)
+        total += f.size
+    return float(elapsed) if elapsed is not None else max(1.0, total / 1e9)
+
+
+@workload("random-read", "small reads at random call-aligned offsets of large files (a database "
+                         "or graph code): every read its own small RPC, read-ahead never starts",
+          files=1, size=4 * GiB, reads=4000, call=4 * KiB, procs=4, stripe_count=None,
+          elapsed=None)
+def random_read(cl: Client, fs: str, rng: random.Random, files: int, size: int, reads: int,
+                call: int, procs: int, stripe_count, elapsed) -> float:
+    """procs processes (each with its own handle on every file) issue `reads` reads of `call`
+    bytes in all, round-robin, each at a random offset that is a multiple of `call` and never
+    right after the same handle's previous read (so no read is sequential). A repeated offset
+    is served from the page cache. Per job: vary reads/size and the run's seed."""
+    if size < 2 * call:
+        raise ValueError("random-read: size must hold at least two calls")
+    io = cl.fs(fs)
+    top = f"/random.{cl.st['run_seq']}"
+    fl = [io.existing(f"{top}/table.{i}", size, stripe_count) for i in range(files)]
+    hs = [[io.open(f.path, "r") for f in fl] for _ in range(procs)]
+    for row in hs:
+        for h in row:
+            io.stat(h)
+    slots = size // call
+    for i in range(reads):
+        h = hs[i % procs][(i // procs) % files]
+        off = rng.randrange(slots) * call
+        while h.last_read_end == off:
+            off = rng.randrange(slots) * call
+        io.read(h, off, call)
+    for row in hs:
+        for h in row:
+            io.close(h)
+    return float(elapsed) if elapsed is not None else max(1.0, reads * call / 2e8)
+
+
+@workload("small-writes", "ranks append small records to their own regions of a few shared "
+                          "files, interleaved: full RPCs only if the client aggregates dirty "
+                          "pages per chunk (quirk poor-write-aggregation, LU-8515, does not)",
+          ranks=16, files=1, record=16 * KiB, records=1024, burst=4, jitter=0.25, fsync=True,
+          stripe_count=1, elapsed=None)
+def small_writes(cl: Client, fs: str, rng: random.Random, ranks: int, files: int, record: int,
+                 records: int, burst: int, jitter: float, fsync: bool, stripe_count,
+                 elapsed) -> float:
+    """A log or particle-output writer: rank r writes records x (1 +- jitter) records of
+    `record` bytes to file r % files, contiguously in its own region (1 MiB aligned), `burst`
+    records at a time (its I/O buffer), the ranks taking turns. A client that aggregates per
+    chunk sends 1 MiB RPCs plus one partial tail per rank at close; with LU-8515 the object's
+    dirty pages from all ranks add up to an RPC's worth long before any rank completes a chunk,
+    and each rank's extent leaves as a partial RPC."""
+    if ranks < 1 or files < 1 or burst < 1:
+        raise ValueError("small-writes: ranks, files and burst must be at least 1")
+    io = cl.fs(fs)
+    top = f"/smallw.{cl.st['run_seq']}"
+    n = [max(burst, int(records * (1.0 + jitter * (2.0 * rng.random() - 1.0)))) for _ in range(ranks)]
+    region = -(-max(n) * record // MiB) * MiB
+    hs = [io.open(f"{top}/out.{r % files}.dat", "w", create=True, stripe_count=stripe_count)
+          for r in range(ranks)]
+    base = [(r // files) * region for r in range(ranks)]
+    done = [0] * ranks
+    left = sum(n)
+    while left:
+        for r in range(ranks):
+            k = min(burst, n[r] - done[r])
+            if k:
+                io.write(hs[r], base[r] + done[r] * record, record, k)
+                done[r] += k
+                left -= k
+    for h in hs:
+        if fsync:
+            io.fsync(h)
+        io.close(h)
+    return float(elapsed) if elapsed is not None else max(1.0, sum(n) * record / 5e8)
+
+
+@workload("checkpoint", "ranks write a checkpoint in large sequential calls (file per process or "
+                        "one shared file), fsync, close; rank 0 adds a small index file",
+          ranks=8, size=512 * MiB, call=4 * MiB, jitter=0.1, file_per_process=True, fsync=True,
+          stripe_count=None, stripe_size=None, elapsed=None)
+def checkpoint(cl: Client, fs: str, rng: random.Random, ranks: int, size: int, call: int,
+               jitter: float, file_per_process: bool, fsync: bool, stripe_count, stripe_size,
+               elapsed) -> float:
+    """Each rank writes size x (1 +- jitter) bytes (whole 4 KiB pages) in `call` byte calls:
+    to its own file, or to its slice of one shared file. 1 MiB RPCs when buffered; on 2.16+
+    with hybrid_io=1 calls of hybrid_io_write_threshold_bytes (2 MiB) or more go out as direct
+    I/O (the RPC mix changes by design, LU-13802)."""
+    io = cl.fs(fs)
+    top = f"/ckpt.{cl.st['run_seq']}"
+    sizes = [jittered(size, jitter, rng) for _ in range(ranks)]
+    if file_per_process:
+        hs = [io.open(f"{top}/rank{r:05d}.chk", "w", create=True, stripe_count=stripe_count,
+                      stripe_size=stripe_size) for r in range(ranks)]
+        offs = [0] * ranks
+    else:
+        h0 = io.open(f"{top}/state.chk", "w", create=True, stripe_count=stripe_count,
+                     stripe_size=stripe_size)
+        hs = [h0] + [io.open(f"{top}/state.chk", "w") for _ in range(ranks - 1)]
+        offs = [sum(sizes[:r]) for r in range(ranks)]
+    for r in range(ranks):
+        seq_write(io, hs[r], offs[r], sizes[r], call)
+    for h in hs:
+        if fsync:
+            io.fsync(h)
+        io.close(h)
+    idx = f"{top}/index.txt"
+    h = io.open(idx, "w", create=True, stripe_count=1)
+    seq_write(io, h, 0, 64 * ranks + rng.randint(100, 400), 4 * KiB)
+    if fsync:
+        io.fsync(h)
+    io.close(h)
+    io.stat(idx)
+    return float(elapsed) if elapsed is not None else max(1.0, sum(sizes) / 1.5e9)
