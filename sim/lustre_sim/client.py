@@ -208,7 +208,9 @@ class SimClient:
         with _locked(self.root):
             self._reload()
             p = profile(self.st["version"])
-            done = settings_mod.apply(self.st, p, settings, fs)
+            st = copy.deepcopy(self.st)                 # all or nothing
+            done = settings_mod.apply(st, p, settings, fs)
+            self.st = st
             self.st["run_seq"] += 1
             self.st["log"].append({"run": self.st["run_seq"], "set": {k: v for k, v in done.items()},
                                    "fs": fs})

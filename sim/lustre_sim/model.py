@@ -678,7 +678,12 @@ class FsIO:
             seq = count >= 2 or (h.last_read_end is not None and h.last_read_end == offset)
             if not seq and h.last_read_end is not None:
                 cadd(self.ra, "readpage_not_consecutive", 1)
-            rpc_lat = self._fetch(f, offset, end, seq, ra, {})
+            if count > 1 and ra < max(self._chunk(self.osc(o)) for o in f.osts):
+                # a window smaller than an RPC bounds each call's read-ahead: call by call
+                rpc_lat = sum(self._fetch(f, offset + i * size, offset + (i + 1) * size, True,
+                                          ra, {}) for i in range(count))
+            else:
+                rpc_lat = self._fetch(f, offset, end, seq, ra, {})
         h.last_read_end = end
         cadd(self.ll, "read_bytes", size, count)
         base = 2 + size // 4000
