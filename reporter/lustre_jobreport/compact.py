@@ -146,6 +146,8 @@ def _scan(path: Path) -> list[os.DirEntry]:
             return sorted(it, key=lambda e: e.name)
     except (FileNotFoundError, NotADirectoryError):
         return []
+    except OSError as exc:
+        raise JobReportError(f"{path}: cannot list: {exc.strerror}") from None
 
 
 def bad_parquet(path: Path, exc: BaseException) -> JobReportError:
@@ -190,7 +192,7 @@ class CompactResult:
     left: int = 0                # replaced while the run read them: left for the next run
     moved: int = 0               # JSON records moved to .compacted
     files_written: list[str] = field(default_factory=list)           # relative to dataset_dir
-    merged: list[tuple[str, int, int]] = field(default_factory=list)  # (partition, files, duplicate rows dropped)
+    merged: list[tuple[str, int, int, str]] = field(default_factory=list)  # (partition, files, duplicate rows dropped, new file)
     merge_skipped: list[tuple[str, str]] = field(default_factory=list)
     stale_temps: int = 0         # temp files of a run that died, removed
     notes: list[str] = field(default_factory=list)
@@ -199,11 +201,10 @@ class CompactResult:
     def summary(self) -> str:
         """Lines for a cron mail or the journal: the totals first, then one line per thing
         an admin may need to look at."""
-        n = f"{self.records_read:,} record{'s' * (self.records_read != 1)} read"
-        head = (f"records compact: {n}, {self.records_added:,} job(s) added ({self.rows_added:,} rows) "
-                f"in {len(self.files_written)} file(s), {self.duplicates:,} duplicate(s) skipped, "
-                f"{len(self.set_aside)} set aside, {self.moved:,} moved to {COMPACTED}; "
-                f"{self.seconds:.2f} s; dataset {self.dataset_dir}")
+        head = (f"records compact: {_n(self.records_read, 'record')} read, {_n(self.records_added, 'job')} added "
+                f"({_n(self.rows_added, 'row')}) in {_n(len(self.files_written), 'file')}, "
+                f"{_n(self.duplicates, 'duplicate')} skipped, {len(self.set_aside)} set aside, "
+                f"{self.moved:,} moved to {COMPACTED}; {self.seconds:.2f} s; dataset {self.dataset_dir}")
         lines = [head]
         if self.no_rows:
             lines.append(f"records compact: {self.no_rows:,} record(s) of jobs without a Lustre filesystem "
@@ -215,7 +216,7 @@ class CompactResult:
         if self.left:
             lines.append(f"records compact: {self.left} record(s) replaced while the run read them, "
                          "left for the next run")
-        for part, files, dropped in self.merged:
+        for part, files, dropped, _ in self.merged:
             lines.append(f"records compact: merged {part}: {files} files into 1"
                          + (f", {dropped:,} duplicate row(s) dropped" if dropped else ""))
         for part, why in self.merge_skipped:
@@ -224,6 +225,10 @@ class CompactResult:
             lines.append(f"records compact: removed {self.stale_temps} temp file(s) of an interrupted run")
         lines += [f"records compact: {note}" for note in self.notes]
         return "\n".join(lines) + "\n"
+
+
+def _n(n: int, what: str) -> str:
+    return f"{n:,} {what}{'s' * (n != 1)}"
 
 
 class _PartWriter:
@@ -538,8 +543,7 @@ class _Run:
             os.fsync(fd)
         finally:
             os.close(fd)
-        self.res.files_written.append(name)
-        self.res.merged.append((part_name(part), len(files), dropped))
+        self.res.merged.append((part_name(part), len(files), dropped, name))
 
     def remove_stale_temps(self) -> None:
         for part in partitions(self.ddir):

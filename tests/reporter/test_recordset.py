@@ -260,3 +260,32 @@ def test_a_file_merged_away_under_the_listing_is_listed_again(dirs, monkeypatch)
     monkeypatch.setattr(compact, "dataset_files", listing)
     got = recordset.load("", rec, ds)
     assert got.table.num_rows == 1 and len(calls) >= 3
+
+
+def test_directories_compare_may_not_read_are_one_line_each(dirs, tmp_path):
+    """An admin without root running compare on root's 0750 records and dataset: a warning for
+    the records, one error line for the dataset (never a traceback)."""
+    import subprocess
+    import sys
+    if os.geteuid() != 0:
+        pytest.skip("needs root to run as another user")
+    from hookkit import ensure_user, world_dir
+    pw = ensure_user()
+    with world_dir("ljr-recordset-") as w:
+        rec, ds = w / "records", w / "dataset"
+        put(rec, "1")
+        compact.compact(rec, ds)
+        put(rec, "2")
+        for d in (rec, ds):
+            os.chmod(d, 0o750)
+        code = ("import sys; from lustre_jobreport import recordset\n"
+                "from lustre_jobreport.errors import JobReportError\n"
+                "try:\n    got = recordset.load('', sys.argv[1], sys.argv[2])\n"
+                "except JobReportError as e:\n    print('error:', e)\n"
+                "else:\n    print(got.table.num_rows, got.warnings)\n")
+        run = lambda *a: subprocess.run(["runuser", "-u", pw.pw_name, "--", sys.executable, "-c", code, *map(str, a)],  # noqa: E731
+                                        capture_output=True, text=True)
+        r = run(rec, w / "none")
+        assert (r.returncode, r.stderr) == (0, "") and r.stdout == f"0 ['{rec}: cannot list: Permission denied; skipped']\n"
+        r = run(w / "none", ds)
+        assert (r.returncode, r.stderr) == (0, "") and r.stdout == f"error: {ds}: cannot list: Permission denied\n"
