@@ -46,6 +46,20 @@ class IntervalSet:
         self._s[i:j] = [a]
         self._e[i:j] = [b]
 
+    def update(self, pairs) -> None:
+        """Union with many [a, b) at once (one merge, for bulk page-cache fills)."""
+        items = sorted([*zip(self._s, self._e), *((a, b) for a, b in pairs if a < b)])
+        s: list[int] = []
+        e: list[int] = []
+        for a, b in items:
+            if e and a <= e[-1]:
+                if b > e[-1]:
+                    e[-1] = b
+            else:
+                s.append(a)
+                e.append(b)
+        self._s, self._e = s, e
+
     def remove(self, a: int, b: int) -> None:
         """Difference with [a, b)."""
         if a >= b or not self._s:

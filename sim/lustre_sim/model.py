@@ -606,6 +606,36 @@ class FsIO:
         f, P = h.f, self.P
         end = offset + size * count
         # dirty_pages_hits/misses (<= 2.13): page touches that found the page dirty or not
+        if self.p.llite_family != "2.14":
+            self._dirty_page_touches(f, offset, size, count, end)
+        f.size = max(f.size, end)
+        burst: dict = {}
+        rpc_lat = 0
+        poor = "poor-write-aggregation" in self.quirks
+        for k, a, b in f.obj_ranges(offset, end):
+            self._lock(f, k)
+            o = f.objs[k]
+            idx = f.osts[k]
+            added = (b - a) - sum(y - x for x, y in o.dirty.covered(a, b))
+            o.dirty.add(a, b)
+            self.osc_dirty[idx] = self.osc_dirty.get(idx, 0) + added
+            o.cached.add(a // P, _ceil_div(b, P))
+            f.written.add(k)
+            # a chunk of max_pages_per_rpc pages that is wholly dirty leaves at once
+            ch = self._chunk(self.osc(idx)) * P
+            s_, e_ = o.dirty.containing(a)
+            lo, hi = _ceil_div(s_, ch) * ch, (e_ // ch) * ch
+            if hi > lo:
+                rpc_lat += self._send_dirty(f, k, lo, hi, burst)
+            if poor and o.dirty:
+                rpc_lat += self._lu8515(f, k, burst)
+            rpc_lat += self._dirty_limit(idx, burst)
+        cadd(self.ll, "write_bytes", size, count)
+        base = 3 + size // 3000                 # memcpy into the page cache, ~3 GB/s
+        cadd_lat(self.ll, "write", base, count, rpc_lat // 8)
+
+    def _dirty_page_touches(self, f: File, offset: int, size: int, count: int, end: int) -> None:
+        P = self.P
         if offset % P == 0 and size % P == 0:
             touches = size // P * count
         elif count <= 4096:
@@ -622,32 +652,6 @@ class FsIO:
             misses += (p1 - p0) - dirty_pages.total()
         cadd(self.ll, "dirty_pages_misses", 1, misses)
         cadd(self.ll, "dirty_pages_hits", 1, max(0, touches - misses))
-
-        f.size = max(f.size, end)
-        burst: dict = {}
-        rpc_lat = 0
-        poor = "poor-write-aggregation" in self.quirks
-        for k, a, b in f.obj_ranges(offset, end):
-            self._lock(f, k)
-            o = f.objs[k]
-            idx = f.osts[k]
-            before = o.dirty.total()
-            o.dirty.add(a, b)
-            self.osc_dirty[idx] = self.osc_dirty.get(idx, 0) + o.dirty.total() - before
-            o.cached.add(a // P, _ceil_div(b, P))
-            f.written.add(k)
-            # a chunk of max_pages_per_rpc pages that is wholly dirty leaves at once
-            ch = self._chunk(self.osc(idx)) * P
-            s_, e_ = o.dirty.containing(a)
-            lo, hi = _ceil_div(s_, ch) * ch, (e_ // ch) * ch
-            if hi > lo:
-                rpc_lat += self._send_dirty(f, k, lo, hi, burst)
-            if poor and o.dirty:
-                rpc_lat += self._lu8515(f, k, burst)
-            rpc_lat += self._dirty_limit(idx, burst)
-        cadd(self.ll, "write_bytes", size, count)
-        base = 3 + size // 3000                 # memcpy into the page cache, ~3 GB/s
-        cadd_lat(self.ll, "write", base, count, rpc_lat // 8)
 
     def read(self, h: Handle, offset: int, size: int, count: int = 1,
              readahead: bool = True) -> None:
@@ -696,6 +700,109 @@ class FsIO:
             slow = LU15274_SLOW_READ_US * (count - (1 if h.reads == 0 else 0))
         h.reads += count
         cadd_lat(self.ll, "read", base, count, rpc_lat // 4 + slow)
+
+    def read_many(self, h: Handle, offsets, size: int) -> None:
+        """One read call of size bytes at each offset, in order: what read(h, off, size) does
+        for each, worked out in bulk when no call continues the one before (so none reads
+        ahead) and each stays within one stripe unit and one RPC chunk (small random reads);
+        otherwise call by call."""
+        f, P = h.f, self.P
+        offsets = list(offsets)
+        n = len(offsets)
+        if not n:
+            return
+        if size <= 0 or min(offsets) < 0 or max(offsets) + size > f.size:
+            raise ValueError(f"{f.path}: read_many outside [0, {f.size})")
+        ss, sc = f.ss, f.sc
+        chunks = [self._chunk(self.osc(o)) * P for o in f.osts]
+        bulk = not (self.hybrid and size >= self.tun["hybrid_io_read_threshold_bytes"])
+        prev = h.last_read_end
+        calls = []
+        for off in offsets if bulk else ():
+            u, r = divmod(off, ss)
+            k = u % sc
+            oa = (u // sc) * ss + r
+            if off == prev or r + size > ss or oa // chunks[k] != (oa + size - 1) // chunks[k]:
+                bulk = False
+                break
+            calls.append((k, oa // P, _ceil_div(oa + size, P)))
+            prev = off + size
+        if not bulk:
+            for off in offsets:
+                self.read(h, off, size)
+            return
+        if self.hybrid:
+            cadd(self.ll, "hybrid_noswitch", 1, n)
+        cadd(self.ra, "readpage_not_consecutive", 1, n - (1 if h.last_read_end is None else 0))
+        fetched: dict[int, set] = {}
+        rpcs: dict = {}
+        hit_pages = miss_pages = hit_calls = 0
+        if all(p1 - p0 == 1 for _, p0, p1 in calls):        # one page a call: the usual case
+            for k in {k for k, _, _ in calls}:
+                fetched[k] = set()
+            for k, p0, _ in calls:
+                new = fetched[k]
+                if p0 in new:
+                    hit_calls += 1
+                    continue
+                cached = f.objs[k].cached
+                if cached and cached.containing(p0) is not None:
+                    hit_calls += 1
+                    continue
+                new.add(p0)
+                key = (k, p0, p0 + 1)
+                rpcs[key] = rpcs.get(key, 0) + 1
+            hit_pages, miss_pages = hit_calls, len(calls) - hit_calls
+            calls_left = ()
+        else:
+            calls_left = calls
+        for k, p0, p1 in calls_left:
+            new = fetched.setdefault(k, set())
+            o = f.objs[k]
+            miss = [p for p in range(p0, p1)
+                    if p not in new and (not o.cached or o.cached.containing(p) is None)]
+            hit_pages += (p1 - p0) - len(miss)
+            miss_pages += len(miss)
+            if not miss:
+                hit_calls += 1
+                continue
+            new.update(miss)
+            x = miss[0]                        # contiguous missing pieces: one RPC each
+            for i in range(1, len(miss) + 1):
+                if i == len(miss) or miss[i] != miss[i - 1] + 1:
+                    key = (k, x, miss[i - 1] + 1)
+                    rpcs[key] = rpcs.get(key, 0) + 1
+                    if i < len(miss):
+                        x = miss[i]
+        shapes: dict = {}
+        osz: dict = {}
+        for (k, x, y), times in rpcs.items():
+            if k not in osz:
+                osz[k] = f.obj_size(k)
+            shapes.setdefault((k, y - x, min(y * P, osz[k]) - x * P), []).extend([x] * times)
+        rpc_lat = 0
+        for (k, pages, nbytes), starts in shapes.items():
+            rpc_lat += self._brw_run(self.osc(f.osts[k]), False, pages, nbytes, 0, 0, len(starts),
+                                     rif=1, starts=starts)
+        for k in sorted({k for k, _, _ in calls}):
+            self._lock(f, k)
+        for k, pages in fetched.items():
+            f.objs[k].cached.update((x, x + 1) for x in pages)
+        cadd(self.ra, "hits", 1, hit_pages)
+        cadd(self.ra, "misses", 1, miss_pages)
+        cadd(self.ll, "read_bytes", size, n)
+        base = 2 + size // 4000
+        slow = 0
+        if ("lu15274" in self.quirks and self._ra_window_pages()
+                and 0 < f.size <= self.tun["max_read_ahead_whole_mb"] * MiB):
+            slow = LU15274_SLOW_READ_US
+        first = 1 if h.reads == 0 else 0
+        miss_calls = n - hit_calls
+        # calls that fetched carry their RPCs' time; the first call of a handle is never slow
+        cadd_lat(self.ll, "read", base, hit_calls, slow * hit_calls)
+        cadd_lat(self.ll, "read", base, miss_calls, rpc_lat // 4 + slow * max(0, miss_calls - first))
+        h.reads += n
+        h.last_read_end = offsets[-1] + size
 
     def _ra_window_pages(self) -> int:
         mb = min(self.tun["max_read_ahead_per_file_mb"], self.tun["max_read_ahead_mb"])
@@ -777,11 +884,13 @@ class FsIO:
         return lat
 
     def _brw_run(self, osc: dict, write: bool, pages: int, nbytes: int, start: int, step: int,
-                 n: int, burst: dict | None = None, rif: int | None = None) -> int:
+                 n: int, burst: dict | None = None, rif: int | None = None,
+                 starts: list[int] | None = None) -> int:
         """n BRW RPCs of the same size whose first pages are start, start+step, ...: tallied as
         n calls of _brw would tally them, in O(buckets). rif: each one's RPCs-in-flight count;
         None = they go out one after another in `burst` (1, 2, ... up to max_rpcs_in_flight).
-        Latencies: a few deterministic samples per in-flight count. Returns their sum."""
+        Latencies: a few deterministic samples per in-flight count. Returns their sum.
+        starts: the first pages as a list instead (start, step ignored)."""
         if n <= 0:
             return 0
         idx = osc["index"]
@@ -807,8 +916,13 @@ class FsIO:
         for r, c in groups:
             h[d + "_rif"][min(r - 1 if zb else r, 31)] += c
         mod = max(1, MiB // self.P) if self.p.offset_in_chunk else None
-        for b, c in ap_log2_counts(start, step, n, mod).items():
-            h[d + "_off"][b] += c
+        if starts is not None:
+            off = h[d + "_off"]
+            for x in starts:
+                off[_bucket(x % mod if mod else x)] += 1
+        else:
+            for b, c in ap_log2_counts(start, step, n, mod).items():
+                h[d + "_off"][b] += c
         cadd(osc["stats"], d + "_bytes", nbytes, n)
         op = "ost_write" if write else "ost_read"
         total = 0

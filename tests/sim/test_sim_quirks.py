@@ -377,3 +377,45 @@ def test_seed_varies_a_job(tmp_path):
         runs[name] = c.run("smallfile-read", fs="scratch", files=8, seed=seed)
     assert runs["a"]["read_bytes"] == runs["b"]["read_bytes"] != runs["c"]["read_bytes"]
     assert runs["a"]["rpc_pages"] == runs["b"]["rpc_pages"]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_read_many_equals_read_by_read(tmp_path, seed):
+    """FsIO.read_many (bulk random reads) tallies what one read() per offset tallies: pages,
+    in-flight and offset rows, bytes, read_ahead_stats hits/misses/not-consecutive, llite
+    call counts, and leaves the same pages cached."""
+    r = random.Random(seed)
+    c = client(tmp_path, "2.15.4", osts=3)
+    sc, ss = r.choice([1, 2, 3]), r.choice([64 * KiB, MiB])
+    size = r.choice([512, 4096, 6000, 16 * KiB, 64 * KiB])
+    size = min(size, ss)
+    slots = r.choice([50, 5000])
+    offs, prev = [], 3 * 4096 + 100
+    while len(offs) < 300:
+        off = r.randrange(slots) * r.choice([4096, size])
+        # read_many's bulk case: not right after the call before, within a stripe unit
+        if off != prev and off % ss + size <= ss:
+            offs.append(off)
+            prev = off + size
+
+    def run(bulk: bool):
+        import copy
+        io = Client(c.st, profile("2.15.4"), f"x{bulk}").fs("scratch")
+        io.m = copy.deepcopy(io.m)
+        io.ll, io.ra = io.m["llite"]["stats"], io.m["llite"]["ra"]
+        f = io.existing("/t", slots * 64 * KiB + MiB, stripe_count=sc, stripe_size=ss)
+        h = io.open("/t")
+        io.read(h, 3 * 4096, 100)                        # something cached already, and a prev
+        if bulk:
+            def no(*a, **k):
+                raise AssertionError("read_many fell back to read()")
+            io.read = no
+            io.read_many(h, offs, size)
+        else:
+            for off in offs:
+                io.read(h, off, size)
+        return ([(o["hist"], o["stats"].get("read_bytes", [0, 0, 0, 0, 0])[:4]) for o in io.m["osc"]],
+                {k: v[0] for k, v in io.ra.items()}, io.ll["read_bytes"][:4],
+                [list(o.cached) for o in f.objs], h.last_read_end)
+
+    assert run(True) == run(False)
