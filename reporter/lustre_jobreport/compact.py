@@ -227,6 +227,10 @@ class CompactResult:
         return "\n".join(lines) + "\n"
 
 
+def _why(exc: OSError) -> str:
+    return exc.strerror or one_line(exc)
+
+
 def _n(n: int, what: str) -> str:
     return f"{n:,} {what}{'s' * (n != 1)}"
 
@@ -428,8 +432,8 @@ class _Run:
                 self.res.files_written.append(self.writers[part].commit())
             except OSError as exc:
                 self.abort()
-                raise JobReportError(f"cannot write the dataset under {self.ddir}: {exc.strerror}; "
-                                     "the records not written stay where they are") from None
+                raise JobReportError(f"cannot write the dataset under {self.ddir}: {_why(exc)}; "
+                                     "no record was moved") from None
             del self.writers[part]
             self.committed.append(part)
             self.res.records_added += len(self.added[part])
@@ -603,7 +607,10 @@ def _give_back(from_fd: int, target: str, to_fd: int, name: str) -> None:
 
 
 def _lock(ds_fd: int, ddir: Path, res: CompactResult) -> int:
-    fd = os.open(LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=ds_fd)
+    try:
+        fd = os.open(LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=ds_fd)
+    except OSError as exc:
+        raise JobReportError(f"{ddir / LOCK_NAME}: {_why(exc)}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -639,15 +646,27 @@ def compact(records_dir: str | Path | None, dataset_dir: str | Path | None) -> C
                     try:
                         run.read_all()
                         run.commit()
+                    except OSError as exc:    # the dataset's disk full, a write refused...
+                        run.abort()
+                        raise JobReportError(f"cannot write the dataset under {ddir}: {_why(exc)}; "
+                                             "no record was moved") from None
                     except BaseException:
                         run.abort()
                         raise
-                    run.move_all()
+                    try:
+                        run.move_all()
+                    except OSError as exc:
+                        raise JobReportError(f"cannot move compacted records under {rdir}: {_why(exc)}; "
+                                             "the next run skips them as duplicates and moves them") from None
                 elif os.path.lexists(rdir):
                     _open_dir(rdir)           # says what it is instead (a link, a file)
                 else:
                     res.notes.append(f"{rdir} does not exist: no records to read")
-                run.merge_all()
+                try:
+                    run.merge_all()
+                except OSError as exc:
+                    raise JobReportError(f"cannot merge small files under {ddir}: {_why(exc)}; "
+                                         "the dataset is as it was before the merge") from None
             finally:
                 run.close()
         finally:

@@ -6,6 +6,7 @@ at a time, directories checked."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import multiprocessing
@@ -578,3 +579,36 @@ def test_a_non_root_admin_compacts_their_own_directories_and_not_roots(tmp_path)
         r = run("--records", str(w / "src"), "--dataset", str(mine / "dataset2"))
         assert r.returncode == 2 and r.stderr.count("\n") == 1
         assert r.stderr.endswith(f"{w / 'src'}: owned by uid 0, not {pw.pw_uid}; refusing it\n")
+
+
+def test_a_full_dataset_disk_is_one_line_and_moves_nothing(dirs, tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a tmpfs")
+    from hookkit import full_tmpfs
+    rec, ds = dirs
+    for i in range(20):
+        put(rec, str(i), end=f"2026-{9 + i % 3:02d}-15T00:00:00Z")
+    ds.mkdir(mode=0o755)
+    with full_tmpfs(ds, "size=256k,mode=0755") as full:
+        r = cli(tmp_path, "records", "compact", "--records", str(rec), "--dataset", str(full))
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr == (f"lustre-jobreport: error: cannot write the dataset under {full}: "
+                            "No space left on device; no record was moved\n")
+        assert len(live(rec)) == 20
+        assert [f for f in parts(full) if f != "filler"] == []              # no file, no temp file left
+        os.unlink(full / "filler")                                          # space again: it all goes in
+        assert compact.compact(rec, full).records_added == 20 and live(rec) == []
+
+
+def test_a_dataset_filesystem_without_flock_is_said_not_fatal(dirs, monkeypatch):
+    rec, ds = dirs
+    put(rec, "1")
+
+    def no_flock(fd, op):
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(compact.fcntl, "flock", no_flock)
+    res = compact.compact(rec, ds)
+    assert res.records_added == 1
+    assert f"records compact: {ds} cannot be locked (No locks available): run one compaction at a time" \
+        in res.summary().splitlines()
