@@ -128,3 +128,50 @@ def host_spread(hosts: dict[str, dict]) -> str:
     fig, ax = _figure(max(5.0, 0.3 * len(moved) + 1.5))
     _stacked(ax, [h for h, _, _ in moved], _floats(r for _, r, _ in moved), _floats(w for _, _, w in moved))
     return _svg(fig)
+
+
+# -- compare (lustre-jobreport compare, comparerender) ------------------------------------------
+
+BASELINE = "#9a9a9a"                    # the baseline's bars; the candidate's are READ / WRITE
+VERDICT_COLOURS = {"regression": "#c0392b", "improvement": "#27ae60", "no_change": "#7f8c8d"}
+
+
+@_plain_text
+def compare_rpc_shares(shares: dict[str, dict[str, float | None]], direction: str) -> str:
+    """One direction's RPC-size histogram of a group, baseline beside candidate, as shares of
+    the side's RPCs per bucket (up to the largest non-empty bucket, at least 1M)."""
+    base, cand = shares.get("baseline") or {}, shares.get("candidate") or {}
+    labels = list(base or cand)
+    used = [i for i, l in enumerate(labels) if (base.get(l) or 0) > 0 or (cand.get(l) or 0) > 0]
+    top = max(used + [labels.index("1M") if "1M" in labels else len(labels) - 1])
+    labels = labels[:top + 1]
+    fig, ax = _figure(max(5.0, 0.5 * len(labels) + 1.5))
+    xs = range(len(labels))
+    ax.bar([x - 0.2 for x in xs], [100.0 * (base.get(l) or 0) for l in labels], 0.4, color=BASELINE,
+           label="baseline")
+    ax.bar([x + 0.2 for x in xs], [100.0 * (cand.get(l) or 0) for l in labels], 0.4,
+           color=READ if direction == "read" else WRITE, label="candidate")
+    ax.set_xticks(list(xs), [l.replace("over_64M", ">64M") for l in labels])
+    ax.set_ylim(0, 100)
+    ax.set_xlabel(f"{direction} RPC size (up to)")
+    ax.set_ylabel(f"% of {direction} RPCs")
+    ax.legend(frameon=False)
+    return _svg(fig)
+
+
+@_plain_text
+def effect_sizes(bars: list[tuple[str, float, str, str]]) -> str:
+    """Per group (name, effect, verdict, metric id): Cliff's delta of its worst metric, signed so
+    that positive is worse on the candidate, as horizontal bars coloured by the group's verdict."""
+    n = len(bars)
+    fig, ax = _figure(8.0, max(2.0, 0.28 * n + 1.0))
+    ys = list(range(n))[::-1]
+    ax.barh(ys, [b[1] for b in bars], color=[VERDICT_COLOURS.get(b[2], BASELINE) for b in bars])
+    ax.set_yticks(ys, [f"{shorten(b[0], 40)} ({b[3]})" for b in bars], fontsize=7)
+    ax.set_xlim(-1.05, 1.05)
+    ax.axvline(0.0, color="#333333", linewidth=0.8)
+    ax.set_xlabel("Cliff's delta of the group's worst metric (positive: worse on the candidate)")
+    from matplotlib.patches import Patch
+    handles = [Patch(color=c, label=v.replace("_", " ")) for v, c in VERDICT_COLOURS.items()]
+    ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    return _svg(fig)

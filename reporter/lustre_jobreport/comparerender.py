@@ -1,0 +1,370 @@
+"""Renderings of a comparison (compare.Comparison): JSON as is, text for a terminal, HTML page.
+
+The text is at most WIDTH columns wide: a header (both selections, job counts, Lustre
+versions, the thresholds), the fleet's pooled RPC-size shares per side, the regressions (each
+with the numbers that make it one, its cause and what differs in the clients, the expected
+shifts), the improvements, groups whose only shifts are expected, and counts of the rest.
+Every string that came from records (job names, users, versions...) is shown through
+jobrender.displayable (control and bidi characters as visible escapes) and long ones shortened;
+the HTML is the same view through templates/compare.html.j2 (autoescaped) plus charts.
+"""
+
+from __future__ import annotations
+
+import json
+
+from . import comparemetrics
+from . import render as jobrender
+from .compare import HYBRID_EXPECTED, Comparison
+from .render import columns, human_bytes, shorten
+
+WIDTH = 100
+NAME_COLS = 32
+TEXT_REGRESSIONS, TEXT_IMPROVEMENTS, TEXT_EXPECTED, TEXT_SMALL = 50, 20, 20, 10
+HTML_CHARTS, HTML_EFFECT_GROUPS, HTML_SMALL = 20, 40, 200
+KEY_WORDS = {"user": "user", "nodes_class": None, "account": "account", "partition": "partition",
+             "command": "command", "cluster": "cluster"}
+
+
+# -- numbers ------------------------------------------------------------------------------------
+
+def value(unit: str, v: float | None) -> str:
+    """A metric's value in its unit."""
+    if v is None:
+        return "n/a"
+    if unit == "share":
+        pct = 100.0 * v
+        return "0%" if v == 0 else f"{pct:.1f}%" if pct < 1 else f"{pct:.0f}%"
+    if unit == "bytes":
+        return human_bytes(int(round(v)))
+    if unit == "us":
+        return f"{v / 1000:.3g} ms" if v >= 1000 else f"{v:.3g} µs"
+    if unit in ("per_gib", "pages_per_gib"):
+        return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
+    if unit in ("per_open", "times"):
+        return f"{v:.2f}"
+    return f"{v:.3g}"
+
+
+def pvalue(q: float | None) -> str:
+    if q is None:
+        return "n/a"
+    if q == 0:
+        return "0"
+    if q < 0.001:
+        mant, exp = f"{q:.0e}".split("e")
+        return f"{mant}e{int(exp)}"
+    return f"{q:.3f}".rstrip("0").rstrip(".")
+
+
+def ratio_text(r) -> str:
+    if r is None:
+        return "n/a"
+    if r == "inf":
+        return "from 0"
+    return f"{r:.2f}x" if r < 10 else f"{r:.0f}x"
+
+
+def share_cell(v: float | None) -> str:
+    if v is None:
+        return "-"
+    if v == 0:
+        return "0"
+    if v < 0.005:
+        return "<1%"
+    return f"{100 * v:.0f}%"
+
+
+# -- words --------------------------------------------------------------------------------------
+
+def group_name(g: dict, cols: int = NAME_COLS) -> str:
+    """'enzo, user ann, 8-15 nodes, on scratch' (each part shortened)."""
+    parts = []
+    for k, v in g["key"].items():
+        if k == "job_name":
+            parts.append(shorten(str(v), cols) if v is not None else "(no job name)")
+        elif k == "nodes_class":
+            parts.append(f"{v} node{'s' if v != '1' else ''}" if v is not None else "? nodes")
+        else:
+            parts.append(f"{KEY_WORDS.get(k, k)} {shorten(str(v), cols) if v is not None else '?'}")
+    fs = shorten(str(g["fs"]), cols) if g["fs"] is not None else "?"
+    return ", ".join(parts + [f"on {fs}"])
+
+
+def _values(vs: list) -> str:
+    return ", ".join(shorten(str(v), 24) for v in vs) or "?"
+
+
+def cause_text(g: dict, lustre: list[list[str]] | None) -> str:
+    """What differs in the clients between the sides, in words (never a tunable as a Lustre change)."""
+    changes = {c["what"]: c for c in g["changes"]}
+    said = []
+    if "lustre" in changes:
+        c = changes["lustre"]
+        said.append(f"Lustre {_values(c['baseline'])} → {_values(c['candidate'])}")
+    for what, word in (("kernel", "kernel"), ("os", "OS")):
+        if what in changes:
+            said.append(f"{word} {_values(changes[what]['baseline'])} → {_values(changes[what]['candidate'])}")
+    settings = [f"{c['what']} {_values(c['baseline'])} → {_values(c['candidate'])}"
+                for w, c in changes.items() if w not in ("lustre", "kernel", "os")]
+    if settings:
+        said.append("settings change: " + "; ".join(settings))
+    same = ""
+    if "lustre" not in changes:
+        versions = sorted({v for side in (lustre or []) for v in side})
+        same = f"Lustre {_values(versions)} on both sides" if versions else "Lustre version unknown"
+    if not said:
+        return (f"no client difference ({same}; same kernel, OS and settings): "
+                "the change is in the workload or the servers")
+    others = [w for w, present in (("kernel", "kernel" not in changes), ("OS", "os" not in changes),
+                                   ("settings", not settings)) if present]
+    tail = [same] if same else []
+    if others:
+        tail.append("same " + " and ".join(others) if len(others) <= 2 else "same kernel, OS and settings")
+    return "; ".join(said) + (f" ({'; '.join(tail)})" if tail else "")
+
+
+def metric_line(m: dict, g_n: tuple[int, int] | None = None) -> str:
+    """'read RPCs ≤16 KiB: 2% → 91% of read RPCs (median over 12 → 11 jobs), Cliff's δ +1.00, q = 3e-5'"""
+    md = comparemetrics.BY_ID[m["id"]]
+    of = f" {md.of}" if md.of else ""
+    text = (f"{md.label}: {value(md.unit, m['baseline_median'])} → {value(md.unit, m['candidate_median'])}{of} "
+            f"(median over {m['n_baseline']} → {m['n_candidate']} jobs)")
+    if m["effect"] is not None:
+        text += f", Cliff's δ {m['effect']:+.2f}, q = {pvalue(m['q_value'])}"
+    return text
+
+
+def _wrap(text: str, indent: int, width: int = WIDTH) -> list[str]:
+    """Words filled into lines of `width` columns under `indent` spaces (continuations +2)."""
+    lines, line = [], " " * indent
+    fresh = True
+    for word in text.split(" "):
+        if not fresh and columns(line) + 1 + columns(word) > width:
+            lines.append(line)
+            line, fresh = " " * (indent + 2), True
+        line += word if fresh else " " + word
+        fresh = False
+    return lines + [line]
+
+
+# -- the view -----------------------------------------------------------------------------------
+
+def _fleet_rows(fleet: dict) -> tuple[list[str], list[dict]]:
+    """Buckets worth a column (up to the largest non-empty one, at least 1M) and a row per
+    direction and side."""
+    order = comparemetrics.ALL_BUCKETS
+    top = order.index("1M")
+    for side in fleet.values():
+        for d in ("read", "write"):
+            for i, b in enumerate(order):
+                if side[d]["shares"][b]:
+                    top = max(top, i)
+    shown = list(order[:top + 1])
+    rows = []
+    for d in ("read", "write"):
+        for name, side in fleet.items():
+            h = side[d]
+            rows.append({"direction": d, "side": name, "rpcs": h["rpcs"],
+                         "cells": [share_cell(h["shares"][b]) for b in shown]})
+    return shown, rows
+
+
+def _side_line(name: str, s: dict) -> str:
+    span = ""
+    if s.get("since") and s.get("until"):
+        span = f", {s['since'][:10]} .. {s['until'][:10]}"
+    left = f", {s['left_out']:,} left out (untrusted numbers)" if s.get("left_out") else ""
+    versions = ", ".join(shorten(str(v), 20) for v in s.get("lustre") or []) or "unknown"
+    sel = shorten(str(s.get("selection") or "(all)"), 40)
+    return f"{name:<9} {sel}: {s['jobs']:,} jobs ({s['rows']:,} rows{left}), Lustre {versions}{span}"
+
+
+def _group_view(g: dict, lustre, index: int, rpc: dict | None) -> dict:
+    deciding, context, expected, changed = [], [], [], []
+    for m in g["metrics"]:
+        md = comparemetrics.BY_ID[m["id"]]
+        shifted = m["verdict"] in ("regression", "improvement")
+        if not shifted:
+            continue
+        if "expected" in m:
+            expected.append(m)
+        elif md.context:
+            context.append(m)
+        else:
+            changed.append(m)
+    # regressions of the group first, then its improvements
+    changed.sort(key=lambda m: (m["verdict"] != "regression", -abs(m["effect"] or 0)))
+    left = g["left_out"]
+    n_left = left["baseline"] + left["candidate"]
+    left_text = (f"left out: {n_left} job{'s' if n_left != 1 else ''} with untrusted numbers "
+                 f"({left['baseline']} baseline, {left['candidate']} candidate)") if n_left else ""
+    return {"index": index, "name": group_name(g), "verdict": g["verdict"],
+            "counts": f"{g['n_baseline']} → {g['n_candidate']} jobs", "cause": g["cause"],
+            "cause_text": cause_text(g, lustre), "changed": [metric_line(m) for m in changed],
+            "context": [metric_line(m) for m in context], "expected": [metric_line(m) for m in expected],
+            "left_out": left_text, "metrics": g["metrics"], "rpc": rpc, "group": g, "charts": [], "rows": []}
+
+
+def view(result: Comparison) -> dict:
+    doc = jobrender.displayable(result.doc)
+    st = result.settings
+    groups = doc["groups"]
+    lustre = [jobrender.displayable({"v": v})["v"] for v in result.lustre] if result.lustre else [None] * len(groups)
+    views = [_group_view(g, lustre[i], i, result.group_rpc.get(i)) for i, g in enumerate(groups)]
+    summary = doc["summary"]
+    title = (f"Lustre client comparison: {summary['regression']} regression{'s' if summary['regression'] != 1 else ''}, "
+             f"{summary['improvement']} improvement{'s' if summary['improvement'] != 1 else ''}, "
+             f"{summary['no_change']} no change, {summary['not_enough_data']} not enough data")
+    rules = ""
+    if st is not None:
+        keys = ", ".join(st.group_by) or "nothing"
+        rules = (f"groups: same {keys} and filesystem; a verdict needs q ≤ {st.q:g} (Benjamini-Hochberg), "
+                 f"|Cliff's δ| ≥ {st.min_cliffs_delta:g} and medians {st.min_ratio:g}x apart, "
+                 f"≥ {st.min_jobs} jobs a side; read/write metrics of jobs that moved ≥ "
+                 f"{human_bytes(int(st.min_bytes))} that way")
+    shown, fleet_rows = _fleet_rows(doc["fleet"])
+    return {"title": title, "rules": rules,
+            "sides": [_side_line(n, doc[n]) for n in ("baseline", "candidate")],
+            "side_docs": {n: doc[n] for n in ("baseline", "candidate")},
+            "fleet_buckets": shown, "fleet_rows": fleet_rows,
+            "regressions": [v for v in views if v["verdict"] == "regression"],
+            "improvements": [v for v in views if v["verdict"] == "improvement"],
+            "expected_only": [v for v in views if v["verdict"] == "no_change" and v["expected"]],
+            "no_change": summary["no_change"],
+            "small": [v for v in views if v["verdict"] == "not_enough_data"],
+            "min_jobs": st.min_jobs if st else None, "expected_why": HYBRID_EXPECTED,
+            "views": views}
+
+
+# -- text ---------------------------------------------------------------------------------------
+
+def _group_text(v: dict, label: str) -> list[str]:
+    out = _wrap(f"{label}  {v['name']} ({v['counts']})", 0)
+    for line in v["changed"]:
+        out += _wrap(line, 2)
+    for line in v["context"]:
+        out += _wrap("context (the application's own choice): " + line, 2)
+    if v["expected"]:
+        out += _wrap(f"expected, {HYBRID_EXPECTED}:", 2)
+        for line in v["expected"]:
+            out += _wrap(line, 4)
+    out += _wrap(f"cause: {v['cause_text']}", 2)
+    if v["left_out"]:
+        out += _wrap(v["left_out"], 2)
+    return out
+
+
+def _more(n_all: int, n_shown: int, what: str) -> list[str]:
+    return [f"... and {n_all - n_shown} more {what} (the JSON and HTML reports list all)"] if n_all > n_shown else []
+
+
+def render_text(result: Comparison) -> str:
+    v = view(result)
+    rule = "-" * WIDTH
+    out = [rule, *_wrap(v["title"], 0), rule]
+    for line in v["sides"]:
+        out += _wrap(line, 0)
+    if v["rules"]:
+        out += _wrap(v["rules"], 0)
+    out.append("")
+    label_w = 16
+    cells = "".join(b.rjust(5) for b in v["fleet_buckets"])
+    out.append("Fleet RPC sizes".ljust(label_w) + cells)
+    for r in v["fleet_rows"]:
+        line = f"{r['direction']:<6}{r['side']:<10}" + "".join(c.rjust(5) for c in r["cells"])
+        extra = f"  {jobrender.compact(r['rpcs'], 4)} RPCs"
+        out.append(line + extra if columns(line + extra) <= WIDTH else line)
+    for title, items, cap in (("Regressions", v["regressions"], TEXT_REGRESSIONS),
+                              ("Improvements", v["improvements"], TEXT_IMPROVEMENTS),
+                              ("Only expected shifts", v["expected_only"], TEXT_EXPECTED)):
+        if not items:
+            continue
+        out += ["", f"{title} ({len(items)}):"]
+        label = {"Regressions": "REGRESSION", "Improvements": "IMPROVEMENT"}.get(title, "EXPECTED")
+        for g in items[:cap]:
+            out += _group_text(g, label)
+        out += _more(len(items), cap, title.lower())
+    out.append("")
+    out.append(f"No change: {v['no_change']} group{'s' if v['no_change'] != 1 else ''}.")
+    if v["small"]:
+        out += _wrap(f"Not enough data (fewer than {v['min_jobs']} trusted jobs on a side): "
+                     f"{len(v['small'])} group{'s' if len(v['small']) != 1 else ''}", 0)
+        for g in v["small"][:TEXT_SMALL]:
+            out += _wrap(f"{g['name']} ({g['counts']})", 2)
+        out += _more(len(v["small"]), TEXT_SMALL, "groups")
+    out.append(rule)
+    return "\n".join(out) + "\n"
+
+
+# -- JSON, HTML ---------------------------------------------------------------------------------
+
+def render_json(result: Comparison) -> str:
+    """The document as it is (no NaN or infinity: compare wrote null and "inf"), one group per
+    line: json's C encoder only runs without indent, and a year of jobs has ~10,000 groups
+    (indenting them all took seconds). ensure_ascii: no control or non-ASCII character in the
+    text itself."""
+    def one(v) -> str:
+        return json.dumps(v, ensure_ascii=True, allow_nan=False)
+    parts = []
+    for key, v in result.doc.items():
+        if key == "groups" and v:
+            parts.append(f'  {one(key)}: [\n' + ",\n".join("    " + one(g) for g in v) + "\n  ]")
+        else:
+            parts.append(f"  {one(key)}: {one(v)}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
+
+
+def _metric_rows(g: dict) -> list[dict]:
+    rows = []
+    for m in g["metrics"]:
+        md = comparemetrics.BY_ID[m["id"]]
+        rows.append({"label": md.label + (f" {md.of}" if md.of else ""), "means": md.means,
+                     "base": value(md.unit, m["baseline_median"]), "cand": value(md.unit, m["candidate_median"]),
+                     "n": f"{m['n_baseline']} → {m['n_candidate']}",
+                     "effect": f"{m['effect']:+.2f}" if m["effect"] is not None else "n/a",
+                     "ratio": ratio_text(m["ratio"]), "q": pvalue(m["q_value"]),
+                     "verdict": m["verdict"].replace("_", " "),
+                     "expected": "expected" in m, "context": md.context})
+    return rows
+
+
+def html_view(result: Comparison) -> dict:
+    from . import charts   # matplotlib: only the HTML needs it
+
+    v = view(result)
+    for i, g in enumerate(v["regressions"]):
+        g["rows"] = _metric_rows(g["group"])
+        g["charts"] = []
+        if i < HTML_CHARTS and g["rpc"]:
+            for d in ("read", "write"):
+                hist = {side: g["rpc"][side][d]["shares"] for side in ("baseline", "candidate")}
+                if any(x for s in hist.values() for x in s.values()):
+                    g["charts"].append((d, charts.compare_rpc_shares(hist, d)))
+    for g in v["improvements"] + v["expected_only"]:
+        g["rows"] = _metric_rows(g["group"])
+    v["charted"] = min(len(v["regressions"]), HTML_CHARTS)
+    # effect chart: every regression and improvement, then the strongest others, up to 40
+    picked = [g for g in v["views"] if g["verdict"] in ("regression", "improvement")]
+    rest = sorted((g for g in v["views"] if g["verdict"] == "no_change"),
+                  key=lambda g: -abs((result.worst[g["index"]] or ("", 0.0))[1]))
+    picked = (picked + rest)[:HTML_EFFECT_GROUPS]
+    bars = [(g["name"], result.worst[g["index"]], g["verdict"]) for g in picked if result.worst[g["index"]]]
+    v["effect_chart"] = charts.effect_sizes([(n, w[1], verdict, w[0]) for n, w, verdict in bars]) if bars else ""
+    v["effect_shown"] = len(bars)
+    v["small_shown"] = v["small"][:HTML_SMALL]
+    return v
+
+
+def render_html(result: Comparison) -> str:
+    return jobrender._environment(autoescape=True).get_template("compare.html.j2").render(**html_view(result))
+
+
+def render(result: Comparison, fmt: str) -> str:
+    if fmt == "json":
+        return render_json(result)
+    if fmt == "text":
+        return render_text(result)
+    if fmt == "html":
+        return render_html(result)
+    raise ValueError(f"unknown format {fmt}")
