@@ -75,7 +75,9 @@ class Profile:
         """'proc', 'sysfs', or None when this version has no such llite file."""
         v = self.v
         if name in ("max_read_ahead_mb", "max_read_ahead_per_file_mb", "max_read_ahead_whole_mb"):
-            return "sysfs" if v >= (2, 13, 53) else "proc"       # LU-12043 sysfs_memparse move
+            # lprocfs_llite_obd_vars: registered where llite stats are (ll_proc_root, then
+            # ll_debugfs_entry from 2.12.0) until LU-12043 made them sysfs attributes
+            return "sysfs" if v >= (2, 13, 53) else self.root_of("llite_stats")
         if name == "checksum_pages":
             return "sysfs" if v >= (2, 11, 55) else "proc"       # 2.12: an alias of checksums
         if name == "checksums":

@@ -3,7 +3,8 @@ default, its bytes, and `set` / `create(settings=)` / `lustre-sim set` changing 
 
 The expected paths and defaults are written out here from lustre-release (lproc_llite.c,
 lproc_osc.c, llite_lib.c, llite_internal.h, obd.h at the tags named), not taken from the sim:
-  llite max_read_ahead_{,per_file_,whole_}mb  /proc until 2.13.52, sysfs from 2.13.53
+  llite max_read_ahead_{,per_file_,whole_}mb  lprocfs_llite_obd_vars: /proc until 2.11, debugfs
+                                              with llite stats from 2.12.0, sysfs from 2.13.53
   llite checksum_pages                        /proc until 2.11.54, sysfs (with checksums) 2.11.55+
   llite hybrid_io / _read/_write_threshold_bytes  sysfs from 2.15.62 / 2.15.64
   osc checksums                               /proc until 2.11.51, sysfs from 2.11.52
@@ -34,8 +35,8 @@ LLITE = {
                "max_read_ahead_whole_mb": (PROC, "2\n"), "checksum_pages": (PROC, "1\n"),
                "checksums": None, "hybrid_io": None, "hybrid_io_read_threshold_bytes": None,
                "hybrid_io_write_threshold_bytes": None},
-    "2.12.9": {"max_read_ahead_mb": (PROC, "64\n"), "max_read_ahead_per_file_mb": (PROC, "64\n"),
-               "max_read_ahead_whole_mb": (PROC, "64\n"), "checksum_pages": (SYSFS, "1\n"),
+    "2.12.9": {"max_read_ahead_mb": (DEBUG, "64\n"), "max_read_ahead_per_file_mb": (DEBUG, "64\n"),
+               "max_read_ahead_whole_mb": (DEBUG, "64\n"), "checksum_pages": (SYSFS, "1\n"),
                "checksums": (SYSFS, "1\n"), "hybrid_io": None,
                "hybrid_io_read_threshold_bytes": None, "hybrid_io_write_threshold_bytes": None},
     "2.15.4": {"max_read_ahead_mb": (SYSFS, "1024\n"),
