@@ -630,21 +630,26 @@ def _read_text(info: dict, records_dir, dataset_dir) -> str:
     skipped = len(info.get("warnings") or [])
     return (f"read {info.get('records_read', 0):,} records from {records_dir or '(no records directory)'} and "
             f"{info.get('dataset_files', 0):,} Parquet files from {dataset_dir or '(no dataset)'}"
-            + (f"; {skipped:,} records skipped, see the warnings" if skipped else ""))
+            + (f"; {skipped:,} record{'s' if skipped != 1 else ''} skipped, see the warnings" if skipped else ""))
 
 
-def load_side(name: str, text: str, settings: Settings, records_dir, dataset_dir, warn=None):
+def load_side(name: str, text: str, settings: Settings, records_dir, dataset_dir, said: set | None = None):
     """One side's rows (only the columns compare reads) and what recordset says it read; no
-    matching row is an error naming the selection and what was read."""
+    matching row is an error naming the selection and what was read. The records recordset
+    skipped are said on stderr (at most MAX_WARNINGS lines; once, when `said` is shared by the
+    sides: both read the same records)."""
     from . import recordset
 
     selection = recordset.Selection.parse(text)
     table, info = recordset.load(selection, records_dir, dataset_dir)
     warnings = list(info.get("warnings") or [])
-    for line in warnings[:MAX_WARNINGS]:
-        (warn or _warn)(f"{name}: {line}")
-    if len(warnings) > MAX_WARNINGS:
-        (warn or _warn)(f"{name}: ... and {len(warnings) - MAX_WARNINGS} more records skipped")
+    said = set() if said is None else said
+    new = [w for w in warnings if w not in said]
+    for line in new[:max(0, MAX_WARNINGS - len(said))]:
+        _warn(line)
+    if len(said) < MAX_WARNINGS < len(said) + len(new):
+        _warn(f"... and {len(said) + len(new) - MAX_WARNINGS} more records skipped")
+    said.update(new)
     if table.num_rows == 0:
         raise NoRecordsError(f"no job records match the {name} selection {text!r} "
                              f"({_read_text(info, records_dir, dataset_dir)})")
@@ -665,8 +670,9 @@ def main(args, cfg) -> int:
     records_dir = args.records or cfg.values["hooks"]["records_dir"]
     dataset_dir = args.dataset or cfg.values["records"]["dataset_dir"]
     # one side at a time, kept to the columns compare reads (recordset gives all of them)
-    bt, bi = load_side("baseline", args.baseline, settings, records_dir, dataset_dir)
-    ct, ci = load_side("candidate", args.candidate, settings, records_dir, dataset_dir)
+    said: set[str] = set()
+    bt, bi = load_side("baseline", args.baseline, settings, records_dir, dataset_dir, said)
+    ct, ci = load_side("candidate", args.candidate, settings, records_dir, dataset_dir, said)
     result = compare(bt, ct, settings, baseline_selection=args.baseline, candidate_selection=args.candidate,
                      baseline_info=bi, candidate_info=ci)
     del bt, ct

@@ -1,0 +1,124 @@
+"""`lustre-jobreport compare` end to end: a Parquet dataset as `records compact` lays it out and
+JSON records not compacted yet, read through recordset; bad input is one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from lustre_jobreport import cli, compact
+
+from test_compare_rows import jobs, table
+from test_records_kit import put
+
+MARCH, APRIL = datetime(2026, 3, 1, tzinfo=timezone.utc), datetime(2026, 4, 1, tzinfo=timezone.utc)
+
+
+def write_dataset(root: Path, t: pa.Table) -> None:
+    """Month partitions of the rows' end, named as compaction names them."""
+    end = t["end"]
+    part = pc.year(end).to_numpy() * 100 + pc.month(end).to_numpy()
+    for key in np.unique(part):
+        d = root.joinpath(*compact.part_dirs((int(key) // 100, int(key) % 100)))
+        d.mkdir(parents=True, exist_ok=True)
+        pq.write_table(t.filter(pa.array(part == key)), d / "part-0.parquet")
+
+
+@pytest.fixture
+def dirs(tmp_path):
+    rng = np.random.default_rng(1)
+    span = np.linspace(0, 20 * 86400, 12)
+    t = table(jobs(rng, 12, start=MARCH, offset_s=span, record_prefix="b"),
+              jobs(rng, 12, start=APRIL, offset_s=span, lustre="2.16.0", small_read=0.9, record_prefix="c"))
+    write_dataset(tmp_path / "dataset", t)
+    (tmp_path / "records").mkdir()
+    return tmp_path / "records", tmp_path / "dataset"
+
+
+def compare(dirs, *args):
+    records, dataset = dirs
+    return cli.main(["compare", "--records", str(records), "--dataset", str(dataset), *args])
+
+
+def test_json_text_and_html_of_a_regression(dirs, tmp_path, capsys):
+    base = ["--baseline", "lustre=2.15.*", "--candidate", "lustre=2.16.*"]
+    assert compare(dirs, *base, "--format", "json", "-o", str(tmp_path / "c.json")) == 0
+    doc = json.loads((tmp_path / "c.json").read_text())
+    assert doc["summary"] == {"regression": 1, "improvement": 0, "no_change": 0, "not_enough_data": 0}
+    assert doc["baseline"]["selection"] == "lustre=2.15.*" and doc["baseline"]["jobs"] == 12
+    assert doc["candidate"]["lustre"] == ["2.16.0"] and doc["candidate"]["source"]["dataset_rows"] == 12
+    assert doc["groups"][0]["cause"] == "lustre"
+    assert compare(dirs, *base) == 0
+    out = capsys.readouterr().out
+    assert "REGRESSION  enzo, user ann, 8-15 nodes, on scratch (12 → 12 jobs)" in out
+    assert compare(dirs, *base, "--format", "html", "-o", str(tmp_path / "c.html")) == 0
+    HTMLParser().feed((tmp_path / "c.html").read_text())
+    assert (tmp_path / "c.html").read_text().count("<svg") == 3
+    # --by: one group per user and filesystem
+    assert compare(dirs, *base, "--by", "user", "--format", "json", "-o", str(tmp_path / "u.json")) == 0
+    assert json.loads((tmp_path / "u.json").read_text())["groups"][0]["key"] == {"user": "ann"}
+
+
+def test_json_records_not_compacted_are_compared_too(dirs, tmp_path):
+    records, _ = dirs
+    for i in range(3):
+        put(records, f"j{i}", end=f"2026-04-2{i}T12:00:00Z", lustre="2.16.0", name="wrf", user="bo")
+    assert compare(dirs, "--baseline", "lustre=2.15.*", "--candidate", "lustre=2.16.*",
+                   "--format", "json", "-o", str(tmp_path / "c.json")) == 0
+    doc = json.loads((tmp_path / "c.json").read_text())
+    assert doc["candidate"]["source"]["records_read"] == 3 and doc["candidate"]["jobs"] == 15
+    wrf = [g for g in doc["groups"] if g["key"]["job_name"] == "wrf"]
+    assert [(g["verdict"], g["n_baseline"], g["n_candidate"]) for g in wrf] == [("not_enough_data", 0, 3)]
+
+
+def one_error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return err[0]
+
+
+def test_no_matching_records_is_one_line_saying_what_was_read(dirs, capsys):
+    records, dataset = dirs
+    assert compare(dirs, "--baseline", "lustre=2.13.*", "--candidate", "lustre=2.16.*") == 2
+    assert one_error_line(capsys) == (
+        f"lustre-jobreport: error: no job records match the baseline selection 'lustre=2.13.*' "
+        f"(read 0 records from {records} and 2 Parquet files from {dataset})")
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["--baseline", "lustr=2.15.*", "--candidate", "lustre=2.16.*"], "unknown key 'lustr'"),
+    (["--baseline", "since=yesterday", "--candidate", "lustre=2.16.*"], "since: 'yesterday' is not an ISO date"),
+    (["--baseline", "lustre=2.15.*", "--candidate", "lustre=2.16.*", "--by", "user,host"], "--by: unknown key 'host'"),
+])
+def test_bad_arguments_are_one_line(dirs, capsys, args, msg):
+    assert compare(dirs, *args) == 2
+    assert msg in one_error_line(capsys)
+
+
+def test_a_corrupt_dataset_file_is_one_line_naming_it(dirs, capsys):
+    _, dataset = dirs
+    bad = dataset.joinpath(*compact.part_dirs((2026, 3)), "part-zz.parquet")
+    bad.write_bytes(b"PAR1 this is not parquet")
+    assert compare(dirs, "--baseline", "lustre=2.15.*", "--candidate", "lustre=2.16.*") == 2
+    line = one_error_line(capsys)
+    assert str(bad) in line and "not a readable Parquet file" in line
+
+
+def test_records_of_a_newer_schema_are_skipped_and_said(dirs, capsys):
+    records, dataset = dirs
+    put(records, "n1", end="2026-04-20T12:00:00Z", lustre="2.17.0", schema="lustre-jobreport/99")
+    assert compare(dirs, "--baseline", "lustre=2.15.*", "--candidate", "lustre=2.17.*") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2
+    assert err[0].startswith(f"lustre-jobreport: warning: {records}/2026/04/20/") and "newer" in err[0]
+    assert err[1] == (f"lustre-jobreport: error: no job records match the candidate selection 'lustre=2.17.*' "
+                      f"(read 0 records from {records} and 2 Parquet files from {dataset}; "
+                      f"1 record skipped, see the warnings)")
