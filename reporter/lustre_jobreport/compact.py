@@ -58,6 +58,7 @@ COMPRESSION = "zstd"
 ROW_GROUP_ROWS = 122_880     # DuckDB's own row group size: what its readers parallelize over
 BATCH_ROWS = 8_192           # rows turned into Arrow columns at a time
 MERGE_OVER = 16              # a month with more part files than this is rewritten into one
+MAX_DIR_FDS = 64             # directories of records kept open while moving them
 LOCK_NAME = ".compact.lock"
 COMPACTED = ".compacted"
 UNREADABLE = ".unreadable"
@@ -337,7 +338,7 @@ class _Run:
         self.failed: set[str] = set()        # record ids whose record was set aside at conversion
         self.known: dict[Part, set[str]] = {}
         self.added: dict[Part, list[tuple[Path, Ident]]] = {}
-        self.added_rows: dict[Part, int] = {}
+        self.unwritten: dict[Part, list[int]] = {}   # [records, rows] in a month's open file
         self.committed: list[Part] = []
         self.dups: list[tuple[Path, Ident, str | None]] = []
         self.aside: list[tuple[Path, str, Ident | None]] = []
@@ -422,33 +423,38 @@ class _Run:
                 self.writers[part] = _PartWriter(self.ddir, part)
             self.writers[part].add(table)
             self.added.setdefault(part, []).extend((p.rel, p.ident) for p in items)
-            self.added_rows[part] = self.added_rows.get(part, 0) + table.num_rows
+            counts = self.unwritten.setdefault(part, [0, 0])
+            counts[0] += len(items)
+            counts[1] += table.num_rows
+        # Records come in day order, so a month absent from this batch is done: its file is
+        # finished now, which bounds the memory and descriptors of a backlog of many months to
+        # about one month's (its records still move only after the run's last file).
+        for part in [p for p in self.writers if p not in groups]:
+            self.commit_one(part)
+
+    def commit_one(self, part: Part) -> None:
+        self.res.files_written.append(self.writers[part].commit())
+        del self.writers[part]
+        self.committed.append(part)
+        n_records, n_rows = self.unwritten.pop(part)
+        self.res.records_added += n_records
+        self.res.rows_added += n_rows
 
     def commit(self) -> None:
-        """Every new file durable, or none renamed in past the one that failed (its records
-        stay in the live tree and are read again next run)."""
+        """Every new file durable (the caller turns an OSError into one line; a month already
+        renamed in stays: its records are read again next run and skipped as duplicates)."""
         for part in sorted(self.writers):
-            try:
-                self.res.files_written.append(self.writers[part].commit())
-            except OSError as exc:
-                self.abort()
-                raise JobReportError(f"cannot write the dataset under {self.ddir}: {_why(exc)}; "
-                                     "no record was moved") from None
-            del self.writers[part]
-            self.committed.append(part)
-            self.res.records_added += len(self.added[part])
-            self.res.rows_added += self.added_rows[part]
+            self.commit_one(part)
 
     def abort(self) -> None:
         for w in self.writers.values():
             w.abort()
         self.writers.clear()
-        self.committed.clear()          # nothing is moved: what was written is skipped next run
 
     # -- moving records out of the live tree --------------------------------------------------
     def move_all(self) -> None:
-        for part in self.committed:
-            for rel, ident in self.added[part]:
+        for part in dict.fromkeys(self.committed):
+            for rel, ident in self.added.pop(part, ()):
                 self.move(rel, ident, COMPACTED)
         for rel, ident, rid in self.dups:
             if rid is None or rid not in self.failed:    # its first copy was set aside: read it again
@@ -465,6 +471,8 @@ class _Run:
     def move(self, rel: Path, ident: Ident | None, where: str, why: str | None = None) -> bool:
         """rel moved to <where>/rel if the file there is still the one read; True if it was."""
         *days, name = rel.parts
+        if len(self.dir_fds) + 2 > MAX_DIR_FDS:     # records come day by day: the old days are done
+            self.close()
         src = self.dir_fd(tuple(days))
         dst = self.dir_fd((where, *days))
         target = _free_name(dst, name)

@@ -612,3 +612,33 @@ def test_a_dataset_filesystem_without_flock_is_said_not_fatal(dirs, monkeypatch)
     assert res.records_added == 1
     assert f"records compact: {ds} cannot be locked (No locks available): run one compaction at a time" \
         in res.summary().splitlines()
+
+
+def test_a_backlog_of_many_months_keeps_one_month_open_at_a_time(dirs, monkeypatch):
+    """Records come day by day: a month's file is finished when the next month starts, so a
+    first run over years of records holds about one month in memory (and few descriptors)."""
+    rec, ds = dirs
+    monkeypatch.setattr(compact, "BATCH_ROWS", 2)
+    monkeypatch.setattr(compact, "MAX_DIR_FDS", 3)
+    for i in range(30):
+        put(rec, str(i), end=f"{2024 + i // 12}-{1 + i % 12:02d}-{1 + i % 3:02d}T00:00:00Z")
+        put(rec, f"{i}b", end=f"{2024 + i // 12}-{1 + i % 12:02d}-{10 + i % 3:02d}T00:00:00Z")
+    open_now, most = [0], [0]
+    real_init, real_close = compact._PartWriter.__init__, compact._PartWriter.close
+
+    def init(self, *a):
+        real_init(self, *a)
+        open_now[0] += 1
+        most[0] = max(most[0], open_now[0])
+
+    def close(self):
+        if self.fd >= 0:
+            open_now[0] -= 1
+        real_close(self)
+
+    monkeypatch.setattr(compact._PartWriter, "__init__", init)
+    monkeypatch.setattr(compact._PartWriter, "close", close)
+    res = compact.compact(rec, ds)
+    assert (res.records_added, res.rows_added, len(res.files_written)) == (60, 60, 30)
+    assert most[0] <= 2 and open_now[0] == 0
+    assert len(jobs_in(ds)) == 60 and live(rec) == [] and res.moved == 60
