@@ -1161,7 +1161,7 @@ def random_read(cl: Client, fs: str, rng: random.Random, files: int, size: int, 
     bytes in all, round-robin, each at a random offset that is a multiple of `call` and never
     right after the same handle's previous read (so no read is sequential). A repeated offset
     is served from the page cache. Per job: vary reads/size and the run's seed. Worked out
-    in bulk, one handle after the other (FsIO.read_many, about 1 us a read)."""
+    in bulk, one handle after the other (FsIO.read_many)."""
     if size < 2 * call:
         raise ValueError("random-read: size must hold at least two calls")
     io = cl.fs(fs)

@@ -15,14 +15,13 @@ import time
 
 import pytest
 
-from lustre_sim import SimClient, formats
+from lustre_sim import SimClient, formats, workloads
 from lustre_sim.model import Client, ap_log2_counts
 from lustre_sim.version import profile
 
 import simreader as rd
 
 KiB, MiB = 1 << 10, 1 << 20
-DEBUG = "sys/kernel/debug/lustre"
 
 
 def client(tmp_path, version="2.15.4", name="t", osts=4, **kw):
@@ -355,7 +354,6 @@ def test_a_job_of_a_few_gib_is_quick(tmp_path):
              ("smallfile-read", {"files": 64}),
              ("checkpoint", {"ranks": 8, "size": 512 * MiB})]
     for name, params in cases:
-        from lustre_sim import workloads
         w = workloads.get(name)
         cl = Client(c.st, profile("2.15.4"), name)
         t = time.perf_counter()
@@ -364,7 +362,7 @@ def test_a_job_of_a_few_gib_is_quick(tmp_path):
     c.set(quirks=[], max_read_ahead_mb=0)
     cl = Client(c.st, profile("2.15.4"), "ra0")
     t = time.perf_counter()
-    w = __import__("lustre_sim").workloads.get("seqread")
+    w = workloads.get("seqread")
     cl.finish(w.fn(cl, "scratch", random.Random(1), files=4, size=1 << 30, call=64 * KiB,
                    readahead=True, stripe_count=None, jitter=0.0, elapsed=1))
     assert time.perf_counter() - t < 1.0
@@ -419,3 +417,60 @@ def test_read_many_equals_read_by_read(tmp_path, seed):
                 [list(o.cached) for o in f.objs], h.last_read_end)
 
     assert run(True) == run(False)
+
+
+def brute_dio(off, size, n, sc, ss, chunk, P, mx):
+    """Direct I/O of n calls, by hand: each call's bytes per object, split at chunk
+    boundaries; its RPCs to one OSC in flight together (1, 2, ... up to mx)."""
+    rows = [{"pages": [0] * 32, "rif": [0] * 32, "off": [0] * 32, "n": 0, "bytes": 0}
+            for _ in range(sc)]
+    for c in range(n):
+        a, b = off + c * size, off + (c + 1) * size
+        per_k: dict = {}
+        x = a
+        while x < b:
+            u = x // ss
+            y = min(b, (u + 1) * ss)
+            k, oa = u % sc, (u // sc) * ss + x % ss
+            lo, hi = per_k.get(k, (oa, oa))
+            per_k[k] = (min(lo, oa), max(hi, oa + y - x))
+            x = y
+        for k, (lo, hi) in per_k.items():
+            j, x = 0, lo
+            while x < hi:
+                y = min(hi, (x // chunk + 1) * chunk)
+                pages = -(-y // P) - x // P
+                r = rows[k]
+                r["pages"][min((pages - 1).bit_length(), 31)] += 1
+                r["rif"][min(j + 1, mx)] += 1
+                r["off"][min((x // P).bit_length(), 31)] += 1
+                r["n"] += 1
+                r["bytes"] += y - x
+                j, x = j + 1, y
+    return rows
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_direct_io_rpcs_equal_brute_force(tmp_path, seed):
+    r = random.Random(seed)
+    mppr = r.choice([16, 256, 1024])
+    c = client(tmp_path, "2.17.0", osts=4, max_pages_per_rpc=mppr)
+    sc, ss = r.choice([1, 2, 3, 4]), r.choice([64 * KiB, MiB, 4 * MiB])
+    size = r.choice([r.randint(1, 9 * MiB), r.randint(1, 64) * 64 * KiB, 4096 * r.randint(1, 300)])
+    off = r.choice([0, r.randint(0, 50) * 4096, r.randint(0, 10 * MiB)])
+    n = r.randint(1, 300)
+    io = Client(c.st, profile("2.17.0"), "x").fs("scratch")
+    io.tun["hybrid_io_write_threshold_bytes"] = 0
+    f = io.existing("/d", 0, stripe_count=sc, stripe_size=ss)
+    h = io.open("/d", "w")
+    io.write(h, off, size, n)
+    assert io.ll["hybrid_writesize_switch"][0] == n
+    want = brute_dio(off, size, n, sc, ss, mppr * 4096, 4096, 8)
+    for k, ost in enumerate(f.osts):
+        o = io.m["osc"][ost]
+        got = {"pages": o["hist"]["write_pages"], "rif": o["hist"]["write_rif"],
+               "off": o["hist"]["write_off"]}
+        wb = o["stats"].get("write_bytes", [0, 0, 0, 0])
+        assert got == {x: want[k][x] for x in ("pages", "rif", "off")}, (k, sc, ss, size, off, n)
+        assert (wb[0], wb[3]) == (want[k]["n"], want[k]["bytes"])
+    assert f.size == off + size * n and not any(ob.cached for ob in f.objs)
