@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""`lustre-jobreport compare` at a 10,000-node site's year: 1,000,000 job rows.
+
+A Parquet dataset like `records compact` writes (plain jobrow columns, Hive month partitions
+of the job's end, year=2026/month=M/part-0.parquet) is made from synthetic jobs (tests/reporter/test_compare_rows.py)
+of 2,000 applications: job counts per application heavy-tailed (Zipf-like), 1 or 2 users each,
+node counts spread over 2-3 node classes around the application's size, two filesystems, Lustre
+2.15.4 for the first half of the year and 2.16.0 for the second; 5 % of the applications get a
+small-read regression, 2 % a read-ahead setting change, 10 % hybrid I/O reads, 2 % of rows are
+untrusted. Then `lustre-jobreport compare --baseline lustre=2.15.* --candidate lustre=2.16.*`
+runs on it as a separate process (JSON and text), timed, with its peak RSS. Goal (issue 10):
+<= 10 s and <= 2 GB. Floor, measured in the same run: a process that has DuckDB scan the
+columns compare reads from the same dataset into Arrow.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "reporter"))
+from test_compare_rows import jobs, table  # noqa: E402
+
+from lustre_jobreport import compact, compare  # noqa: E402
+
+ROWS, APPS, GOAL_S, GOAL_RSS = 1_000_000, 2_000, 10.0, 2 << 30
+HALF_YEAR_S = 181 * 86400.0
+YEAR = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def dataset(root: Path, rows: int = ROWS, apps: int = APPS, seed: int = 1) -> dict:
+    """Write the dataset under root; returns what was made (for the printout)."""
+    rng = np.random.default_rng(seed)
+    weights = 1.0 / np.arange(1, apps + 1) ** 0.9
+    app = rng.choice(apps, size=rows, p=weights / weights.sum())
+    users = rng.integers(0, 600, size=(apps, 2))
+    two_users = rng.random(apps) < 0.3
+    user = users[app, np.where(two_users[app], rng.integers(0, 2, rows), 0)]
+    typical = 2 ** rng.integers(0, 10, apps)
+    nodes = np.maximum(1, np.rint(typical[app] * 2.0 ** np.rint(rng.normal(0, 0.6, rows)))).astype(np.int64)
+    fs = np.where(rng.random(apps) < 0.8, "scratch", "project")[app]
+    offset = rng.uniform(0, 365 * 86400.0, rows)
+    cand = offset >= HALF_YEAR_S
+    regress = (rng.random(apps) < 0.05)[app] & cand
+    ra_off = (rng.random(apps) < 0.02)[app] & cand
+    hybrid = (rng.random(apps) < 0.10)[app] & cand
+    small_read = rng.beta(1, 40, apps)[app]
+    made = jobs(rng, rows, job_name=np.char.add("app", app.astype(str)).astype(object),
+                user=np.char.add("u", user.astype(str)).astype(object), nodes=nodes, fs=fs.astype(object),
+                lustre=np.where(cand, "2.16.0", "2.15.4").astype(object),
+                read_gib=np.exp(rng.normal(1.5, 1.5, apps))[app], write_gib=np.exp(rng.normal(0.5, 1.5, apps))[app],
+                read_call=(1 << rng.integers(12, 22, apps))[app].astype(np.float64),
+                small_read=np.where(regress, 0.6, small_read), hybrid_read=hybrid,
+                read_latency_us=np.where(ra_off, 3000.0, 300.0),
+                settings={"max_read_ahead_mb": np.where(ra_off, 0, 1024)},
+                trusted=rng.random(rows) >= 0.02, start=YEAR, offset_s=offset, record_prefix="c1")
+    t = table(made)
+    # month partitions by the job's end, named as `records compact` names them
+    end = t["end"]
+    part = (pc.year(end).to_numpy() * 100 + pc.month(end).to_numpy())
+    for key in np.unique(part):
+        d = root.joinpath(*compact.part_dirs((int(key) // 100, int(key) % 100)))
+        d.mkdir(parents=True)
+        pq.write_table(t.filter(pa.array(part == key)), d / "part-0.parquet")
+    return {"rows": rows, "apps": apps, "parts": len(np.unique(part))}
+
+
+def timed(cmd: list[str]) -> tuple[float, int]:
+    """Wall time and peak RSS (bytes) of one child process."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    if status != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])} ... failed (status {status}): {err.strip()}")
+    return wall, usage.ru_maxrss * 1024
+
+
+def main(argv: list[str]) -> int:
+    if argv[1:2] == ["--make"]:            # the dataset is made in a child: this process stays
+        dataset(Path(argv[2]))             # small (a child's peak RSS counts its parent's at fork)
+        return 0
+    py = sys.executable
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        data, records = tmp / "dataset", tmp / "records"
+        records.mkdir()
+        made, _ = timed([py, __file__, "--make", str(data)])
+        files = sorted(data.rglob("*.parquet"))
+        print(f"dataset: {ROWS:,} job rows of {APPS:,} applications, "
+              f"{sum(f.stat().st_size for f in files) / 2**20:.0f} MiB of Parquet in {len(files)} month "
+              f"partitions (made in {made:.0f} s)")
+        cols = ", ".join(f'"{c}"' for c in compare.needed_columns(compare.Settings().group_by))
+        scan = ("import sys, duckdb; duckdb.connect().sql(f\"SELECT {sys.argv[1]} FROM read_parquet("
+                "'{sys.argv[2]}/**/*.parquet', hive_partitioning=true)\").arrow()")
+        floor, floor_rss = min(timed([py, "-c", scan, cols, str(data)]) for _ in range(3))
+        sides = ("--baseline", "lustre=2.15.*", "--candidate", "lustre=2.16.*")
+        # what recordset.load alone takes for both sides (all columns, deduplicated, sorted)
+        load = ("import sys; from lustre_jobreport import recordset; "
+                "[recordset.load(recordset.Selection.parse(s), sys.argv[1], sys.argv[2]) for s in sys.argv[3:]]")
+        loaded, loaded_rss = min(timed([py, "-c", load, str(records), str(data), sides[1], sides[3]])
+                                 for _ in range(2))
+        args = ["--records", str(records), "--dataset", str(data), *sides]
+        runs = {}
+        for fmt in ("json", "text"):
+            runs[fmt] = min(timed([py, "-m", "lustre_jobreport", "compare", *args, "--format", fmt,
+                                   "-o", str(tmp / f"compare.{fmt}")]) for _ in range(2))
+        size = (tmp / "compare.json").stat().st_size
+        summary = json.loads((tmp / "compare.json").read_text())["summary"]
+    (wall, rss), (wall_t, rss_t) = runs["json"], runs["text"]
+    print(f"groups: {summary}; JSON {size / 2**20:.0f} MiB")
+    print(f"compare (json): {wall:.2f} s = {wall / GOAL_S:.2f}x the 10 s goal, "
+          f"{wall / floor:.2f}x the floor (DuckDB scanning the same columns: {floor:.2f} s)")
+    print(f"compare (text): {wall_t:.2f} s = {wall_t / GOAL_S:.2f}x the 10 s goal, {wall_t / floor:.2f}x the floor")
+    print(f"  of which reading both sides (recordset.load alone, all columns): {loaded:.2f} s = "
+          f"{loaded / floor:.2f}x the floor; compare's own work (json): {wall - loaded:.2f} s")
+    print(f"peak RSS: {rss / 2**30:.2f} GiB = {rss / GOAL_RSS:.2f}x the 2 GB goal (text {rss_t / 2**30:.2f} GiB; "
+          f"recordset.load alone {loaded_rss / 2**30:.2f} GiB; floor {floor_rss / 2**30:.2f} GiB)")
+    print(f"goals: compare <= 10 s {'met' if max(wall, wall_t) <= GOAL_S else 'MISSED'}; "
+          f"peak RSS <= 2 GB {'met' if max(rss, rss_t) <= GOAL_RSS else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
