@@ -137,25 +137,32 @@ VERDICT_COLOURS = {"regression": "#c0392b", "improvement": "#27ae60", "no_change
 
 
 @_plain_text
-def compare_rpc_shares(shares: dict[str, dict[str, float | None]], direction: str) -> str:
-    """One direction's RPC-size histogram of a group, baseline beside candidate, as shares of
-    the side's RPCs per bucket (up to the largest non-empty bucket, at least 1M)."""
-    base, cand = shares.get("baseline") or {}, shares.get("candidate") or {}
-    labels = list(base or cand)
-    used = [i for i, l in enumerate(labels) if (base.get(l) or 0) > 0 or (cand.get(l) or 0) > 0]
-    top = max(used + [labels.index("1M") if "1M" in labels else len(labels) - 1])
-    labels = labels[:top + 1]
-    fig, ax = _figure(max(5.0, 0.5 * len(labels) + 1.5))
-    xs = range(len(labels))
-    ax.bar([x - 0.2 for x in xs], [100.0 * (base.get(l) or 0) for l in labels], 0.4, color=BASELINE,
-           label="baseline")
-    ax.bar([x + 0.2 for x in xs], [100.0 * (cand.get(l) or 0) for l in labels], 0.4,
-           color=READ if direction == "read" else WRITE, label="candidate")
-    ax.set_xticks(list(xs), [l.replace("over_64M", ">64M") for l in labels])
-    ax.set_ylim(0, 100)
-    ax.set_xlabel(f"{direction} RPC size (up to)")
-    ax.set_ylabel(f"% of {direction} RPCs")
-    ax.legend(frameon=False)
+def compare_rpc_shares(shares: dict[str, dict[str, dict[str, float | None]]]) -> str:
+    """A group's RPC-size histograms, read and write side by side, baseline beside candidate,
+    as shares of the side's RPCs per bucket (up to the largest non-empty bucket, at least 1M).
+    shares: direction -> side -> bucket -> share. Fixed margins, no layout engine: a page
+    draws up to a dozen of these."""
+    fig = Figure(figsize=(10.0, 2.8), dpi=96)
+    fig.subplots_adjust(left=0.07, right=0.99, bottom=0.2, top=0.95, wspace=0.18)
+    for n, direction in enumerate(("read", "write")):
+        ax = fig.add_subplot(1, 2, n + 1)
+        ax.spines[["top", "right"]].set_visible(False)
+        base = shares.get(direction, {}).get("baseline") or {}
+        cand = shares.get(direction, {}).get("candidate") or {}
+        labels = list(base or cand)
+        used = [i for i, l in enumerate(labels) if (base.get(l) or 0) > 0 or (cand.get(l) or 0) > 0]
+        top = max(used + [labels.index("1M") if "1M" in labels else len(labels) - 1])
+        labels = labels[:top + 1]
+        xs = range(len(labels))
+        ax.bar([x - 0.2 for x in xs], [100.0 * (base.get(l) or 0) for l in labels], 0.4, color=BASELINE,
+               label="baseline")
+        ax.bar([x + 0.2 for x in xs], [100.0 * (cand.get(l) or 0) for l in labels], 0.4,
+               color=READ if direction == "read" else WRITE, label="candidate")
+        ax.set_xticks(list(xs), [l.replace("over_64M", ">64M") for l in labels], fontsize=8)
+        ax.set_ylim(0, 100)
+        ax.set_xlabel(f"{direction} RPC size (up to)")
+        ax.set_ylabel(f"% of {direction} RPCs")
+        ax.legend(frameon=False, fontsize=8)
     return _svg(fig)
 
 

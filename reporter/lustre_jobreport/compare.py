@@ -532,7 +532,7 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
         sw = np.nan_to_num(cols(f"hybrid_{d}_switch")) > 0
         share = np.bincount(gs[trusted & sw], minlength=2 * G).reshape(G, 2) / np.maximum(good, 1)
         hybrid = (share[:, 1] > HYBRID_MOST) & (share[:, 0] <= HYBRID_MOST)
-        rows = np.array([m.direction == d for m in METRICS])
+        rows = np.array([m.direction == d and m.hybrid for m in METRICS])
         expected[rows] = hybrid[None, :] & (mverdict[rows] <= 1)
     cols.drop()                                # the per-row arrays are not needed any more
     deciding = np.array([not m.context for m in METRICS])[:, None] & ~expected

@@ -12,7 +12,9 @@ What each field of a Metric means:
   worse     "higher" or "lower": which way a change hurts the job
   gate      which volume must reach [compare] min_bytes for the value to count: "read"
             (read_bytes), "write" (write_bytes), "moved" (read + write); "opens" (at least one open)
-  direction "read" / "write": the I/O direction the metric belongs to (hybrid I/O, compare.py)
+  direction "read" / "write": the I/O direction the metric belongs to
+  hybrid    a shift that hybrid I/O switching its direction to direct I/O explains (compare.py):
+            RPC shapes, read-ahead, OST/llite bytes, write latency; not read latency
   context   shown, never a group's verdict by itself (the application's own choice)
   of        for a share: what it is a share of ("of read RPCs")
   formula   the expression, in words of the dataset's columns
@@ -146,10 +148,13 @@ class Metric:
     means: str
     compute: Callable[[Columns], np.ndarray]
     of: str = ""            # what a share is a share of ("of read RPCs"), for the text
+    hybrid: bool = False    # a shift that hybrid I/O of its direction explains (compare.py)
 
 
-def _m(id, label, unit, worse, gate, direction, formula, means, compute, context=False, of="") -> Metric:
-    return Metric(id, label, unit, worse, gate, direction, context, formula, means, compute, of)
+def _m(id, label, unit, worse, gate, direction, formula, means, compute, context=False, of="",
+       hybrid=None) -> Metric:
+    return Metric(id, label, unit, worse, gate, direction, context, formula, means, compute, of,
+                  direction is not None if hybrid is None else hybrid)
 
 
 METRICS: tuple[Metric, ...] = (
@@ -188,10 +193,14 @@ METRICS: tuple[Metric, ...] = (
        "md_ops / ((read_bytes + write_bytes) / GiB)",
        "metadata operations of every kind per GiB moved",
        lambda c: per(c("md_ops"), _moved(c), GIB)),
+    # Hybrid I/O makes a large buffered write synchronous (it waits for the OSTs instead of
+    # the page cache): a longer write() is its design. A read switched to direct I/O is meant
+    # to be no slower, so a longer read() stays a regression whatever the switch (the very
+    # thing compare is for: applications that now read slower).
     *(_m(f"{d}_latency_us", f"{d} call latency", "us", "higher", d, d,
          f"latency_{d}_us / {d}_calls",
          f"mean time of one {d}() call in the client (Lustre 2.14+; null before)",
-         lambda c, d=d: per(c(f"latency_{d}_us"), c(f"{d}_calls"))) for d in ("read", "write")),
+         lambda c, d=d: per(c(f"latency_{d}_us"), c(f"{d}_calls")), hybrid=d == "write") for d in ("read", "write")),
     _m("ra_hit_share", "read-ahead hits", "share", "lower", "read", "read",
        "ra_hits / (ra_hits + ra_misses)",
        "share of page reads that read-ahead had already brought in",

@@ -21,7 +21,7 @@ from .render import columns, human_bytes, shorten
 WIDTH = 100
 NAME_COLS = 32
 TEXT_REGRESSIONS, TEXT_IMPROVEMENTS, TEXT_EXPECTED, TEXT_SMALL = 50, 20, 20, 10
-HTML_CHARTS, HTML_EFFECT_GROUPS, HTML_SMALL = 20, 40, 200
+HTML_CHARTS, HTML_EFFECT_GROUPS, HTML_SMALL = 10, 40, 200
 KEY_WORDS = {"user": "user", "nodes_class": None, "account": "account", "partition": "partition",
              "command": "command", "cluster": "cluster"}
 
@@ -34,7 +34,7 @@ def value(unit: str, v: float | None) -> str:
         return "n/a"
     if unit == "share":
         pct = 100.0 * v
-        return "0%" if v == 0 else f"{pct:.1f}%" if pct < 1 else f"{pct:.0f}%"
+        return "0%" if v == 0 else "<0.1%" if pct < 0.05 else f"{pct:.1f}%" if pct < 1 else f"{pct:.0f}%"
     if unit == "bytes":
         return human_bytes(int(round(v)))
     if unit == "us":
@@ -180,38 +180,70 @@ def _side_line(name: str, s: dict) -> str:
     return f"{name:<9} {sel}: {s['jobs']:,} jobs ({s['rows']:,} rows{left}), Lustre {versions}{span}"
 
 
-def _group_view(g: dict, lustre, index: int, rpc: dict | None) -> dict:
-    deciding, context, expected, changed = [], [], [], []
+def _shifts(g: dict) -> tuple[list, list, list]:
+    """A group's metrics that shifted (regression or improvement): deciding ones (regressions
+    first, strongest first), context ones, expected ones."""
+    changed, context, expected = [], [], []
     for m in g["metrics"]:
-        md = comparemetrics.BY_ID[m["id"]]
-        shifted = m["verdict"] in ("regression", "improvement")
-        if not shifted:
+        if m["verdict"] not in ("regression", "improvement"):
             continue
         if "expected" in m:
             expected.append(m)
-        elif md.context:
+        elif comparemetrics.BY_ID[m["id"]].context:
             context.append(m)
         else:
             changed.append(m)
-    # regressions of the group first, then its improvements
     changed.sort(key=lambda m: (m["verdict"] != "regression", -abs(m["effect"] or 0)))
+    return changed, context, expected
+
+
+def _group_view(g: dict, shown: dict, index: int, rpc: dict | None) -> dict:
+    """One group as the text and HTML show it; `shown`: its strings from records, displayable."""
+    changed, context, expected = _shifts(g)
+    g = dict(g, key=shown["key"], fs=shown["fs"], changes=shown["changes"])
     left = g["left_out"]
     n_left = left["baseline"] + left["candidate"]
     left_text = (f"left out: {n_left} job{'s' if n_left != 1 else ''} with untrusted numbers "
                  f"({left['baseline']} baseline, {left['candidate']} candidate)") if n_left else ""
     return {"index": index, "name": group_name(g), "verdict": g["verdict"],
             "counts": f"{g['n_baseline']} → {g['n_candidate']} jobs", "cause": g["cause"],
-            "cause_text": cause_text(g, lustre), "changed": [metric_line(m) for m in changed],
+            "cause_text": cause_text(g, shown["lustre"]), "changed": [metric_line(m) for m in changed],
             "context": [metric_line(m) for m in context], "expected": [metric_line(m) for m in expected],
             "left_out": left_text, "metrics": g["metrics"], "rpc": rpc, "group": g, "charts": [], "rows": []}
 
 
-def view(result: Comparison) -> dict:
-    doc = jobrender.displayable(result.doc)
-    st = result.settings
+def view(result: Comparison, small: int | None = None, others: int = 0) -> dict:
+    """What the text and HTML show: every regression, improvement and group whose only shifts
+    are expected; the first `small` not_enough_data groups (all: None); the `others` no_change
+    groups of strongest worst effect (the HTML's effect chart). Only the strings of what is
+    shown go through displayable (a year of jobs has ~10,000 groups of 19 metrics each)."""
+    doc, st = result.doc, result.settings
     groups = doc["groups"]
-    lustre = [jobrender.displayable({"v": v})["v"] for v in result.lustre] if result.lustre else [None] * len(groups)
-    views = [_group_view(g, lustre[i], i, result.group_rpc.get(i)) for i, g in enumerate(groups)]
+    by_verdict: dict[str, list[int]] = {v: [] for v in ("regression", "improvement", "expected", "small", "other")}
+    for i, g in enumerate(groups):
+        v = g["verdict"]
+        if v in ("regression", "improvement"):
+            by_verdict[v].append(i)
+        elif v == "not_enough_data":
+            by_verdict["small"].append(i)
+        elif any("expected" in m for m in g["metrics"]):
+            by_verdict["expected"].append(i)
+        else:
+            by_verdict["other"].append(i)
+    n_small = len(by_verdict["small"])
+    by_verdict["small"] = by_verdict["small"][:small]
+    if others:
+        worst = [result.worst[i][1] if i < len(result.worst) and result.worst[i] else -2.0 for i in range(len(groups))]
+        by_verdict["other"] = sorted(by_verdict["other"], key=lambda i: -abs(worst[i]))[:others]
+    else:
+        by_verdict["other"] = []
+    wanted = sorted(i for ids in by_verdict.values() for i in ids)
+    lustre = result.lustre or [None] * len(groups)
+    shown = jobrender.displayable({
+        "sides": {n: doc[n] for n in ("baseline", "candidate")},
+        "groups": {str(i): {"key": groups[i]["key"], "fs": groups[i]["fs"], "changes": groups[i]["changes"],
+                            "lustre": lustre[i]} for i in wanted}})
+    views = {i: _group_view(groups[i], shown["groups"][str(i)], i, result.group_rpc.get(i)) for i in wanted}
     summary = doc["summary"]
     title = (f"Lustre client comparison: {summary['regression']} regression{'s' if summary['regression'] != 1 else ''}, "
              f"{summary['improvement']} improvement{'s' if summary['improvement'] != 1 else ''}, "
@@ -223,18 +255,18 @@ def view(result: Comparison) -> dict:
                  f"|Cliff's δ| ≥ {st.min_cliffs_delta:g} and medians {st.min_ratio:g}x apart, "
                  f"≥ {st.min_jobs} jobs a side; read/write metrics of jobs that moved ≥ "
                  f"{human_bytes(int(st.min_bytes))} that way")
-    shown, fleet_rows = _fleet_rows(doc["fleet"])
+    buckets, fleet_rows = _fleet_rows(doc["fleet"])
+    sides = shown["sides"]
     return {"title": title, "rules": rules,
-            "sides": [_side_line(n, doc[n]) for n in ("baseline", "candidate")],
-            "side_docs": {n: doc[n] for n in ("baseline", "candidate")},
-            "fleet_buckets": shown, "fleet_rows": fleet_rows,
-            "regressions": [v for v in views if v["verdict"] == "regression"],
-            "improvements": [v for v in views if v["verdict"] == "improvement"],
-            "expected_only": [v for v in views if v["verdict"] == "no_change" and v["expected"]],
+            "sides": [_side_line(n, sides[n]) for n in ("baseline", "candidate")],
+            "fleet_buckets": buckets, "fleet_rows": fleet_rows,
+            "regressions": [views[i] for i in by_verdict["regression"]],
+            "improvements": [views[i] for i in by_verdict["improvement"]],
+            "expected_only": [views[i] for i in by_verdict["expected"]],
             "no_change": summary["no_change"],
-            "small": [v for v in views if v["verdict"] == "not_enough_data"],
-            "min_jobs": st.min_jobs if st else None, "expected_why": HYBRID_EXPECTED,
-            "views": views}
+            "small": [views[i] for i in by_verdict["small"]], "n_small": n_small,
+            "others": [views[i] for i in by_verdict["other"]],
+            "min_jobs": st.min_jobs if st else None, "expected_why": HYBRID_EXPECTED}
 
 
 # -- text ---------------------------------------------------------------------------------------
@@ -260,7 +292,7 @@ def _more(n_all: int, n_shown: int, what: str) -> list[str]:
 
 
 def render_text(result: Comparison) -> str:
-    v = view(result)
+    v = view(result, small=TEXT_SMALL)
     rule = "-" * WIDTH
     out = [rule, *_wrap(v["title"], 0), rule]
     for line in v["sides"]:
@@ -287,12 +319,12 @@ def render_text(result: Comparison) -> str:
         out += _more(len(items), cap, title.lower())
     out.append("")
     out.append(f"No change: {v['no_change']} group{'s' if v['no_change'] != 1 else ''}.")
-    if v["small"]:
+    if v["n_small"]:
         out += _wrap(f"Not enough data (fewer than {v['min_jobs']} trusted jobs on a side): "
-                     f"{len(v['small'])} group{'s' if len(v['small']) != 1 else ''}", 0)
-        for g in v["small"][:TEXT_SMALL]:
+                     f"{v['n_small']} group{'s' if v['n_small'] != 1 else ''}", 0)
+        for g in v["small"]:
             out += _wrap(f"{g['name']} ({g['counts']})", 2)
-        out += _more(len(v["small"]), TEXT_SMALL, "groups")
+        out += _more(v["n_small"], len(v["small"]), "groups")
     out.append(rule)
     return "\n".join(out) + "\n"
 
@@ -332,27 +364,21 @@ def _metric_rows(g: dict) -> list[dict]:
 def html_view(result: Comparison) -> dict:
     from . import charts   # matplotlib: only the HTML needs it
 
-    v = view(result)
+    v = view(result, small=HTML_SMALL, others=HTML_EFFECT_GROUPS)
     for i, g in enumerate(v["regressions"]):
         g["rows"] = _metric_rows(g["group"])
-        g["charts"] = []
         if i < HTML_CHARTS and g["rpc"]:
-            for d in ("read", "write"):
-                hist = {side: g["rpc"][side][d]["shares"] for side in ("baseline", "candidate")}
-                if any(x for s in hist.values() for x in s.values()):
-                    g["charts"].append((d, charts.compare_rpc_shares(hist, d)))
+            hist = {d: {side: g["rpc"][side][d]["shares"] for side in ("baseline", "candidate")}
+                    for d in ("read", "write")}
+            g["charts"] = [charts.compare_rpc_shares(hist)]
     for g in v["improvements"] + v["expected_only"]:
         g["rows"] = _metric_rows(g["group"])
     v["charted"] = min(len(v["regressions"]), HTML_CHARTS)
     # effect chart: every regression and improvement, then the strongest others, up to 40
-    picked = [g for g in v["views"] if g["verdict"] in ("regression", "improvement")]
-    rest = sorted((g for g in v["views"] if g["verdict"] == "no_change"),
-                  key=lambda g: -abs((result.worst[g["index"]] or ("", 0.0))[1]))
-    picked = (picked + rest)[:HTML_EFFECT_GROUPS]
+    picked = (v["regressions"] + v["improvements"] + v["others"])[:HTML_EFFECT_GROUPS]
     bars = [(g["name"], result.worst[g["index"]], g["verdict"]) for g in picked if result.worst[g["index"]]]
     v["effect_chart"] = charts.effect_sizes([(n, w[1], verdict, w[0]) for n, w, verdict in bars]) if bars else ""
     v["effect_shown"] = len(bars)
-    v["small_shown"] = v["small"][:HTML_SMALL]
     return v
 
 

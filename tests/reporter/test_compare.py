@@ -221,6 +221,15 @@ def test_hybrid_io_shifts_are_expected_not_a_regression():
     # the same shift with hybrid I/O on both sides is a regression
     r = run([jobs(rng, 15, hybrid_read=True)], [jobs(rng, 15, hybrid_read=True, **shifted)])
     assert group(r, job_name="enzo")["verdict"] == "regression"
+    # a read switched to direct I/O that got slower is still a regression
+    r = run([jobs(rng, 15)], [jobs(rng, 15, hybrid_read=True, read_latency_us=1500, **shifted)])
+    g = group(r, job_name="enzo")
+    assert g["verdict"] == "regression"
+    assert "expected" not in metric(g, "read_latency_us") and metric(g, "read_latency_us")["verdict"] == "regression"
+    # a write switched to direct I/O waits for the OSTs: a longer write() is expected
+    r = run([jobs(rng, 15)], [jobs(rng, 15, hybrid_write=True, write_latency_us=1500)])
+    g = group(r, job_name="enzo")
+    assert g["verdict"] == "no_change" and "expected" in metric(g, "write_latency_us")
     # a write-side switch does not excuse a read-side shift
     r = run([jobs(rng, 15)], [jobs(rng, 15, hybrid_write=True, **shifted)])
     assert group(r, job_name="enzo")["verdict"] == "regression"
@@ -358,11 +367,11 @@ def test_html_renders_with_charts_and_escapes():
     page = _Page()
     page.feed(html)
     page.close()
-    assert page.tags.count("svg") == 3          # effect sizes, and read and write RPC sizes of the regression
+    assert page.tags.count("svg") == 2          # effect sizes, and the RPC sizes of the regression
     assert "script" not in page.tags
     assert "&lt;script&gt;x&lt;/script&gt;\\x1b[2J$x^2$" in html and "\x1b" not in html and "\u202e" not in html
     assert "Regression: <script>x</script>\\x1b[2J$x^2$" in "".join(page.text)
-    assert 'class="chart effect"' in html and html.count('class="chart rpc"') == 2
+    assert 'class="chart effect"' in html and html.count('class="chart rpc"') == 1
 
 
 def test_render_formats():

@@ -61,7 +61,7 @@ def test_json_text_and_html_of_a_regression(dirs, tmp_path, capsys):
     assert "REGRESSION  enzo, user ann, 8-15 nodes, on scratch (12 → 12 jobs)" in out
     assert compare(dirs, *base, "--format", "html", "-o", str(tmp_path / "c.html")) == 0
     HTMLParser().feed((tmp_path / "c.html").read_text())
-    assert (tmp_path / "c.html").read_text().count("<svg") == 3
+    assert (tmp_path / "c.html").read_text().count("<svg") == 2
     # --by: one group per user and filesystem
     assert compare(dirs, *base, "--by", "user", "--format", "json", "-o", str(tmp_path / "u.json")) == 0
     assert json.loads((tmp_path / "u.json").read_text())["groups"][0]["key"] == {"user": "ann"}
