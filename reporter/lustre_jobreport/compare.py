@@ -108,6 +108,8 @@ class Comparison:
     worst: list[tuple[str, float] | None] = field(default_factory=list)
     lustre: list[list[list[str]]] = field(default_factory=list)  # per group: versions per side
     settings: Settings | None = None
+    unknown: list[list[str]] = field(default_factory=list)   # per group: "kernel", "os", "settings"
+                                                              # not recorded on both sides
 
 
 # ---- grouping ---------------------------------------------------------------------------------
@@ -400,10 +402,12 @@ def _attribution(table, gid, side, trusted, G):
     For each column, the set of values over the side's trusted jobs (nulls left out: an older
     record that did not keep a setting says nothing about it). A column differs in a group when
     both sides know it and the sets are not the same. Returns (the changes of each group, the
-    Lustre versions of each group's sides)."""
+    Lustre versions of each group's sides, what is not known on both sides of each group:
+    "kernel", "os", "settings" (no setting known on both))."""
     changes: list[list[dict]] = [[] for _ in range(G)]
     lustre: list[list[list]] = [[[], []] for _ in range(G)]
     gs = (gid * 2 + side)[trusted]
+    known_both: dict[str, np.ndarray] = {}
     for name in (*CLIENT_FACTS, *jobrow.SETTINGS):
         col = table[name]
         if name in CLIENT_FACTS:
@@ -416,6 +420,7 @@ def _attribution(table, gid, side, trusted, G):
             codes = np.full(len(raw), -1, dtype=np.int64)
             codes[known] = inv
             labels = [int(v) for v in labels_arr]
+        known_both[name] = (np.bincount(gs[codes >= 0], minlength=2 * G).reshape(G, 2) > 0).all(axis=1)
         K = len(labels)
         if K == 0 or (K == 1 and name != "lustre"):
             continue                       # one value (or none) everywhere: no group differs
@@ -445,7 +450,10 @@ def _attribution(table, gid, side, trusted, G):
                 lustre[g] = [b, c]
             if differs[g]:
                 changes[g].append({"what": name, "baseline": b, "candidate": c})
-    return changes, lustre
+    settings_known = np.any([known_both[s] for s in jobrow.SETTINGS], axis=0)
+    unknown = [[w for w, k in (("kernel", known_both["kernel"][g]), ("os", known_both["os"][g]),
+                               ("settings", settings_known[g])) if not k] for g in range(G)]
+    return changes, lustre, unknown
 
 
 def cause_of(changes: list[dict]) -> str:
@@ -546,7 +554,7 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
     badness = np.where(decides, delta * sign, -np.inf)
     worst_m = badness.argmax(axis=0)
 
-    changes, lustre = _attribution(table, gid, side, trusted, G)
+    changes, lustre, unknown = _attribution(table, gid, side, trusted, G)
 
     # the groups, ordered: regressions first, then by strongest effect
     key_of = []
@@ -572,7 +580,7 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
     mv_l, exp_l = mverdict.tolist(), expected.tolist()
     jobs_l, good_l, gv_l = jobs.tolist(), good.tolist(), gverdict.tolist()
     ids = [m.id for m in METRICS]
-    groups, worst, versions, regressed = [], [], [], []
+    groups, worst, versions, unknowns, regressed = [], [], [], [], []
     for g in order:
         metrics = []
         if enough[g]:
@@ -592,6 +600,7 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
                                     "candidate": jobs_l[g][1] - good_l[g][1]},
                        "metrics": metrics})
         versions.append(lustre[g])
+        unknowns.append(unknown[g])
         b = badness[worst_m[g], g]
         worst.append((ids[worst_m[g]], float(b)) if np.isfinite(b) else None)
         if gv_l[g] == 0:
@@ -609,7 +618,7 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
            "candidate": _side_info(cand_t, candidate_selection, candidate_info),
            "groups": groups, "fleet": fleet,
            "summary": dict(zip(VERDICTS, counts))}
-    return Comparison(doc, group_rpc, worst, versions, settings)
+    return Comparison(doc, group_rpc, worst, versions, settings, unknowns)
 
 
 def _shares(counts: dict[str, list[int]]) -> dict:

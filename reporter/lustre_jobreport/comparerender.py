@@ -95,8 +95,13 @@ def _values(vs: list) -> str:
     return ", ".join(shorten(str(v), 24) for v in vs) or "?"
 
 
-def cause_text(g: dict, lustre: list[list[str]] | None) -> str:
-    """What differs in the clients between the sides, in words (never a tunable as a Lustre change)."""
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def cause_text(g: dict, lustre: list[list[str]] | None, unknown: list[str] = ()) -> str:
+    """What differs in the clients between the sides, in words; a tunable is never said as a
+    Lustre change, and what the records did not keep is said as not recorded, not as same."""
     changes = {c["what"]: c for c in g["changes"]}
     said = []
     if "lustre" in changes:
@@ -109,19 +114,24 @@ def cause_text(g: dict, lustre: list[list[str]] | None) -> str:
                 for w, c in changes.items() if w not in ("lustre", "kernel", "os")]
     if settings:
         said.append("settings change: " + "; ".join(settings))
-    same = ""
+    notes = []
     if "lustre" not in changes:
-        versions = sorted({v for side in (lustre or []) for v in side})
-        same = f"Lustre {_values(versions)} on both sides" if versions else "Lustre version unknown"
+        base, cand = lustre or ([], [])
+        if base and cand:
+            notes.append(f"Lustre {_values(sorted(set(base) | set(cand)))} on both sides")
+        else:
+            notes.append("Lustre version not recorded" + (" on the baseline side" if cand else
+                                                         " on the candidate side" if base else ""))
+    words = {"kernel": "kernel", "os": "OS", "settings": "settings"}
+    same = [words[w] for w, changed in (("kernel", "kernel" in changes), ("os", "os" in changes),
+                                         ("settings", bool(settings))) if not changed and w not in unknown]
+    if same:
+        notes.append("same " + _and(same))
+    if unknown:
+        notes.append(_and([words[w] for w in unknown]) + " not recorded on both sides")
     if not said:
-        return (f"no client difference ({same}; same kernel, OS and settings): "
-                "the change is in the workload or the servers")
-    others = [w for w, present in (("kernel", "kernel" not in changes), ("OS", "os" not in changes),
-                                   ("settings", not settings)) if present]
-    tail = [same] if same else []
-    if others:
-        tail.append("same " + " and ".join(others) if len(others) <= 2 else "same kernel, OS and settings")
-    return "; ".join(said) + (f" ({'; '.join(tail)})" if tail else "")
+        return f"no client difference recorded ({'; '.join(notes)}): the change is in the workload or the servers"
+    return "; ".join(said) + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def metric_line(m: dict, g_n: tuple[int, int] | None = None) -> str:
@@ -207,7 +217,7 @@ def _group_view(g: dict, shown: dict, index: int, rpc: dict | None) -> dict:
                  f"({left['baseline']} baseline, {left['candidate']} candidate)") if n_left else ""
     return {"index": index, "name": group_name(g), "verdict": g["verdict"],
             "counts": f"{g['n_baseline']} → {g['n_candidate']} jobs", "cause": g["cause"],
-            "cause_text": cause_text(g, shown["lustre"]), "changed": [metric_line(m) for m in changed],
+            "cause_text": cause_text(g, shown["lustre"], shown["unknown"]), "changed": [metric_line(m) for m in changed],
             "context": [metric_line(m) for m in context], "expected": [metric_line(m) for m in expected],
             "left_out": left_text, "metrics": g["metrics"], "rpc": rpc, "group": g, "charts": [], "rows": []}
 
@@ -239,10 +249,13 @@ def view(result: Comparison, small: int | None = None, others: int = 0) -> dict:
         by_verdict["other"] = []
     wanted = sorted(i for ids in by_verdict.values() for i in ids)
     lustre = result.lustre or [None] * len(groups)
+    unknown = result.unknown or [[] for _ in groups]
     shown = jobrender.displayable({
         "sides": {n: doc[n] for n in ("baseline", "candidate")},
         "groups": {str(i): {"key": groups[i]["key"], "fs": groups[i]["fs"], "changes": groups[i]["changes"],
                             "lustre": lustre[i]} for i in wanted}})
+    for i in wanted:
+        shown["groups"][str(i)]["unknown"] = unknown[i]
     views = {i: _group_view(groups[i], shown["groups"][str(i)], i, result.group_rpc.get(i)) for i in wanted}
     summary = doc["summary"]
     title = (f"Lustre client comparison: {summary['regression']} regression{'s' if summary['regression'] != 1 else ''}, "

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lustre_jobreport import compare, comparemetrics, comparerender, config
+from lustre_jobreport import compare, comparemetrics, comparerender, config, jobrow
 from lustre_jobreport.compare import Settings
 
 from test_compare_rows import jobs, table
@@ -379,3 +379,24 @@ def test_render_formats():
     assert comparerender.render(r, "json").startswith("{\n  \"schema\"")
     with pytest.raises(ValueError):
         comparerender.render(r, "xml")
+
+
+def test_what_older_records_did_not_keep_is_said_as_not_recorded():
+    """Schema 1-2 records have no kernel, settings, latency or read-ahead: those metrics have no
+    data and the cause does not claim the clients were the same."""
+    rng = np.random.default_rng(15)
+
+    def old(**kw):
+        d = jobs(rng, 10, **kw)
+        for k in [k for k in d if k in jobrow.SETTINGS or k.startswith(("latency_", "ra_", "hybrid_"))]:
+            d.pop(k)
+        d.pop("kernel")
+        return d
+    r = run([old(record_prefix="b")], [old(small_read=0.9, record_prefix="c")])
+    g = group(r, job_name="enzo")
+    assert g["verdict"] == "regression" and g["cause"] == "none" and g["changes"] == []
+    assert {m["id"] for m in g["metrics"] if m["verdict"] == "not_enough_data"} == {
+        "full_read_rpc_share", "full_write_rpc_share", "read_latency_us", "write_latency_us",
+        "ra_hit_share", "ra_discard_per_gib"}
+    assert ("no client difference recorded (Lustre 2.15.4 on both sides; same OS; kernel and settings not "
+            "recorded on both sides): the change is in the workload or the servers") in flat(comparerender.render_text(r))
