@@ -431,6 +431,9 @@ class _Run:
         # about one month's (its records still move only after the run's last file).
         for part in [p for p in self.writers if p not in groups]:
             self.commit_one(part)
+        # pyarrow's allocator (mimalloc) keeps what each batch freed unless told: without this
+        # a run's resident memory grows with the records it reads, not with one batch and month
+        pa.default_memory_pool().release_unused()
 
     def commit_one(self, part: Part) -> None:
         self.res.files_written.append(self.writers[part].commit())
