@@ -168,17 +168,40 @@ def compare_rpc_shares(shares: dict[str, dict[str, dict[str, float | None]]]) ->
 
 @_plain_text
 def effect_sizes(bars: list[tuple[str, float, str, str]]) -> str:
-    """Per group (name, effect, verdict, metric id): Cliff's delta of its worst metric, signed so
-    that positive is worse on the candidate, as horizontal bars coloured by the group's verdict."""
+    """Per group (name, effect, verdict, metric id): Cliff's delta of its worst metric (of an
+    improvement: its most improved), signed so that positive is worse on the candidate, as
+    horizontal bars coloured by the group's verdict."""
     n = len(bars)
     fig, ax = _figure(8.0, max(2.0, 0.28 * n + 1.0))
     ys = list(range(n))[::-1]
     ax.barh(ys, [b[1] for b in bars], color=[VERDICT_COLOURS.get(b[2], BASELINE) for b in bars])
-    ax.set_yticks(ys, [f"{shorten(b[0], 40)} ({b[3]})" for b in bars], fontsize=7)
+    ax.set_yticks(ys, [f"{shorten(b[0], 48)} ({b[3]})" for b in bars], fontsize=7)
     ax.set_xlim(-1.05, 1.05)
     ax.axvline(0.0, color="#333333", linewidth=0.8)
-    ax.set_xlabel("Cliff's delta of the group's worst metric (positive: worse on the candidate)")
+    ax.set_xlabel("Cliff's delta of the group's worst (improvements: best) metric, positive: worse on the candidate")
     from matplotlib.patches import Patch
     handles = [Patch(color=c, label=v.replace("_", " ")) for v, c in VERDICT_COLOURS.items()]
     ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    return _svg(fig)
+
+
+@_plain_text
+def effect_histogram(effects: list[tuple[float, str]]) -> str:
+    """Every tested group's worst-metric Cliff's delta (of an improvement: its most improved),
+    positive: worse on the candidate, as a histogram stacked by the group's verdict: the whole
+    run at a glance when there are more groups than bars."""
+    import numpy as np
+    bins = np.linspace(-1.0, 1.0, 41)
+    fig, ax = _figure(8.0, 2.6)
+    bottom = np.zeros(len(bins) - 1)
+    for verdict, colour in VERDICT_COLOURS.items():
+        counts, _ = np.histogram([e for e, v in effects if v == verdict], bins=bins)
+        ax.bar(bins[:-1], counts, width=bins[1] - bins[0], bottom=bottom, align="edge", color=colour,
+               label=f"{verdict.replace('_', ' ')} ({int(counts.sum()):,})")
+        bottom += counts
+    ax.set_xlim(-1.05, 1.05)
+    ax.set_xlabel("Cliff's delta of the group's worst (improvements: best) metric, positive: worse on the candidate")
+    ax.set_ylabel("groups")
+    ax.yaxis.set_major_formatter(FuncFormatter(_count))
+    ax.legend(frameon=False, loc="upper left", fontsize=8)
     return _svg(fig)

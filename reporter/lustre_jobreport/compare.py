@@ -101,8 +101,9 @@ class Settings:
 
 @dataclass
 class Comparison:
-    """compare()'s result: the document, and what only the HTML charts need (per regressed
-    group: its RPC-size histograms per side; per group: the worst metric's effect)."""
+    """compare()'s result: the document, and what only the text and HTML need (per regressed
+    group: its RPC-size histograms per side; per group: the metric charts show, the worst one
+    or for an improvement the most improved, and its delta signed positive = worse)."""
     doc: dict
     group_rpc: dict[int, dict] = field(default_factory=dict)   # index into doc["groups"]
     worst: list[tuple[str, float] | None] = field(default_factory=list)
@@ -548,11 +549,14 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
     gverdict[((mverdict == 1) & deciding).any(axis=0)] = 1
     gverdict[((mverdict == 0) & deciding).any(axis=0)] = 0
     gverdict[~enough] = 3
-    # strongest effect (sorting) and the worst metric (charts): over the deciding metrics
+    # strongest effect (sorting), and the metric whose effect the charts show: the worst one
+    # (largest delta the worse way), for an improvement the most improved deciding one
     decides = np.array([not m.context for m in METRICS])[:, None] & tested
     strongest = np.where(decides, np.abs(delta), -1.0).max(axis=0) if M else np.zeros(G)
     badness = np.where(decides, delta * sign, -np.inf)
     worst_m = badness.argmax(axis=0)
+    best_m = np.where(deciding & (mverdict == 1), delta * sign, np.inf).argmin(axis=0)
+    worst_m = np.where(gverdict == 1, best_m, worst_m)
 
     changes, lustre, unknown = _attribution(table, gid, side, trusted, G)
 

@@ -184,10 +184,10 @@ def _side_line(name: str, s: dict) -> str:
     span = ""
     if s.get("since") and s.get("until"):
         span = f", {s['since'][:10]} .. {s['until'][:10]}"
-    left = f", {s['left_out']:,} left out (untrusted numbers)" if s.get("left_out") else ""
+    left = f", {s['left_out']:,} left out for untrusted numbers" if s.get("left_out") else ""
     versions = ", ".join(shorten(str(v), 20) for v in s.get("lustre") or []) or "unknown"
     sel = shorten(str(s.get("selection") or "(all)"), 40)
-    return f"{name:<9} {sel}: {s['jobs']:,} jobs ({s['rows']:,} rows{left}), Lustre {versions}{span}"
+    return f"{name:<9} {sel}: {s['jobs']:,} jobs in {s['rows']:,} rows{left}, Lustre {versions}{span}"
 
 
 def _shifts(g: dict) -> tuple[list, list, list]:
@@ -387,11 +387,20 @@ def html_view(result: Comparison) -> dict:
     for g in v["improvements"] + v["expected_only"]:
         g["rows"] = _metric_rows(g["group"])
     v["charted"] = min(len(v["regressions"]), HTML_CHARTS)
-    # effect chart: every regression and improvement, then the strongest others, up to 40
-    picked = (v["regressions"] + v["improvements"] + v["others"])[:HTML_EFFECT_GROUPS]
+    # effect sizes: named bars for up to 40 groups (the strongest regressions, improvements,
+    # then others), and when there are more, every tested group in a histogram by verdict
+    n = HTML_EFFECT_GROUPS
+    picked = v["regressions"][:n // 2] + v["improvements"][:n // 4]
+    picked += (v["others"] + v["regressions"][n // 2:] + v["improvements"][n // 4:])[:n - len(picked)]
+    order = {"regression": 0, "improvement": 1}
+    picked.sort(key=lambda g: (order.get(g["verdict"], 2), g["index"]))
     bars = [(g["name"], result.worst[g["index"]], g["verdict"]) for g in picked if result.worst[g["index"]]]
     v["effect_chart"] = charts.effect_sizes([(n, w[1], verdict, w[0]) for n, w, verdict in bars]) if bars else ""
     v["effect_shown"] = len(bars)
+    everyone = [(w[1], g["verdict"]) for g, w in zip(result.doc["groups"], result.worst)
+                if w and g["verdict"] != "not_enough_data"]
+    v["effect_all"] = charts.effect_histogram(everyone) if len(everyone) > len(bars) else ""
+    v["effect_groups"] = len(everyone)
     return v
 
 

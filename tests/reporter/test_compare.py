@@ -400,3 +400,17 @@ def test_what_older_records_did_not_keep_is_said_as_not_recorded():
         "ra_hit_share", "ra_discard_per_gib"}
     assert ("no client difference recorded (Lustre 2.15.4 on both sides; same OS; kernel and settings not "
             "recorded on both sides): the change is in the workload or the servers") in flat(comparerender.render_text(r))
+
+
+def test_html_of_many_groups_adds_the_histogram_of_every_group():
+    rng = np.random.default_rng(16)
+    names = np.repeat(np.array([f"app{i}" for i in range(45)], dtype=object), 10)
+    r = run([jobs(rng, 450, job_name=names)],
+            [jobs(rng, 450, job_name=names, small_read=np.where(names == "app3", 0.9, 0.02),
+                  read_latency_us=np.where(names == "app7", 60.0, 300.0), record_prefix="c")])
+    assert r.doc["summary"]["regression"] >= 1 and r.doc["summary"]["improvement"] >= 1
+    html = comparerender.render_html(r)
+    assert 'class="chart effect-all"' in html and 'class="chart effect"' in html
+    improved = group(r, job_name="app7")
+    assert improved["verdict"] == "improvement"
+    assert r.worst[r.doc["groups"].index(improved)] == ("read_latency_us", pytest.approx(-1.0))
