@@ -30,6 +30,7 @@ from .errors import JobReportError
 
 _JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+\-\[\]]{0,127}")
 _SCONTROL_KEY = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9_/:]*)=")
+_SCONTROL_JOBNAME = re.compile(r"(?:^|\s)JobName=(.*?) UserId=\S*\(\d+\) GroupId=")
 
 
 class JobEnvError(JobReportError):
@@ -181,6 +182,10 @@ def parse_scontrol(line: str) -> dict[str, str]:
     for m, nxt in zip(marks, marks[1:] + [None]):
         end = nxt.start() if nxt else len(line)
         fields[m.group(1)] = line[m.end():end].strip()
+    # The job name is the user's free text and may hold " word=" itself; scontrol prints it
+    # right before UserId=name(uid) GroupId=, which pins where it ends.
+    if (named := _SCONTROL_JOBNAME.search(line)) is not None:
+        fields["JobName"] = named.group(1)
     return fields
 
 

@@ -74,7 +74,8 @@ def test_prolog_then_epilog_appends_the_report_with_the_right_numbers(wdir, node
     assert doc["job"]["id"] == "7" and doc["job"]["user"] == job_user.pw_name and doc["job"]["hosts"] == ["vm"]
     # the text at the end of the job's output is the report of exactly this record
     assert appended(rig) == "\n" + render.render_text(doc)
-    assert f"job 7 ({job_user.pw_name})" in appended(rig)
+    assert f"job 7 'my job=x' ({job_user.pw_name})" in appended(rig)   # the name as scontrol has it
+    assert (doc["job"]["name"], doc["job"]["num_nodes"]) == ("my job=x", 1)
     st = os.stat(rig.out)
     assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (job_user.pw_uid, 0o644)
     html = rig.home / "slurm-7.out.lustre.html"
