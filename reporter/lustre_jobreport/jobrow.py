@@ -113,7 +113,10 @@ def record_id(doc: dict) -> str:
     reused when a scheduler is reinstalled or wraps)."""
     rec = doc.get("record") or {}
     job = doc.get("job") or {}
-    return f"{rec.get('cluster') or job.get('cluster') or '-'}/{job.get('id') or '-'}/{job.get('end') or '-'}"
+    end = _time(job.get("end"))   # one spelling of the instant: '...Z' and '...+00:00' are one job
+    when = (end.isoformat(timespec="microseconds" if end.microsecond else "seconds").replace("+00:00", "Z")
+            if end else (job.get("end") or "-"))
+    return f"{rec.get('cluster') or job.get('cluster') or '-'}/{job.get('id') or '-'}/{when}"
 
 
 def check_schema(doc: Any) -> None:
@@ -151,9 +154,31 @@ def _settings(doc: dict, fs: str, hosts: list[str]) -> tuple[dict[str, int | Non
     return out, ",".join(sorted(mixed))
 
 
+INT32_MAX = (1 << 31) - 1
+
+
+def _count32(v: Any, too_large: list[str], name: str) -> int | None:
+    if isinstance(v, bool) or not isinstance(v, int):
+        return None
+    if not 0 <= v <= INT32_MAX:
+        too_large.append(name)
+        return None
+    return v
+
+
 def rows(doc: dict) -> list[dict[str, Any]]:
-    """The record's rows (one per filesystem), every column of COLUMNS present."""
+    """The record's rows (one per filesystem), every column of COLUMNS present. A record that
+    is not what its schema says raises RecordError (one line), never another exception."""
     check_schema(doc)
+    try:
+        return _rows(doc)
+    except RecordError:
+        raise
+    except (TypeError, AttributeError, ValueError, OverflowError, KeyError) as exc:
+        raise RecordError(f"malformed record: {type(exc).__name__}: {exc}") from None
+
+
+def _rows(doc: dict) -> list[dict[str, Any]]:
     job = doc["job"]
     rec = doc.get("record") or {}
     hosts = [h for h in job.get("hosts") or [] if isinstance(h, str)]
@@ -165,14 +190,16 @@ def rows(doc: dict) -> list[dict[str, Any]]:
     dq = [i for i in doc.get("data_quality") or [] if isinstance(i, dict)]
     flags = [f for f in doc.get("flags") or [] if isinstance(f, dict)]
     incomplete = job.get("hosts_incomplete") or {}
+    job_big: list[str] = []
     common = {
         "record_id": record_id(doc), "schema": doc["schema"],
         "stored_at": float(rec["stored_at"]) if isinstance(rec.get("stored_at"), (int, float)) else None,
         "cluster": _str(rec.get("cluster") or job.get("cluster")), "job_id": _str(job.get("id")),
         "user": _str(job.get("user")), "job_name": _str(job.get("name")), "command": _str(job.get("command")),
         "partition": _str(job.get("partition")), "account": _str(job.get("account")),
-        "num_nodes": job.get("num_nodes") if isinstance(job.get("num_nodes"), int) else len(hosts) or None,
-        "num_tasks": job.get("num_tasks") if isinstance(job.get("num_tasks"), int) else None,
+        "num_nodes": (_count32(job.get("num_nodes"), job_big, "num_nodes") if job.get("num_nodes") is not None
+                      else len(hosts) or None),
+        "num_tasks": _count32(job.get("num_tasks"), job_big, "num_tasks"),
         "n_hosts": len(hosts), "hosts_missing": len(job.get("hosts_missing") or []),
         "begin": begin, "end": end,
         "elapsed_s": float(job["elapsed_s"]) if isinstance(job.get("elapsed_s"), (int, float)) else None,
@@ -184,7 +211,7 @@ def rows(doc: dict) -> list[dict[str, Any]]:
     for fs, t in sorted(doc["filesystems"].items()):
         if not isinstance(t, dict):
             raise RecordError(f"filesystem {fs!r} is not an object")
-        big: list[str] = []
+        big: list[str] = list(job_big)
         row = dict(common)
         row["fs"] = fs
         row["hosts_incomplete"] = sum(1 for h, lst in incomplete.items() if isinstance(lst, list) and fs in lst)

@@ -113,3 +113,12 @@ def test_records_of_older_schemas_still_give_rows_with_what_they_had():
     [row] = jobrow.rows(old)
     assert (row["lustre"], row["job_name"], row["kernel"], row["max_pages_per_rpc"], row["latency_read_us"],
             row["rpc_read_4K"], row["trusted"]) == ("2.12.9", None, None, None, None, 1, True)
+
+
+def test_a_count_too_large_for_its_column_is_null_and_untrusted_not_a_lost_record():
+    doc = build([client("n1")], [client("n1", read=1 << 30)], job_id="9",
+                facts={"name": "x", "num_nodes": 1 << 40, "num_tasks": 64})
+    doc["filesystems"]["scratch"]["write_bytes"] = 1 << 64
+    [row] = jobrow.rows(doc)
+    assert (row["num_nodes"], row["num_tasks"], row["write_bytes"], row["read_bytes"]) == (None, 64, None, 1 << 30)
+    assert "VALUE_TOO_LARGE" in row["data_quality"].split(",") and row["trusted"] is False

@@ -81,8 +81,8 @@ def no_end(doc):
     return doc
 
 
-def huge_nodes(doc):
-    doc["job"]["num_nodes"] = 1 << 40
+def ops_list(doc):
+    doc["filesystems"][next(iter(doc["filesystems"]))]["ops"] = ["open"]
     return doc
 
 
@@ -119,8 +119,8 @@ BAD_REPORTS = [
     ("no end", lambda p: write(p, no_end(report_doc("1"))), r"without a valid job end"),
     ("no job id", lambda p: write(p, no_id(report_doc("1"))), r"no job id \(make it with `report --job-id ID`\)"),
     ("job id with a slash", lambda p: write(p, slash_id(report_doc("1"))), r"cannot name a record file"),
-    ("node count over int32", lambda p: write(p, huge_nodes(report_doc("1"))),
-     r"would not compact: column num_nodes: "),
+    ("ops not an object", lambda p: write(p, ops_list(report_doc("1"))),
+     r"would not compact: malformed record: AttributeError"),
     ("RPC size not a bucket", lambda p: write(p, bad_bucket(report_doc("1"))), r"would not compact: .*'3K'"),
     ("hosts_incomplete a list", lambda p: write(p, fs_list(report_doc("1"))), r"would not compact: "),
     ("a directory", lambda p: p.mkdir(), r"a directory, not a record file"),
