@@ -54,15 +54,15 @@ APPS = (
                                     call=MiB, jitter=0.2, elapsed=r.randint(300, 900)))] * 2),
     App("checkpoint", "cat", 2, "writer",
         lambda r: [("checkpoint", dict(ranks=r.randint(2, 4), size=_between(r, 64 * MiB, 160 * MiB),
-                                       call=4 * MiB, elapsed=r.randint(300, 900)))] * 2),
+                                       call=5 * MiB // 2, elapsed=r.randint(300, 900)))] * 2),
     App("smallfiles", "dan", 1, "small-file-reader",
-        lambda r: [("smallfile-read", dict(files=r.randint(3, 6), size=_between(r, 8 * MiB, 24 * MiB),
+        lambda r: [("smallfile-read", dict(files=r.randint(6, 10), size=_between(r, 12 * MiB, 32 * MiB),
                                            call=4096, elapsed=r.randint(300, 900)))]),
     App("randread", "eve", 1, "small-reader",
-        lambda r: [("random-read", dict(size=_between(r, 512 * MiB, 2048 * MiB), reads=r.randint(6_000, 12_000),
+        lambda r: [("random-read", dict(size=_between(r, 512 * MiB, 2048 * MiB), reads=r.randint(20_000, 30_000),
                                         call=4096, elapsed=r.randint(300, 900)))]),
     App("smallwrite", "fay", 1, "small-writer",
-        lambda r: [("small-writes", dict(ranks=r.randint(8, 16), records=r.randint(512, 1024),
+        lambda r: [("small-writes", dict(ranks=r.randint(8, 16), records=r.randint(768, 1024),
                                          record=16 * 1024, elapsed=r.randint(300, 900)))]),
 )
 
@@ -111,7 +111,7 @@ class Fleet:
         begin = snapshot.take(targets, connect_timeout_s=5, fetch_timeout_s=20)
         elapsed = 0.0
         for sim, (workload, params) in zip(sims, app.runs(rng)):
-            ran = sim.run(workload, fs="scratch", **params)
+            ran = sim.run(workload, fs="scratch", seed=rng.randrange(1 << 30), **params)
             elapsed = max(elapsed, ran["elapsed_s"])
         end = snapshot.take(targets, connect_timeout_s=5, fetch_timeout_s=20)
         end.taken_at, begin.taken_at = ends_at, ends_at - elapsed
