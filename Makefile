@@ -1,5 +1,6 @@
 # lustre-jobreport: top-level build. On a fresh Debian 12 machine, as root:
 #   make demo   - install what is missing, build the agent, run a simulated Enzo job, print its report
+#   make demo-compare - a simulated cluster's Lustre upgrade caught by `lustre-jobreport compare`
 #   make test   - install what is missing, run every test (C unit, dbpmda golden, pytest)
 #   make bench  - performance figures (see bench/)
 # Both are idempotent: what is already installed or built is left alone.
@@ -9,7 +10,7 @@ PY        := $(VENV)/bin/python
 SYSPYTHON := /usr/bin/python3
 STAMP     := $(VENV)/.installed
 
-.PHONY: all deps deps-test venv agent demo test bench clean
+.PHONY: all deps deps-test venv agent demo demo-compare test bench clean
 
 all: agent venv
 
@@ -36,6 +37,9 @@ agent: deps
 
 demo: agent venv
 	$(PY) scripts/demo.py
+
+demo-compare: agent venv
+	$(PY) scripts/demo_compare.py
 
 test: agent venv deps-test
 	$(MAKE) -C pmda-lustre test
