@@ -1,7 +1,9 @@
 """records compact: the JSON job records into the Parquet dataset that `compare` reads.
 
 The dataset (docs/records.md): <dataset_dir>/year=YYYY/month=M/part-<time>-<random>.parquet,
-Hive-partitioned by the month (UTC) of the job's end, the columns of jobrow (plain types only:
+Hive-partitioned by the month (UTC) of the job's end (month=3, not zero-padded: DuckDB's Hive
+partitioning reads month=03 as a string; a month=03 directory another tool wrote is the same
+month to every reader here: partitions, part_files, merging, recordset), the columns of jobrow (plain types only:
 string, int32, int64, float64, bool, timestamp[ms, UTC]; no dictionary or extension types, so
 DuckDB, Spark and Trino read the files as they are), zstd-compressed, rows sorted by job end in
 row groups of up to ROW_GROUP_ROWS rows. year and month are in the directory names only
@@ -64,8 +66,8 @@ COMPACTED = ".compacted"
 UNREADABLE = ".unreadable"
 PART_RE = re.compile(r"part-[A-Za-z0-9_-]+\.parquet")
 TEMP_RE = re.compile(r"\.part-[A-Za-z0-9_-]+\.parquet\.[0-9a-f]+\.tmp")
-_YEAR_DIR = re.compile(r"year=(\d{1,4})")
-_MONTH_DIR = re.compile(r"month=(\d{1,2})")
+_YEAR_DIR = re.compile(r"year=(\d{1,5})")     # year=02026 is 2026
+_MONTH_DIR = re.compile(r"month=(\d{1,2})")    # month=03 is month=3
 
 # What converting a record to rows may raise on a malformed document (jobrow reads what it is
 # given; a wrong type deep inside a record is a TypeError or AttributeError there).
@@ -109,6 +111,7 @@ def part_of(end: datetime) -> Part:
 
 
 def part_dirs(part: Part) -> tuple[str, str]:
+    """The directories this version writes a month into (not zero-padded: see partitions())."""
     return f"year={part[0]}", f"month={part[1]}"
 
 
@@ -116,29 +119,46 @@ def part_name(part: Part) -> str:
     return "/".join(part_dirs(part))
 
 
-def partitions(dataset_dir: str | Path) -> list[Part]:
-    """The dataset's month partitions, oldest first (directories only, never through a link)."""
-    out = []
+def _month_dirs(dataset_dir: str | Path, year: int | None = None) -> dict[Part, list[Path]]:
+    """Every directory of every month partition (of `year` alone if given), by month: a month
+    may be in more than one (year=2026/month=3 and a zero-padded month=03 written by another
+    tool, or by hand after the Hive convention): they are the same month. Directories only,
+    never through a link."""
+    out: dict[Part, list[Path]] = {}
     for y in _scan(Path(dataset_dir)):
         my = _YEAR_DIR.fullmatch(y.name)
-        if not my or not y.is_dir(follow_symlinks=False):
+        if (not my or not 1 <= int(my.group(1)) <= 9999 or (year is not None and int(my.group(1)) != year)
+                or not y.is_dir(follow_symlinks=False)):
             continue
         for m in _scan(Path(y.path)):
             mm = _MONTH_DIR.fullmatch(m.name)
-            if mm and m.is_dir(follow_symlinks=False) and 1 <= int(mm.group(1)) <= 12:
-                out.append((int(my.group(1)), int(mm.group(1))))
-    return sorted(out)
+            if mm and 1 <= int(mm.group(1)) <= 12 and m.is_dir(follow_symlinks=False):
+                out.setdefault((int(my.group(1)), int(mm.group(1))), []).append(Path(m.path))
+    return out
+
+
+def partitions(dataset_dir: str | Path) -> list[Part]:
+    """The dataset's month partitions, oldest first, each once: month=3 and month=03 (and
+    year=2026 and year=02026) name the same month. This version writes month=3 (DuckDB's Hive
+    partitioning reads month=03 as a string, month=3 as an integer), and reads both."""
+    return sorted(_month_dirs(dataset_dir))
 
 
 def part_files(dataset_dir: str | Path, part: Part) -> list[Path]:
-    """The partition's Parquet files (part-*.parquet, regular files), oldest first (names
-    start with their write time)."""
-    d = Path(dataset_dir, *part_dirs(part))
-    return [Path(e.path) for e in _scan(d) if PART_RE.fullmatch(e.name) and e.is_file(follow_symlinks=False)]
+    """The partition's Parquet files (part-*.parquet, regular files) in every directory of
+    the month (month=3 and month=03 alike), oldest first (names start with their write time)."""
+    return _files(_month_dirs(dataset_dir, part[0]).get(part, []))
+
+
+def _files(dirs: list[Path]) -> list[Path]:
+    found = [Path(e.path) for d in dirs for e in _scan(d)
+             if PART_RE.fullmatch(e.name) and e.is_file(follow_symlinks=False)]
+    return sorted(found, key=lambda f: (f.name, str(f)))
 
 
 def dataset_files(dataset_dir: str | Path) -> dict[Part, list[Path]]:
-    return {p: fs for p in partitions(dataset_dir) if (fs := part_files(dataset_dir, p))}
+    """Every partition's files (as part_files), months without files left out; one listing."""
+    return {p: fs for p, dirs in sorted(_month_dirs(dataset_dir).items()) if (fs := _files(dirs))}
 
 
 def _scan(path: Path) -> list[os.DirEntry]:
@@ -548,21 +568,24 @@ class _Run:
         finally:
             for _, pf in opened:
                 pf.close()
-        fd = _open_dir(self.ddir, part_dirs(part))
-        try:
-            for f in files:
-                try:
-                    os.unlink(f.name, dir_fd=fd)
-                except FileNotFoundError:
-                    pass
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        by_dir: dict[Path, list[Path]] = {}
+        for f in files:                       # month=3's and a zero-padded month=03's alike
+            by_dir.setdefault(f.parent, []).append(f)
+        for d, fs in by_dir.items():
+            fd = _open_dir(self.ddir, d.relative_to(self.ddir).parts)
+            try:
+                for f in fs:
+                    try:
+                        os.unlink(f.name, dir_fd=fd)
+                    except FileNotFoundError:
+                        pass
+                os.fsync(fd)
+            finally:
+                os.close(fd)
         self.res.merged.append((part_name(part), len(files), dropped, name))
 
     def remove_stale_temps(self) -> None:
-        for part in partitions(self.ddir):
-            d = Path(self.ddir, *part_dirs(part))
+        for d in [d for dirs in _month_dirs(self.ddir).values() for d in dirs]:
             for e in _scan(d):
                 if TEMP_RE.fullmatch(e.name) and e.is_file(follow_symlinks=False):
                     try:

@@ -468,6 +468,34 @@ def test_a_month_with_columns_this_version_does_not_know_is_not_merged(dirs, mon
     assert len(compact.part_files(ds, (2026, 10))) == 2
 
 
+def test_a_zero_padded_month_directory_is_the_same_month_to_every_reader(dirs, monkeypatch):
+    """year=2026/month=03 (another tool's, or by hand after the Hive convention) is March, as
+    month=3 (what compaction writes) is: listed once, its files read by the duplicate check, by
+    recordset and by the merge, which writes month=3 and empties month=03."""
+    rec, ds = dirs
+    put(rec, "1", end="2026-03-10T00:00:00Z")
+    compact.compact(rec, ds)
+    [f] = compact.part_files(ds, (2026, 3))
+    padded = ds / "year=2026" / "month=03"
+    padded.mkdir()
+    os.rename(f, padded / f.name)                    # the month as another tool lays it out
+    assert compact.partitions(ds) == [(2026, 3)] and compact.part_files(ds, (2026, 3)) == [padded / f.name]
+    assert compact.dataset_files(ds) == {(2026, 3): [padded / f.name]}
+    put(rec, "1", end="2026-03-10T00:00:00Z")        # stored again: the dataset holds it already
+    put(rec, "2", end="2026-03-11T00:00:00Z")
+    res = compact.compact(rec, ds)
+    assert (res.records_added, res.duplicates) == (1, 1)
+    assert sorted(p.parent.name for p in compact.part_files(ds, (2026, 3))) == ["month=03", "month=3"]
+    got = recordset.load("since=2026-03-01,until=2026-04-01", rec, ds)
+    assert sorted(got.table.column("job_id").to_pylist()) == ["1", "2"] and got.dataset_files == 2
+    monkeypatch.setattr(compact, "MERGE_OVER", 1)
+    res = compact.compact(rec, ds)
+    assert [m[:3] for m in res.merged] == [("year=2026/month=3", 2, 0)]
+    [merged] = compact.part_files(ds, (2026, 3))
+    assert merged.parent.name == "month=3" and list(padded.iterdir()) == []
+    assert jobs_in(ds) == ["c1/1/2026-03-10T00:00:00Z", "c1/2/2026-03-11T00:00:00Z"]
+
+
 # -- errors, locking, directories ----------------------------------------------------------------
 
 def cli(tmp_path, *args):
