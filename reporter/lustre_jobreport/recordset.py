@@ -16,7 +16,10 @@ load() gives the rows (jobrow.COLUMNS) of both sources, one per (record_id, fs):
 in the dataset is taken from there alone (its JSON record may still be in the live tree after a
 compaction interrupted before moving it, or be a later copy); the dataset's own duplicates (for a
 moment while compaction merges a month) and the JSON records' (a copy in two day directories)
-count once. Only the months [since, until) overlaps are read from the dataset.
+count once. Only the months [since, until) overlaps are read from the dataset (a month's
+directory may be month=3 or a zero-padded month=03: compact.part_files reads both). Files are
+named to DuckDB one by one, glob characters escaped: a dataset under /data/run[1]/ is that
+directory, not run1.
 
 A JSON record that cannot be read, or of a schema newer than this reader (written by a newer
 lustre-jobreport: its columns' meanings may have changed, so it is not compared), is skipped and
@@ -180,8 +183,21 @@ class Loaded:
         return iter((self.table, self.info()))
 
 
+_GLOB = re.compile(r"([*?\[])")
+
+
 def _sql_list(paths: list[Path]) -> str:
-    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
+    """The files as a DuckDB list literal. DuckDB reads every name as a glob: a '*', '?' or '['
+    in a directory's name (/data/run[1]/dataset) would match other files (run1) or none, so
+    each is escaped as a one-character class ('[' -> '[[]'), which matches only itself."""
+    return "[" + ", ".join("'" + _GLOB.sub(r"[\1]", str(p)).replace("'", "''") + "'" for p in paths) + "]"
+
+
+def _read_parquet(files: list[Path]) -> str:
+    """The files as one DuckDB table, columns matched by name (an older file lacks some). No Hive
+    partitioning: year and month are not columns compare reads, and the directories' names may
+    be month=3 or month=03 (one an integer to DuckDB, the other a string)."""
+    return f"read_parquet({_sql_list(files)}, hive_partitioning=false, union_by_name=true)"
 
 
 def _json_rows(records_dir, out: Loaded):
@@ -274,9 +290,7 @@ class _Dataset:
         return JobReportError(f"{self.dir}: cannot read the dataset ({compact.one_line(exc)})")
 
     def columns(self, files: list[Path]) -> set[str]:
-        rel = self.con.sql(f"SELECT * FROM read_parquet({_sql_list(files)}, hive_partitioning=true, "
-                           "union_by_name=true) LIMIT 0")
-        return set(rel.columns)
+        return set(self.con.sql(f"SELECT * FROM {_read_parquet(files)} LIMIT 0").columns)
 
 
 def _select_list(have: set[str]) -> str:
@@ -306,8 +320,7 @@ def load(selection: Selection | str, records_dir: str | Path | None, dataset_dir
         json_all = _json_rows(records_dir, out)
         con.register("json_all", json_all)
         months = set(con.sql('SELECT DISTINCT year("end"), month("end") FROM json_all').fetchall())
-        known, _ = ds.query(lambda files: (f"SELECT DISTINCT record_id FROM read_parquet({_sql_list(files)}, "
-                                           "hive_partitioning=true, union_by_name=true)", []),
+        known, _ = ds.query(lambda files: (f"SELECT DISTINCT record_id FROM {_read_parquet(files)}", []),
                             lambda p: p in months)
         if known is None:
             import pyarrow as pa
@@ -322,7 +335,7 @@ def load(selection: Selection | str, records_dir: str | Path | None, dataset_dir
 
         # the dataset's rows in the selected months
         def dataset_sql(files):
-            src = f"read_parquet({_sql_list(files)}, hive_partitioning=true, union_by_name=true)"
+            src = _read_parquet(files)
             return (f"SELECT {_select_list(ds.columns(files))} FROM {src} WHERE {where} "
                     "QUALIFY row_number() OVER (PARTITION BY record_id, fs ORDER BY stored_at NULLS LAST) = 1",
                     params)

@@ -289,3 +289,40 @@ def test_directories_compare_may_not_read_are_one_line_each(dirs, tmp_path):
         assert (r.returncode, r.stderr) == (0, "") and r.stdout == f"0 ['{rec}: cannot list: Permission denied; skipped']\n"
         r = run(w / "none", ds)
         assert (r.returncode, r.stderr) == (0, "") and r.stdout == f"error: {ds}: cannot list: Permission denied\n"
+
+
+# -- month directories, paths -------------------------------------------------------------------
+
+def test_a_zero_padded_month_directory_is_read(dirs):
+    """year=2026/month=03, as another tool (or a hand following the Hive convention) writes it,
+    is March: read, not listed and then read as empty."""
+    rec, ds = dirs
+    for month, job in (("03", "1"), ("3", "2"), ("04", "3")):
+        d = ds / "year=2026" / f"month={month}"
+        d.mkdir(parents=True)
+        pq.write_table(compact.to_table(jobrow.rows(record_doc(job, end=f"2026-{int(month):02d}-15T00:00:00Z"))),
+                       d / f"part-{job}.parquet")
+    assert jobs(recordset.load("", rec, ds)) == ["1", "2", "3"]
+    got = recordset.load("since=2026-03-01,until=2026-04-01", rec, ds)
+    assert jobs(got) == ["1", "2"] and got.dataset_files == 2
+    got = recordset.load("since=2026-04-01", rec, ds)
+    assert jobs(got) == ["3"] and got.dataset_files == 1
+
+
+@pytest.mark.parametrize("name,other", [("run[1]", "run1"), ("data*", "dataX"), ("data?", "dataX"),
+                                        ("run[x", "runx"), ("it's [a]", "it's a")])
+def test_a_dataset_path_with_glob_characters_is_that_path(tmp_path, name, other):
+    """DuckDB reads file names as globs: run[1]/dataset/year=2026/... would read run1's file of
+    that name instead, data*/... every data...'s."""
+    rec, ds = tmp_path / name / "records", tmp_path / name / "dataset"
+    put(rec, "1")
+    compact.compact(rec, ds)
+    [f] = compact.part_files(ds, (2026, 10))
+    twin = tmp_path / other / f.relative_to(tmp_path / name)       # another dataset's file, same name
+    twin.parent.mkdir(parents=True)
+    pq.write_table(compact.to_table(jobrow.rows(record_doc("2"))), twin)
+    got = recordset.load("", rec, ds)
+    assert jobs(got) == ["1"] and got.dataset_files == 1 and got.dataset_rows == 1
+    put(rec, "1")                                   # stored again: the dataset's copy is known
+    got = recordset.load("", rec, ds)
+    assert jobs(got) == ["1"] and (got.json_in_dataset, got.json_rows) == (1, 0)
