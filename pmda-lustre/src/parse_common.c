@@ -131,18 +131,27 @@ lc_parse_header_time(struct lc_slice line, struct lc_time *snapshot,
     return 1;
 }
 
+/* The one value of a single-value file: without its newline and surrounding blanks. */
+static int
+single_slice(const char *buf, size_t len, struct lc_slice *s)
+{
+    if (buf == NULL)
+	return -1;
+    s->p = buf;
+    s->n = len;
+    if (s->n > 0 && s->p[s->n - 1] == '\n')
+	s->n--;
+    *s = lc_trim(*s);
+    return 0;
+}
+
 int
 lc_parse_single_u64(const char *buf, size_t len, uint64_t *v)
 {
     struct lc_slice s;
 
-    if (buf == NULL)
+    if (single_slice(buf, len, &s) < 0)
 	return -1;
-    s.p = buf;
-    s.n = len;
-    if (s.n > 0 && s.p[s.n - 1] == '\n')
-	s.n--;
-    s = lc_trim(s);
     return lc_parse_u64(s, v);
 }
 
@@ -152,13 +161,8 @@ lc_parse_single_mb(const char *buf, size_t len, uint64_t *v)
     struct lc_slice s, frac;
     size_t	i;
 
-    if (buf == NULL)
+    if (single_slice(buf, len, &s) < 0)
 	return -1;
-    s.p = buf;
-    s.n = len;
-    if (s.n > 0 && s.p[s.n - 1] == '\n')
-	s.n--;
-    s = lc_trim(s);
     for (i = 0; i < s.n && s.p[i] != '.'; i++)
 	;
     if (i < s.n) {
