@@ -76,8 +76,8 @@ def test_the_comparison_has_what_the_page_must_show(page):
     assert (s["regression"], s["improvement"]) == (1, 1) and s["no_change"] + s["not_enough_data"] == OTHERS
     g = result.doc["groups"][0]
     assert g["verdict"] == "regression" and g["key"]["job_name"] == HOSTILE_NAME and g["cause"] == "lustre"
-    text = path_text = page[0].read_text()
-    assert path_text.count("<svg") == 3
+    text = page[0].read_text()
+    assert text.count("<svg") == 3
     assert "<script" not in text and "<img" not in text and "\x1b" not in text and "\x07" not in text
 
 
