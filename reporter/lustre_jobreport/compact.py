@@ -92,11 +92,12 @@ def one_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def to_table(rows: list[dict[str, Any]]):
-    """jobrow rows as a pyarrow Table of the dataset's schema; jobrow.RecordError naming the
-    column whose value its type cannot hold (e.g. a node count over int32)."""
+def to_table(rows: list[dict[str, Any]], names: Iterable[str] | None = None):
+    """jobrow rows as a pyarrow Table of the dataset's schema (of its columns `names` alone, in
+    that order, if given); jobrow.RecordError naming the column whose value its type cannot hold
+    (e.g. a node count over int32)."""
     import pyarrow as pa
-    s = schema()
+    s = schema() if names is None else pa.schema([schema().field(n) for n in names])
     arrays = []
     for f in s:
         try:

@@ -647,14 +647,14 @@ def _read_text(info: dict, records_dir, dataset_dir) -> str:
 
 
 def load_side(name: str, text: str, settings: Settings, records_dir, dataset_dir, said: set | None = None):
-    """One side's rows (only the columns compare reads) and what recordset says it read; no
-    matching row is an error naming the selection and what was read. The records recordset
-    skipped are said on stderr (at most MAX_WARNINGS lines; once, when `said` is shared by the
-    sides: both read the same records)."""
+    """One side's rows (only the columns compare reads: recordset reads no other) and what
+    recordset says it read; no matching row is an error naming the selection and what was
+    read. The records recordset skipped are said on stderr (at most MAX_WARNINGS lines; once,
+    when `said` is shared by the sides: both read the same records)."""
     from . import recordset
 
     selection = recordset.Selection.parse(text)
-    table, info = recordset.load(selection, records_dir, dataset_dir)
+    table, info = recordset.load(selection, records_dir, dataset_dir, columns=needed_columns(settings.group_by))
     warnings = list(info.get("warnings") or [])
     said = set() if said is None else said
     new = [w for w in warnings if w not in said]
@@ -666,9 +666,8 @@ def load_side(name: str, text: str, settings: Settings, records_dir, dataset_dir
     if table.num_rows == 0:
         raise NoRecordsError(f"no job records match the {name} selection {text!r} "
                              f"({_read_text(info, records_dir, dataset_dir)})")
-    names = [c for c in needed_columns(settings.group_by) if c in table.column_names]
     info = {k: v for k, v in info.items() if k != "warnings"} | {"skipped": len(warnings)}
-    return table.select(names), info
+    return table.select(list(needed_columns(settings.group_by))), info   # not the selection's own
 
 
 def _warn(line: str) -> None:
@@ -682,7 +681,7 @@ def main(args, cfg) -> int:
     settings = Settings.of(cfg.values["compare"], getattr(args, "by", None))
     records_dir = args.records or cfg.values["hooks"]["records_dir"]
     dataset_dir = args.dataset or cfg.values["records"]["dataset_dir"]
-    # one side at a time, kept to the columns compare reads (recordset gives all of them)
+    # one side at a time, only the columns compare reads (recordset reads no other)
     said: set[str] = set()
     bt, bi = load_side("baseline", args.baseline, settings, records_dir, dataset_dir, said)
     ct, ci = load_side("candidate", args.candidate, settings, records_dir, dataset_dir, said)

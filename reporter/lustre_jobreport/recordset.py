@@ -12,14 +12,15 @@ A selection is "key=value,key=value" (every key must hold):
 Globs are matched case-sensitively over the whole value, in DuckDB (regexp_full_match) for both
 sources, so the dataset and the JSON records cannot disagree.
 
-load() gives the rows (jobrow.COLUMNS) of both sources, one per (record_id, fs): a job found
-in the dataset is taken from there alone (its JSON record may still be in the live tree after a
-compaction interrupted before moving it, or be a later copy); the dataset's own duplicates (for a
-moment while compaction merges a month) and the JSON records' (a copy in two day directories)
-count once. Only the months [since, until) overlaps are read from the dataset (a month's
-directory may be month=3 or a zero-padded month=03: compact.part_files reads both). Files are
-named to DuckDB one by one, glob characters escaped: a dataset under /data/run[1]/ is that
-directory, not run1.
+load() gives the rows (jobrow.COLUMNS, or only the columns asked for: columns=) of both
+sources, one per (record_id, fs), in no particular order: a job found in the dataset is taken
+from there alone (its JSON record may still be in the live tree after a compaction interrupted
+before moving it, or be a later copy); the dataset's own duplicates (for a moment while
+compaction merges a month) and the JSON records' (a copy in two day directories) count once.
+Only the months [since, until) overlaps are read from the dataset (a month's directory may be
+month=3 or a zero-padded month=03: compact.part_files reads both), and of its files only the
+columns asked for. Files are named to DuckDB one by one, glob characters escaped: a dataset
+under /data/run[1]/ is that directory, not run1.
 
 A JSON record that cannot be read, or of a schema newer than this reader (written by a newer
 lustre-jobreport: its columns' meanings may have changed, so it is not compared), is skipped and
@@ -33,7 +34,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from . import compact, jobrow, records
 from .errors import JobReportError
@@ -145,6 +146,10 @@ class Selection:
                 params.append(t.isoformat())
         return (" AND ".join(terms) or "TRUE"), params
 
+    def columns(self) -> tuple[str, ...]:
+        """The columns the condition reads."""
+        return (*(k for k, _ in self.globs), *(("end",) if self.since or self.until else ()))
+
     def matches(self, row: dict) -> bool:
         """The same condition on one jobrow row, in Python (tests check the two agree)."""
         for key, pattern in self.globs:
@@ -164,7 +169,7 @@ class Selection:
 
 @dataclass
 class Loaded:
-    table: Any                              # pyarrow.Table of jobrow.arrow_schema()
+    table: Any                              # pyarrow.Table: jobrow.arrow_schema()'s columns (those asked)
     warnings: list[str] = field(default_factory=list)
     dataset_files: int = 0                  # Parquet files read (of the months selected)
     dataset_rows: int = 0                   # rows from the dataset (selected, deduplicated)
@@ -200,8 +205,15 @@ def _read_parquet(files: list[Path]) -> str:
     return f"read_parquet({_sql_list(files)}, hive_partitioning=false, union_by_name=true)"
 
 
-def _json_rows(records_dir, out: Loaded):
-    """The live tree's records as one Arrow table (record by record: a bad one is a warning)."""
+def _schema(names):
+    import pyarrow as pa
+    s = compact.schema()
+    return pa.schema([s.field(n) for n in names])
+
+
+def _json_rows(records_dir, out: Loaded, names: tuple[str, ...], months: set[tuple[int, int]]):
+    """The live tree's records as one Arrow table of the columns `names` (record by record: a
+    bad one is a warning); the months of their jobs' ends added to `months`."""
     import pyarrow as pa
     tables = []
     if records_dir:
@@ -223,21 +235,23 @@ def _json_rows(records_dir, out: Loaded):
             if rows and rows[0]["record_id"] in seen:
                 continue                              # a second copy: the first counts, as in compaction
             seen.update(r["record_id"] for r in rows[:1])
+            months.update(compact.part_of(r["end"]) for r in rows[:1])
             batch.extend(rows)
             if len(batch) >= compact.BATCH_ROWS:
-                tables.append(_to_table(batch, out))
+                tables.append(_to_table(batch, out, names))
                 batch = []
         if batch:
-            tables.append(_to_table(batch, out))
+            tables.append(_to_table(batch, out, names))
         out.warnings += [f"{p}: {why}; skipped" for p, why in odd]
-    return pa.concat_tables(tables) if tables else compact.schema().empty_table()
+    return pa.concat_tables(tables) if tables else _schema(names).empty_table()
 
 
-def _to_table(rows: list[dict], out: Loaded):
-    """Rows as a table; if a value does not fit its column, that record alone is skipped."""
+def _to_table(rows: list[dict], out: Loaded, names: tuple[str, ...]):
+    """Rows as a table of the columns `names`; if a value does not fit its column, that record
+    alone is skipped."""
     import pyarrow as pa
     try:
-        return compact.to_table(rows)
+        return compact.to_table(rows, names)
     except jobrow.RecordError:
         pass
     by_record: dict[str, list[dict]] = {}
@@ -246,10 +260,10 @@ def _to_table(rows: list[dict], out: Loaded):
     good = []
     for rid, rs in by_record.items():
         try:
-            good.append(compact.to_table(rs))
+            good.append(compact.to_table(rs, names))
         except jobrow.RecordError as exc:
             out.warnings.append(f"record {rid}: {exc}; skipped")
-    return pa.concat_tables(good) if good else compact.schema().empty_table()
+    return pa.concat_tables(good) if good else _schema(names).empty_table()
 
 
 class _Dataset:
@@ -293,37 +307,61 @@ class _Dataset:
         return set(self.con.sql(f"SELECT * FROM {_read_parquet(files)} LIMIT 0").columns)
 
 
-def _select_list(have: set[str]) -> str:
+def _select_list(names, have: set[str]) -> str:
+    """The columns `names`; one the files lack (an older writer's) is a typed null."""
     out = []
-    for name in jobrow.COLUMNS:
+    for name in names:
         kind = {"string": "VARCHAR", "int64": "BIGINT", "int32": "INTEGER", "float64": "DOUBLE",
                 "bool": "BOOLEAN", "timestamp": "TIMESTAMPTZ"}[jobrow.TYPES[name]]
         out.append(f'"{name}"' if name in have else f'CAST(NULL AS {kind}) AS "{name}"')
     return ", ".join(out)
 
 
-def load(selection: Selection | str, records_dir: str | Path | None, dataset_dir: str | Path | None) -> Loaded:
+def columns_read(columns, selection: Selection) -> tuple[str, ...]:
+    """The columns load() gives for `columns` (None: all): those, the job's identity (record_id,
+    fs: what duplicates are told by) and what the selection reads, in jobrow's order."""
+    if columns is None:
+        return jobrow.COLUMNS
+    if isinstance(columns, str):
+        raise TypeError("columns: a sequence of column names, not one string")
+    columns = tuple(columns)
+    unknown = [c for c in columns if c not in jobrow.TYPES]
+    if unknown:
+        raise ValueError(f"columns: unknown column {unknown[0]!r} (jobrow.COLUMNS)")
+    wanted = {*columns, "record_id", "fs", *selection.columns()}
+    return tuple(c for c in jobrow.COLUMNS if c in wanted)
+
+
+def load(selection: Selection | str, records_dir: str | Path | None, dataset_dir: str | Path | None,
+         columns: Iterable[str] | None = None) -> Loaded:
     """The selected rows of the dataset and of the JSON records not compacted yet, one per
-    (record_id, fs), the dataset's preferred; a missing directory is an empty source."""
+    (record_id, fs), the dataset's preferred; a missing directory is an empty source.
+
+    columns: the columns to give (None: all of jobrow.COLUMNS); record_id, fs and the columns
+    the selection reads are always given too (columns_read). Only these are read from the
+    Parquet files and made from the JSON records (compare asks for 73 of the 96). The rows are
+    in no particular order."""
     import duckdb
+    import pyarrow as pa
 
     sel = Selection.parse(selection) if isinstance(selection, str) else selection
+    names = columns_read(columns, sel)
+    schema = _schema(names)
     out = Loaded(table=None)
     con = duckdb.connect(":memory:")
     try:
         con.execute("SET TimeZone = 'UTC'")
         where, params = sel.where()
-        cols = ", ".join(f'"{c}"' for c in jobrow.COLUMNS)
+        cols = ", ".join(f'"{c}"' for c in names)
         ds = _Dataset(con, dataset_dir)
 
         # the JSON records, and which of their jobs the dataset holds (their months alone)
-        json_all = _json_rows(records_dir, out)
+        months: set[tuple[int, int]] = set()
+        json_all = _json_rows(records_dir, out, names, months)
         con.register("json_all", json_all)
-        months = set(con.sql('SELECT DISTINCT year("end"), month("end") FROM json_all').fetchall())
         known, _ = ds.query(lambda files: (f"SELECT DISTINCT record_id FROM {_read_parquet(files)}", []),
                             lambda p: p in months)
         if known is None:
-            import pyarrow as pa
             known = pa.schema([compact.schema().field("record_id")]).empty_table()
         con.register("known_ids", known)
         out.json_in_dataset = con.sql("SELECT count(DISTINCT record_id) FROM json_all "
@@ -331,25 +369,29 @@ def load(selection: Selection | str, records_dir: str | Path | None, dataset_dir
         json_sel = con.sql(
             f"SELECT {cols} FROM json_all WHERE {where} AND record_id NOT IN (SELECT record_id FROM known_ids)",
             params=params).to_arrow_table()
+        con.unregister("json_all")
+        del json_all
         out.json_rows = json_sel.num_rows
 
-        # the dataset's rows in the selected months
+        # the dataset's rows in the selected months: only the columns asked for, one row per
+        # (record_id, fs) (a merge under way may show a job in two files: the first stored). The
+        # window that picks one costs more than the read; a look at the two key columns says
+        # whether these files hold any duplicate at all (they seldom do).
         def dataset_sql(files):
             src = _read_parquet(files)
-            return (f"SELECT {_select_list(ds.columns(files))} FROM {src} WHERE {where} "
-                    "QUALIFY row_number() OVER (PARTITION BY record_id, fs ORDER BY stored_at NULLS LAST) = 1",
-                    params)
+            read = _select_list(dict.fromkeys((*names, "stored_at")), ds.columns(files))
+            sql = f"SELECT {cols} FROM (SELECT {read} FROM {src}) WHERE {where}"
+            if con.sql(f"SELECT count(*) > count(DISTINCT (record_id, fs)) FROM {src}").fetchall()[0][0]:
+                sql += " QUALIFY row_number() OVER (PARTITION BY record_id, fs ORDER BY stored_at NULLS LAST) = 1"
+            return sql, params
         ds_sel, files = ds.query(dataset_sql, sel.months)
         out.dataset_files = len(files)
-        s = compact.schema()
-        parts = [json_sel.cast(s)]
+        parts = [json_sel.cast(schema)]
         if ds_sel is not None:
-            parts.insert(0, ds_sel.select(list(jobrow.COLUMNS)).cast(s))
+            parts.insert(0, ds_sel.cast(schema))
             out.dataset_rows = ds_sel.num_rows
-        import pyarrow as pa
-        both = pa.concat_tables(parts)
-        con.register("picked", both)
-        out.table = con.sql(f'SELECT {cols} FROM picked ORDER BY "end", record_id, fs').to_arrow_table().cast(s)
+        del ds_sel, json_sel
+        out.table = pa.concat_tables(parts)
     finally:
         con.close()
     return out

@@ -122,3 +122,22 @@ def test_records_of_a_newer_schema_are_skipped_and_said(dirs, capsys):
     assert err[1] == (f"lustre-jobreport: error: no job records match the candidate selection 'lustre=2.17.*' "
                       f"(read 0 records from {records} and 2 Parquet files from {dataset}; "
                       f"1 record skipped, see the warnings)")
+
+
+def test_each_side_reads_only_the_columns_compare_reads(dirs, tmp_path, monkeypatch):
+    from lustre_jobreport import compare as cmp, recordset
+    asked, real = [], recordset.load
+
+    def load(*a, **kw):
+        got = real(*a, **kw)
+        asked.append((kw.get("columns"), got.table.column_names))
+        return got
+
+    monkeypatch.setattr(recordset, "load", load)
+    assert compare(dirs, "--baseline", "lustre=2.15.*,cluster=*", "--candidate", "lustre=2.16.*",
+                   "--format", "json", "-o", str(tmp_path / "c.json")) == 0
+    need = cmp.needed_columns(cmp.Settings().group_by)
+    assert [a[0] for a in asked] == [need, need] and len(need) < len(cmp.jobrow.COLUMNS)
+    assert set(asked[0][1]) == {*need, "cluster"} and set(asked[1][1]) == set(need)   # the selection's own too
+    t, _ = cmp.load_side("baseline", "lustre=2.15.*,cluster=*", cmp.Settings(), *dirs)
+    assert t.column_names == list(need)
