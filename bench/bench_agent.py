@@ -2,7 +2,7 @@
 """pmdalustreclient against its floor and its peer, measured in one run (DESIGN §8, ISSUE 4).
 
 The client: a simulated Lustre 2.15 client with 4 filesystems x 512 OSTs (2,048 OSCs), whose
-tree holds ~18,000 files; a full fetch of every lustreclient metric reads ~12,300 of them.
+tree holds ~20,500 files; a full fetch of every lustreclient metric (188) reads ~16,400 of them.
 
 1. Full fetch of all lustreclient metrics, timed from a PMAPI client (pmFetch, values
    discarded), vs the floor: bench/rawread.c opening and reading the same files once (the
