@@ -3,10 +3,10 @@
 The dataset (docs/records.md): <dataset_dir>/year=YYYY/month=M/part-<time>-<random>.parquet,
 Hive-partitioned by the month (UTC) of the job's end (month=3, not zero-padded: DuckDB's Hive
 partitioning reads month=03 as a string; a month=03 directory another tool wrote is the same
-month to every reader here: partitions, part_files, merging, recordset), the columns of jobrow (plain types only:
-string, int32, int64, float64, bool, timestamp[ms, UTC]; no dictionary or extension types, so
-DuckDB, Spark and Trino read the files as they are), zstd-compressed, rows sorted by job end in
-row groups of up to ROW_GROUP_ROWS rows. year and month are in the directory names only
+month to every reader here: partitions, part_files, merging, recordset), the columns of jobrow
+(plain types only: string, int32, int64, float64, bool, timestamp[ms, UTC]; no dictionary or
+extension types, so DuckDB, Spark and Trino read the files as they are), zstd-compressed, rows
+sorted by job end in row groups of up to ROW_GROUP_ROWS rows. year and month are in the directory names only
 (read_parquet(..., hive_partitioning=true) gives them back as integers).
 
 What a run guarantees (tests/reporter/test_compact.py shows each):

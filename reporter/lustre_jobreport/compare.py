@@ -654,7 +654,8 @@ def load_side(name: str, text: str, settings: Settings, records_dir, dataset_dir
     from . import recordset
 
     selection = recordset.Selection.parse(text)
-    table, info = recordset.load(selection, records_dir, dataset_dir, columns=needed_columns(settings.group_by))
+    table, info = recordset.load(selection, records_dir, dataset_dir,
+                                 columns=needed_columns(settings.group_by))
     warnings = list(info.get("warnings") or [])
     said = set() if said is None else said
     new = [w for w in warnings if w not in said]
