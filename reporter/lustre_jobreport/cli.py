@@ -52,15 +52,19 @@ def _cmd_report(args: argparse.Namespace) -> int:
         shared[host] = why or "other jobs"
     facts = {"name": args.job_name, "partition": args.partition, "account": args.account}
     doc = report.build(begin, end, cfg, job_id=args.job_id, user=args.user, shared_hosts=shared, facts=facts)
-    text = render.render(doc, args.format)
-    if args.output in (None, "-"):
-        sys.stdout.write(text)
-    else:
-        try:
-            Path(args.output).write_text(text)
-        except OSError as exc:
-            raise JobReportError(f"cannot write {args.output}: {exc.strerror}") from None
+    _write(render.render(doc, args.format), args.output)
     return 0
+
+
+def _write(text: str, output: str | None) -> None:
+    """A rendered report to -o OUT, or standard output."""
+    if output in (None, "-"):
+        sys.stdout.write(text)
+        return
+    try:
+        Path(output).write_text(text)
+    except OSError as exc:
+        raise JobReportError(f"cannot write {output}: {exc.strerror}") from None
 
 
 def _cmd_records_add(args: argparse.Namespace) -> int:
@@ -87,7 +91,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from . import compare, config
 
     cfg = config.load(args.config)
-    return compare.main(args, cfg)
+    _write(compare.main(args, cfg), args.output)
+    return 0
 
 
 def _cmd_hook(args: argparse.Namespace) -> int:

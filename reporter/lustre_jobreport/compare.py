@@ -14,7 +14,7 @@ Verdicts. A metric of a group: not_enough_data when either side has fewer than m
 jobs with a value; regression when q <= q, |Cliff's delta| >= min_cliffs_delta and both the
 delta and the ratio of medians (>= min_ratio, or <= 1/min_ratio) point the metric's worse way;
 improvement the same the better way; else no_change. A group: not_enough_data when either side
-has fewer than min_jobs trusted jobs; else regression when a deciding metric regressed, else
+has fewer than min_jobs trusted jobs, or no deciding metric could be tested; else regression when a deciding metric regressed, else
 improvement when one improved, else no_change. Context metrics (the application's own call
 size) and expected shifts (hybrid I/O) keep their statistics and verdicts but decide nothing.
 
@@ -549,6 +549,10 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
     gverdict[((mverdict == 1) & deciding).any(axis=0)] = 1
     gverdict[((mverdict == 0) & deciding).any(axis=0)] = 0
     gverdict[~enough] = 3
+    # enough jobs, but no metric that could decide was tested (every job under the gates, e.g.
+    # jobs that moved a few MiB): that is not "the same", it is "cannot tell"
+    can_decide = np.array([not m.context for m in METRICS], dtype=bool)[:, None]
+    gverdict[~(can_decide & tested).any(axis=0)] = 3
     # strongest effect (sorting), and the metric whose effect the charts show: the worst one
     # (largest delta the worse way), for an improvement the most improved deciding one
     decides = np.array([not m.context for m in METRICS])[:, None] & tested
@@ -676,7 +680,16 @@ def _warn(line: str) -> None:
     print(f"lustre-jobreport: warning: {displayable({'l': line})['l']}", file=sys.stderr)
 
 
-def main(args, cfg) -> int:
+def overlap(baseline, candidate) -> int:
+    """How many of the candidate's jobs the baseline selected too (a job in both counts on both
+    sides and pulls them together: the selections should not overlap)."""
+    import pyarrow.compute as pc
+    both = pc.is_in(candidate["record_id"], value_set=pc.unique(baseline["record_id"]))
+    return len(pc.unique(pc.filter(candidate["record_id"], both)))
+
+
+def main(args, cfg) -> str:
+    """The comparison the command line asked for, rendered (cli writes it out)."""
     from . import comparerender
 
     settings = Settings.of(cfg.values["compare"], getattr(args, "by", None))
@@ -686,15 +699,10 @@ def main(args, cfg) -> int:
     said: set[str] = set()
     bt, bi = load_side("baseline", args.baseline, settings, records_dir, dataset_dir, said)
     ct, ci = load_side("candidate", args.candidate, settings, records_dir, dataset_dir, said)
+    if (shared := overlap(bt, ct)):
+        _warn(f"{shared:,} job{'s' if shared != 1 else ''} match both the baseline and the candidate "
+              f"selection and count on both sides: make the selections disjoint")
     result = compare(bt, ct, settings, baseline_selection=args.baseline, candidate_selection=args.candidate,
                      baseline_info=bi, candidate_info=ci)
     del bt, ct
-    out = comparerender.render(result, args.format)
-    if args.output in (None, "-"):
-        sys.stdout.write(out)
-    else:
-        try:
-            Path(args.output).write_text(out)
-        except OSError as exc:
-            raise CompareError(f"cannot write {args.output}: {exc.strerror}") from None
-    return 0
+    return comparerender.render(result, args.format)

@@ -414,3 +414,18 @@ def test_html_of_many_groups_adds_the_histogram_of_every_group():
     improved = group(r, job_name="app7")
     assert improved["verdict"] == "improvement"
     assert r.worst[r.doc["groups"].index(improved)] == ("read_latency_us", pytest.approx(-1.0))
+
+
+def test_a_group_whose_jobs_all_moved_too_little_is_not_enough_data_not_no_change():
+    """10 jobs a side, each a few MiB and no opens: every metric is under its gate, so nothing
+    was tested — the group says it cannot tell, and lists its untested metrics."""
+    rng = np.random.default_rng(11)
+    tiny = dict(read_gib=0.001, write_gib=0.001, sigma=0.1)
+    sides = [jobs(rng, 10, **tiny), jobs(rng, 10, **tiny)]
+    for side in sides:
+        side["open"] = np.zeros(10, dtype=np.int64)       # no opens: getattr per open is undefined
+    r = run([sides[0]], [sides[1]])
+    g = group(r, job_name="enzo")
+    assert g["verdict"] == "not_enough_data" and (g["n_baseline"], g["n_candidate"]) == (10, 10)
+    assert g["metrics"] and {m["verdict"] for m in g["metrics"]} == {"not_enough_data"}
+    assert r.doc["summary"]["not_enough_data"] == 1

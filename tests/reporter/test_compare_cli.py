@@ -141,3 +141,19 @@ def test_each_side_reads_only_the_columns_compare_reads(dirs, tmp_path, monkeypa
     assert set(asked[0][1]) == {*need, "cluster"} and set(asked[1][1]) == set(need)   # the selection's own too
     t, _ = cmp.load_side("baseline", "lustre=2.15.*,cluster=*", cmp.Settings(), *dirs)
     assert t.column_names == list(need)
+
+
+def test_selections_that_overlap_are_said(dirs, capsys):
+    """A job both selections match counts on both sides: compare warns, once, with the count."""
+    assert compare(dirs, "--baseline", "lustre=2.1*", "--candidate", "lustre=2.16.*", "--format", "json") == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["lustre-jobreport: warning: 12 jobs match both the baseline and the candidate selection "
+                   "and count on both sides: make the selections disjoint"]
+    assert compare(dirs, "--baseline", "lustre=2.15.*", "--candidate", "lustre=2.16.*", "--format", "json") == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_an_output_that_cannot_be_written_is_one_line(dirs, tmp_path, capsys):
+    bad = tmp_path / "no" / "such" / "dir" / "c.txt"
+    assert compare(dirs, "--baseline", "lustre=2.15.*", "--candidate", "lustre=2.16.*", "-o", str(bad)) == 2
+    assert capsys.readouterr().err == f"lustre-jobreport: error: cannot write {bad}: No such file or directory\n"
