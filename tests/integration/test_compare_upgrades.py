@@ -60,7 +60,9 @@ SCENARIOS = {
 def cluster():
     """The simulated cluster: its trees on tmpfs where there is one (the simulator renames
     every stats file at each run: 10x faster there), one common baseline side."""
-    base = Path("/dev/shm") if os.access("/dev/shm", os.W_OK) else None
+    shm = Path("/dev/shm")
+    roomy = os.access(shm, os.W_OK) and shutil.disk_usage(shm).free > 512 << 20   # containers: 64 MiB
+    base = shm if roomy else None
     work = Path(tempfile.mkdtemp(prefix="ljr-fleet-", dir=base))
     try:
         fleet = Fleet(work / "nodes", work / "baseline")
