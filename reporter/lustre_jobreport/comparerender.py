@@ -331,9 +331,12 @@ def render_text(result: Comparison) -> str:
             out += _group_text(g, label)
         out += _more(len(items), cap, title.lower())
     out.append("")
-    out.append(f"No change: {v['no_change']} group{'s' if v['no_change'] != 1 else ''}.")
+    n_expected = len(v["expected_only"])
+    out.append(f"No change: {v['no_change']} group{'s' if v['no_change'] != 1 else ''}"
+               + (f" ({n_expected} of them with only the expected shifts above)." if n_expected else "."))
     if v["n_small"]:
-        out += _wrap(f"Not enough data (fewer than {v['min_jobs']} trusted jobs on a side): "
+        out += _wrap(f"Not enough data (fewer than {v['min_jobs']} trusted jobs on a side, or jobs too small "
+                     f"for any metric to be judged): "
                      f"{v['n_small']} group{'s' if v['n_small'] != 1 else ''}", 0)
         for g in v["small"]:
             out += _wrap(f"{g['name']} ({g['counts']})", 2)
