@@ -55,25 +55,26 @@ def _times(cfg, left: float) -> dict[str, float]:
             "deadline_s": max(MIN_STEP_S, left)}
 
 
-def _fetch(targets, cfg, budget: Budget, left: float, backend: str):
-    from . import snapshot
+def _fetch(targets, cfg, budget: Budget, left: float, backend: str, metrics=None):
+    from . import catalog, snapshot
 
     budget.step = f"snapshot of {len(targets)} host(s)" + (" by pminfo" if backend == "pminfo" else "")
     fetched = snapshot.fetch_all(targets, parallel=int(cfg.snapshot["parallel"]), backend=backend,
-                                 **_times(cfg, left))
+                                 metrics=metrics or catalog.SNAPSHOT_METRICS, **_times(cfg, left))
     return _taken(fetched)
 
 
 def begin(job, cfg, budget: Budget) -> Taken:
-    """The job's begin snapshot (prolog), within the budget less the time to spool it."""
-    from . import snapshot
+    """The job's begin snapshot (prolog), within the budget less the time to spool it: what
+    the report differences (catalog.BEGIN_METRICS), not the settings only the end is read for."""
+    from . import catalog, snapshot
 
     left = budget.left() - AFTER_SNAPSHOT_S
     if len(set(job.nodes)) > int(cfg.values["hooks"]["prolog_cli_max_hosts"]):
         budget.step = "reading the node list"
-        return _fetch(_targets(job, cfg), cfg, budget, left, "auto")
+        return _fetch(_targets(job, cfg), cfg, budget, left, "auto", catalog.BEGIN_METRICS)
     targets = [snapshot.HostTarget(n, cfg.host_spec(n)) for n in dict.fromkeys(job.nodes)]
-    return _fetch(targets, cfg, budget, left, "pminfo")
+    return _fetch(targets, cfg, budget, left, "pminfo", catalog.BEGIN_METRICS)
 
 
 def end(begin_snap, cfg, budget: Budget) -> Taken:

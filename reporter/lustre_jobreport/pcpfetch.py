@@ -44,15 +44,16 @@ class Catalog:
 
     Entry = tuple[list[str], ctypes.Array, list[str], list[tuple[int, int, int]]]
 
-    def __init__(self) -> None:
+    def __init__(self, metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS) -> None:
         self._lock = threading.Lock()
         self._entry: Catalog.Entry | None = None
+        self.metrics = metrics
 
     def lookup(self, ctx) -> "Catalog.Entry":
         with self._lock:
             if self._entry is not None:
                 return self._entry
-        wanted = list(catalog.SNAPSHOT_METRICS)
+        wanted = list(self.metrics)
         found = ctx.pmLookupName(wanted, relaxed=1)
         names = [n for n, pmid in zip(wanted, found) if pmid != c_api.PM_ID_NULL]
         pmids = (ctypes.c_uint * len(names))(*[pmid for pmid in found if pmid != c_api.PM_ID_NULL])

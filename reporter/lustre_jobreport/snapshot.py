@@ -122,14 +122,15 @@ class Fetched:
         snapfile.write(snapfile.Snapshot.from_hosts(self.taken_at, self.hosts), path)
 
 
-def pminfo_command(spec: str) -> list[str]:
-    return ["pminfo", "-h", spec, "-dfm", *catalog.SNAPSHOT_METRICS]
+def pminfo_command(spec: str, metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS) -> list[str]:
+    return ["pminfo", "-h", spec, "-dfm", *metrics]
 
 
-def fetch_pminfo(t: HostTarget, timeout_s: float, env: dict[str, str]) -> HostSnapshot:
+def fetch_pminfo(t: HostTarget, timeout_s: float, env: dict[str, str],
+                 metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS) -> HostSnapshot:
     """One `pminfo -dfm` of the snapshot metrics, its output kept raw."""
     try:
-        proc = subprocess.run(pminfo_command(t.spec), capture_output=True, timeout=max(0.1, timeout_s),
+        proc = subprocess.run(pminfo_command(t.spec, metrics), capture_output=True, timeout=max(0.1, timeout_s),
                               stdin=subprocess.DEVNULL, env=env)
     except FileNotFoundError:
         return hostsnap.failed(t.name, t.spec, hostsnap.PMINFO_MISSING)
@@ -144,9 +145,10 @@ def fetch_pminfo(t: HostTarget, timeout_s: float, env: dict[str, str]) -> HostSn
 
 
 def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_timeout_s: float,
-              parallel: int = 64, backend: str = "auto", deadline_s: float | None = None) -> Fetched:
+              parallel: int = 64, backend: str = "auto", deadline_s: float | None = None,
+              metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS) -> Fetched:
     """Fetch all targets, at most `parallel` at a time; a host that fails is recorded with its
-    error, never raised.
+    error, never raised. metrics: what to fetch (catalog.BEGIN_METRICS for a job's start).
 
     Each host gets connect_timeout_s + fetch_timeout_s: libpcp itself waits a fixed ~10 s for a
     pmcd that accepts a connection but never greets, whatever PMCD_*_TIMEOUT say, so a host
@@ -169,7 +171,7 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
     if backend == "pmapi":
         from . import pcpfetch
         os.environ.update(timeouts)   # libpcp reads them at its first connection
-        cache = pcpfetch.Catalog()
+        cache = pcpfetch.Catalog(metrics)
 
         def fetch(t: HostTarget) -> HostSnapshot:
             return pcpfetch.fetch_pmapi(t.name, t.spec, cache)
@@ -177,7 +179,7 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
         env = dict(os.environ, **timeouts)
 
         def fetch(t: HostTarget) -> HostSnapshot:
-            return fetch_pminfo(t, per_host, env)
+            return fetch_pminfo(t, per_host, env, metrics)
 
     def one(t: HostTarget) -> HostSnapshot:
         try:

@@ -17,7 +17,7 @@ import time
 import pytest
 
 from hookkit import HOOKS, BarePmcd, BlackHole, Rig, dead_spec, fake_reporter, full_tmpfs, write_defaults
-from lustre_jobreport import hooks, records, render
+from lustre_jobreport import catalog, hooks, records, render, snapfile
 from privpmcd import PrivatePmcd
 
 SLACK = 0.75    # process start/exit around the wrapper's own bound, on a busy CI machine
@@ -56,6 +56,10 @@ def test_prolog_then_epilog_appends_the_report_with_the_right_numbers(wdir, node
     assert (rc, out, err) == (0, "", "") and took < 5
     st = os.stat(rig.begin)
     assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o600)
+    # the begin snapshot takes what the report differences, not the settings the end is read for
+    spooled = set(snapfile.read(rig.begin).metrics)
+    assert "lustreclient.osc.read_bytes" in spooled
+    assert not spooled & set(catalog.names(catalog.SETTING, catalog.IDENTITY))
 
     ran = node.client.run("overflow", fs="scratch")
 
@@ -76,6 +80,8 @@ def test_prolog_then_epilog_appends_the_report_with_the_right_numbers(wdir, node
     assert appended(rig) == "\n" + render.render_text(doc)
     assert f"job 7 'my job=x' ({job_user.pw_name})" in appended(rig)   # the name as scontrol has it
     assert (doc["job"]["name"], doc["job"]["num_nodes"]) == ("my job=x", 1)
+    client = doc["clients"]["vm"]
+    assert client["lustre"] == "2.15.4" and client["kernel"] and client["settings"]["scratch"]["max_pages_per_rpc"] == 256
     st = os.stat(rig.out)
     assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (job_user.pw_uid, 0o644)
     html = rig.home / "slurm-7.out.lustre.html"
