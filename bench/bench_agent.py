@@ -220,7 +220,7 @@ def compare_with_perl(tree: Path, client: SimClient, work: Path, llite: Path, ln
     from lustre_sim.version import profile
     p = profile(client.version)
     shown = {n for n, _, _ in formats.llite_table(p)}
-    with PrivatePmcd(work / "ours", tree) as ours, PerlPmcd(work / "perl", llite, lnet).start() as perl:
+    with PrivatePmcd(work / "ours", tree) as ours, PerlPmcd(work / "perl", llite, lnet) as perl:   # __enter__ starts it
         try:
             a = Client(ours.spec, root="lustreclient.llite")
             b = Client(perl.spec, root="lustre.llite")
