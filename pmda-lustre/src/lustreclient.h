@@ -395,6 +395,13 @@ void lc_dev_init(struct lc_dev *d, const char *type);
  * again.  Returns ok.
  */
 int lc_parsed(struct lc_dev *d, int kind, const char *file, int ok);
+/*
+ * A file holding one number that fits in 32 bits, at most max; mb: a size
+ * in MiB, which up to 2.13 may be printed with a fraction (lc_parse_single_mb).
+ * Returns 1 and sets *out; 0 when read but not understood (lc_parsed); or
+ * lc_read_devfile's negative errno when not read.
+ */
+int lc_read_u32(struct lc_dev *d, const char *file, int kind, uint32_t *out, uint32_t max, int mb);
 /* a parsed start_time header line as a struct lc_start */
 void lc_start_set(struct lc_start *s, const struct lc_time *t);
 

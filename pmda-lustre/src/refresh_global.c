@@ -8,6 +8,7 @@
 #include <time.h>
 #include "lustreclient.h"
 #include "paths.h"
+#include "parse_common.h"
 #include "parse_lnet.h"
 #include "parse_osrelease.h"
 
@@ -165,6 +166,23 @@ lc_parsed(struct lc_dev *d, int kind, const char *file, int ok)
 	d->logged[LOG_PARSE] |= BIT(kind);
     }
     return 0;
+}
+
+int
+lc_read_u32(struct lc_dev *d, const char *file, int kind, uint32_t *out, uint32_t max, int mb)
+{
+    const char	*buf;
+    uint64_t	v;
+    ssize_t	n;
+
+    if ((n = lc_read_devfile(d, file, kind, &buf)) < 0)
+	return (int)n;
+    if (!lc_parsed(d, kind, file,
+		   (mb ? lc_parse_single_mb(buf, (size_t)n, &v)
+		       : lc_parse_single_u64(buf, (size_t)n, &v)) == 0 && v <= max))
+	return 0;
+    *out = (uint32_t)v;
+    return 1;
 }
 
 void

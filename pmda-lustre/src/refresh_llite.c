@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <string.h>
 #include "lustreclient.h"
-#include "parse_common.h"
 #include "parse_stats.h"
 
 static struct lstats	st;	/* reused: keeps its counter array */
@@ -158,46 +157,39 @@ lc_refresh_llite_ra(void)
     }
 }
 
-/* the file of each LLTUN_* item (FK_LLTUN_FIRST + item) */
-static const char * const tun_file[LLTUN_N] = {
-    [LLTUN_RA_MB] = "max_read_ahead_mb",
-    [LLTUN_RA_FILE_MB] = "max_read_ahead_per_file_mb",
-    [LLTUN_RA_WHOLE_MB] = "max_read_ahead_whole_mb",
-    [LLTUN_CHECKSUMS] = "checksums",
-    [LLTUN_HYBRID_IO] = "hybrid_io",
-    [LLTUN_HYB_READ_THRESH] = "hybrid_io_read_threshold_bytes",
-    [LLTUN_HYB_WRITE_THRESH] = "hybrid_io_write_threshold_bytes",
+/* the file of each LLTUN_* item (kind FK_LLTUN_FIRST + item), its bound, MiB or not */
+static const struct {
+    const char	*file;
+    uint32_t	max;
+    int		mb;	/* up to 2.13 a fraction of a MiB can be printed ("40.25") */
+} tun[LLTUN_N] = {
+    [LLTUN_RA_MB] = { "max_read_ahead_mb", UINT32_MAX, 1 },
+    [LLTUN_RA_FILE_MB] = { "max_read_ahead_per_file_mb", UINT32_MAX, 1 },
+    [LLTUN_RA_WHOLE_MB] = { "max_read_ahead_whole_mb", UINT32_MAX, 1 },
+    [LLTUN_CHECKSUMS] = { "checksums", 1, 0 },
+    [LLTUN_HYBRID_IO] = { "hybrid_io", 1, 0 },
+    [LLTUN_HYB_READ_THRESH] = { "hybrid_io_read_threshold_bytes", UINT32_MAX, 0 },
+    [LLTUN_HYB_WRITE_THRESH] = { "hybrid_io_write_threshold_bytes", UINT32_MAX, 0 },
 };
 
-/* one tunable file -> *out: 1, or 0 (missing, unreadable, not understood) */
+/*
+ * llite checksums: "checksums" from 2.12 (LU-10906), "checksum_pages"
+ * before (and still, as an alias).  The name that answered last is tried
+ * first, so a 1.8-2.11 client costs no failed lookup per fetch.
+ */
 static int
-read_tunable(struct lc_fs *fs, unsigned item, const char *file, int kind, uint32_t *out,
-	     ssize_t *np)
+read_checksums(struct lc_fs *fs, uint32_t *out)
 {
-    const char	*buf;
-    uint64_t	v;
-    int		ok;
+    static const char * const name[2] = { "checksums", "checksum_pages" };
+    static const int kind[2] = { FK_LLTUN_FIRST + LLTUN_CHECKSUMS, FK_LL_CHECKSUM_PAGES };
+    int		k = fs->ck_old ? 1 : 0;
+    int		r;
 
-    if ((*np = lc_read_devfile(&fs->d, file, kind, &buf)) < 0)
+    if ((r = lc_read_u32(&fs->d, name[k], kind[k], out, 1, 0)) != -ENOENT)
+	return r > 0;
+    if (lc_read_u32(&fs->d, name[1 - k], kind[1 - k], out, 1, 0) <= 0)
 	return 0;
-    switch (item) {
-    case LLTUN_RA_MB:
-    case LLTUN_RA_FILE_MB:
-    case LLTUN_RA_WHOLE_MB:
-	/* up to 2.13 a fraction of a MiB can be printed ("40.25") */
-	ok = lc_parse_single_mb(buf, (size_t)*np, &v) == 0 && v <= UINT32_MAX;
-	break;
-    case LLTUN_CHECKSUMS:
-    case LLTUN_HYBRID_IO:
-	ok = lc_parse_single_u64(buf, (size_t)*np, &v) == 0 && v <= 1;
-	break;
-    default:
-	ok = lc_parse_single_u64(buf, (size_t)*np, &v) == 0 && v <= UINT32_MAX;
-	break;
-    }
-    if (!lc_parsed(&fs->d, kind, file, ok))
-	return 0;
-    *out = (uint32_t)v;
+    fs->ck_old = 1 - k;
     return 1;
 }
 
@@ -214,9 +206,9 @@ lc_refresh_llite_tunables(void)
 {
     uint64_t	want = lc.items[CL_LLITE_TUNABLE];
     struct lc_fs *fs;
-    ssize_t	n;
     size_t	i;
     unsigned	item;
+    int		ok;
 
     for (i = 0; i < lc.nfs; i++) {
 	fs = lc.fs[i];
@@ -226,30 +218,13 @@ lc_refresh_llite_tunables(void)
 	for (item = 0; item < LLTUN_N; item++) {
 	    if (!(want & ((uint64_t)1 << item)))
 		continue;
-	    if (item != LLTUN_CHECKSUMS) {
-		if (read_tunable(fs, item, tun_file[item], FK_LLTUN_FIRST + (int)item,
-				 &fs->tun[item], &n))
-		    fs->tun_ok |= 1u << item;
-		continue;
-	    }
-	    /*
-	     * "checksums" from 2.12 (LU-10906), "checksum_pages" before (and
-	     * still, as an alias): the name that answered last is tried first,
-	     * so a 1.8-2.11 client costs no failed lookup per fetch.
-	     */
-	    {
-		const char *name[2] = { "checksums", "checksum_pages" };
-		int	    kind[2] = { FK_LLTUN_FIRST + LLTUN_CHECKSUMS, FK_LL_CHECKSUM_PAGES };
-		int	    k = fs->ck_old ? 1 : 0;
-
-		if (read_tunable(fs, item, name[k], kind[k], &fs->tun[item], &n)) {
-		    fs->tun_ok |= 1u << item;
-		} else if (n == -ENOENT &&
-			   read_tunable(fs, item, name[1 - k], kind[1 - k], &fs->tun[item], &n)) {
-		    fs->tun_ok |= 1u << item;
-		    fs->ck_old = 1 - k;
-		}
-	    }
+	    if (item == LLTUN_CHECKSUMS)
+		ok = read_checksums(fs, &fs->tun[item]);
+	    else
+		ok = lc_read_u32(&fs->d, tun[item].file, FK_LLTUN_FIRST + (int)item,
+				 &fs->tun[item], tun[item].max, tun[item].mb) > 0;
+	    if (ok)
+		fs->tun_ok |= 1u << item;
 	}
     }
 }

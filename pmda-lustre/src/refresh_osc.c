@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <string.h>
 #include "lustreclient.h"
-#include "parse_common.h"
 #include "parse_lockless.h"
 #include "parse_stats.h"
 
@@ -179,26 +178,6 @@ lc_refresh_import(struct lc_dev *d, int kimport, int kstate,
     *ok = imp->have_state || imp->have_attempts;
 }
 
-/*
- * A file holding one number that fits in 32 bits, at most max; mb: a size
- * in MiB, which up to 2.11 may be printed with a fraction (max_dirty_mb).
- */
-static int
-read_u32(struct lc_dev *d, const char *file, int kind, uint32_t *out, uint32_t max, int mb)
-{
-    const char	*buf;
-    uint64_t	v;
-    ssize_t	n;
-
-    n = lc_read_devfile(d, file, kind, &buf);
-    if (n < 0 || !lc_parsed(d, kind, file,
-			    (mb ? lc_parse_single_mb(buf, (size_t)n, &v)
-				: lc_parse_single_u64(buf, (size_t)n, &v)) == 0 && v <= max))
-	return 0;
-    *out = (uint32_t)v;
-    return 1;
-}
-
 static void
 osc_lockless_one(struct lc_osc *osc)
 {
@@ -249,17 +228,17 @@ osc_one(size_t i, void *arg)
 	osc->maxpages_ok = osc->maxrif_ok = osc->maxdirty_ok = osc->checksums_ok = 0;
 	if (osc->present) {
 	    if (want & ((uint64_t)1 << OTUN_MAXPAGES))
-		osc->maxpages_ok = read_u32(&osc->d, "max_pages_per_rpc", FK_OSC_MAXPAGES,
-					    &osc->maxpages, UINT32_MAX, 0);
+		osc->maxpages_ok = lc_read_u32(&osc->d, "max_pages_per_rpc", FK_OSC_MAXPAGES,
+					       &osc->maxpages, UINT32_MAX, 0) > 0;
 	    if (want & ((uint64_t)1 << OTUN_MAXRIF))
-		osc->maxrif_ok = read_u32(&osc->d, "max_rpcs_in_flight", FK_OSC_MAXRIF,
-					  &osc->maxrif, UINT32_MAX, 0);
+		osc->maxrif_ok = lc_read_u32(&osc->d, "max_rpcs_in_flight", FK_OSC_MAXRIF,
+					     &osc->maxrif, UINT32_MAX, 0) > 0;
 	    if (want & ((uint64_t)1 << OTUN_MAXDIRTY))
-		osc->maxdirty_ok = read_u32(&osc->d, "max_dirty_mb", FK_OSC_MAXDIRTY,
-					    &osc->maxdirty, UINT32_MAX, 1);
+		osc->maxdirty_ok = lc_read_u32(&osc->d, "max_dirty_mb", FK_OSC_MAXDIRTY,
+					       &osc->maxdirty, UINT32_MAX, 1) > 0;
 	    if (want & ((uint64_t)1 << OTUN_CHECKSUMS))
-		osc->checksums_ok = read_u32(&osc->d, "checksums", FK_OSC_CHECKSUMS,
-					     &osc->checksums, 1, 0);
+		osc->checksums_ok = lc_read_u32(&osc->d, "checksums", FK_OSC_CHECKSUMS,
+						&osc->checksums, 1, 0) > 0;
 	}
     }
     if (need & NEED_OSC_LOCKLESS) {
