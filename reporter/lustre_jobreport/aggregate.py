@@ -9,33 +9,16 @@ or a per-OST figure is the catalog's to say.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import catalog
-from .catalog import P
+from .catalog import P, size_bytes  # noqa: F401  (flags and render import it from here)
 from .diff import DeltaTable, Issue, JobDelta, fs_of, rows_of
 
 VOLUME = tuple(m.key for m in catalog.with_role(catalog.VOLUME))          # read_bytes, write_bytes, ...
 OST_FIELDS = tuple(m.key for m in catalog.with_role(catalog.OST_VOLUME))  # read_bytes, ..., write_rpcs
-_SIZE_RE = re.compile(r"^(\d+)([KMGT]?)$")
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def size_bytes(label: str) -> int:
-    """'4K' -> 4096: an RPC-size bucket as the agent names it (pages-per-rpc label x page size).
-
-    Lustre tallies an RPC of p pages in the row labelled 2^ceil(log2 p), so the bucket named
-    16K holds the RPCs larger than 8 KiB and up to 16 KiB: the name is the bucket's upper bound.
-    """
-    m = _SIZE_RE.match(label)
-    if not m:
-        raise ValueError(f"not an RPC size label: {label!r}")
-    return int(m.group(1)) * _UNITS[m.group(2)]
-
-
 @dataclass
 class FsTotals:
     name: str
@@ -130,7 +113,7 @@ def aggregate(delta: JobDelta) -> dict[str, FsTotals]:
     for metric in catalog.names(catalog.RPC_HISTOGRAM):
         for inst in _present_instances(delta, metric):
             fs, _, size = inst.rpartition(":")
-            if not _SIZE_RE.match(size):
+            if not catalog.is_size_label(size):
                 delta.issues.append(Issue("METRIC_TYPE", None, fs or None,
                                           f"{metric} has an instance {inst!r} that is not an RPC size: left out"))
                 continue

@@ -15,6 +15,7 @@ The prolog imports this module: standard library only.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 ROOT = "lustreclient"
@@ -187,6 +188,27 @@ DEVICE_METRIC = {FS: P + "llite.mount_id", FS_BUCKET: P + "llite.mount_id",
                  OSC: P + "osc.device", MDC: P + "mdc.device"}
 # Counters whose deltas a report sums: a value of one of these left out is a number not trusted.
 SUMMED = (VOLUME, OP, RPC_HISTOGRAM, OST_VOLUME, OST_WAIT, RECONNECTS, LATENCY, READAHEAD, HYBRID)
+
+
+# RPC-size bucket names (the FS_BUCKET and OSC_BUCKET instances' "<size>", DESIGN §2)
+_SIZE_LABEL = re.compile(r"^(\d+)([KMGT]?)$")
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def is_size_label(label: str) -> bool:
+    return _SIZE_LABEL.match(label) is not None
+
+
+def size_bytes(label: str) -> int:
+    """'4K' -> 4096: an RPC-size bucket as the agent names it (pages-per-rpc label x page size).
+
+    Lustre tallies an RPC of p pages in the row labelled 2^ceil(log2 p), so the bucket named
+    16K holds the RPCs larger than 8 KiB and up to 16 KiB: the name is the bucket's upper bound.
+    """
+    m = _SIZE_LABEL.match(label)
+    if not m:
+        raise ValueError(f"not an RPC size label: {label!r}")
+    return int(m.group(1)) * _UNITS[m.group(2)]
 
 
 def get(name: str) -> Metric | None:

@@ -26,7 +26,6 @@ KNOWN_SCHEMAS = ("lustre-jobreport/1", "lustre-jobreport/2", "lustre-jobreport/3
 # pages can make 1 GiB ones) go to rpc_<dir>_over_64M.
 BUCKETS = ("4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", "1M", "2M", "4M", "8M", "16M",
            "32M", "64M")
-_BUCKET_BYTES = {b: (int(b[:-1]) << (10 if b[-1] == "K" else 20)) for b in BUCKETS}
 
 # The client settings a record keeps per filesystem (report JSON "clients" ... "settings").
 SETTINGS = ("pagesize", "max_pages_per_rpc", "max_rpcs_in_flight", "max_dirty_mb", "checksums",
@@ -234,8 +233,11 @@ def _rows(doc: dict) -> list[dict[str, Any]]:
             for label, n in hist.items():
                 if not isinstance(n, int):
                     continue
-                b = label if label in cols else ("over_64M" if _label_bytes(label) > _BUCKET_BYTES["64M"] else None)
-                if b is None:
+                if label in cols:
+                    b = label
+                elif catalog.is_size_label(label) and catalog.size_bytes(label) > catalog.size_bytes("64M"):
+                    b = "over_64M"
+                else:
                     raise RecordError(f"filesystem {fs!r}: RPC size {label!r} is not a bucket")
                 cols[b] += n
             for b, n in cols.items():
@@ -261,10 +263,3 @@ def _rows(doc: dict) -> list[dict[str, Any]]:
         out.append(row)
     return out
 
-
-def _label_bytes(label: str) -> int:
-    """'128M' -> 128 MiB; -1 for what is not a size label."""
-    shifts = {"K": 10, "M": 20, "G": 30, "T": 40}
-    if len(label) < 2 or label[-1] not in shifts or not label[:-1].isdigit():
-        return -1
-    return int(label[:-1]) << shifts[label[-1]]
