@@ -43,32 +43,29 @@ def _per_fs(values: np.ndarray, present: np.ndarray) -> tuple[np.ndarray, np.nda
     return value, have, disagree
 
 
-def clients(end: Snapshot, hosts: list[str], filesystems: list[str]) -> dict[str, dict]:
+def clients(end: Snapshot, hosts: list[str], filesystems: list[str], versions: dict[str, str]) -> dict[str, dict]:
     """host -> {"lustre", "kernel", "os", "pagesize", "settings": {fs: {setting: value, ...,
-    "mixed": [...] (only when some OSCs disagree)}}}; unknown values are null."""
+    "mixed": [...] (only when some OSCs disagree)}}}; unknown values are null. versions: each
+    host's Lustre version as the diff read it (JobDelta.versions)."""
     rows = rows_of(end, hosts)
     out: dict[str, dict] = {}
-    lustre, kernel, os_image = (_identity(end, hosts, n) for n in ("version", "kernel", "os"))
+    kernel, os_image = (_identity(end, hosts, n) for n in ("kernel", "os"))
     pagesize = end.metrics.get(P + "pagesize")
+    keys = [m.key for m in catalog.with_role(catalog.SETTING)]
     for r, host in enumerate(hosts):
         ps = None
         if pagesize is not None and not pagesize.is_string and pagesize.present[rows[r], 0]:
             ps = int(pagesize.values[rows[r], 0])
-        out[host] = {"lustre": lustre[r], "kernel": kernel[r], "os": os_image[r], "pagesize": ps,
-                     "settings": {fs: {} for fs in filesystems}}
+        out[host] = {"lustre": versions.get(host), "kernel": kernel[r], "os": os_image[r], "pagesize": ps,
+                     "settings": {fs: dict.fromkeys(keys) for fs in filesystems}}
     for m in catalog.with_role(catalog.SETTING):
         t = end.metrics.get(m.name)
         if t is None or t.is_string:
-            for host in hosts:
-                for fs in filesystems:
-                    out[host]["settings"][fs][m.key] = None
-            continue
+            continue                                   # not in the snapshot: null everywhere
         inst_fs = np.array([fs_of(i) if m.indom == catalog.OSC else i for i in t.instances], dtype=object)
         for fs in filesystems:
             cols = np.nonzero(inst_fs == fs)[0]
             if not len(cols):
-                for host in hosts:
-                    out[host]["settings"][fs][m.key] = None
                 continue
             value, have, disagree = _per_fs(t.values[np.ix_(rows, cols)], t.present[np.ix_(rows, cols)])
             for r, host in enumerate(hosts):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from . import catalog
 from .budget import AFTER_SNAPSHOT_S, CONNECT_SHARE, END_SNAPSHOT_SHARE, MIN_STEP_S, Budget
 
 DAY_S = 86400
@@ -55,19 +56,20 @@ def _times(cfg, left: float) -> dict[str, float]:
             "deadline_s": max(MIN_STEP_S, left)}
 
 
-def _fetch(targets, cfg, budget: Budget, left: float, backend: str, metrics=None):
-    from . import catalog, snapshot
+def _fetch(targets, cfg, budget: Budget, left: float, backend: str,
+           metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS):
+    from . import snapshot
 
     budget.step = f"snapshot of {len(targets)} host(s)" + (" by pminfo" if backend == "pminfo" else "")
     fetched = snapshot.fetch_all(targets, parallel=int(cfg.snapshot["parallel"]), backend=backend,
-                                 metrics=metrics or catalog.SNAPSHOT_METRICS, **_times(cfg, left))
+                                 metrics=metrics, **_times(cfg, left))
     return _taken(fetched)
 
 
 def begin(job, cfg, budget: Budget) -> Taken:
     """The job's begin snapshot (prolog), within the budget less the time to spool it: what
     the report differences (catalog.BEGIN_METRICS), not the settings only the end is read for."""
-    from . import catalog, snapshot
+    from . import snapshot
 
     left = budget.left() - AFTER_SNAPSHOT_S
     if len(set(job.nodes)) > int(cfg.values["hooks"]["prolog_cli_max_hosts"]):

@@ -53,7 +53,7 @@ def build(begin: Snapshot, end: Snapshot, cfg: Config, *, job_id: str | None = N
                 "begin": _iso(delta.begin), "end": _iso(delta.end),
                 "elapsed_s": round(delta.elapsed_s, 3)},
         "lustre_versions": delta.versions,
-        "clients": clients(end, delta.hosts, sorted(totals)),
+        "clients": clients(end, delta.hosts, sorted(totals), delta.versions),
         "filesystems": {fs: t.to_json() for fs, t in totals.items()},
         "flags": [f.to_json() for f in flags],
         "data_quality": [i.to_json() for i in delta.issues],
