@@ -25,11 +25,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "integration")]
-from fleet import APPS, BASELINE_MONTH, CANDIDATE_MONTH, SPLIT, Client, Fleet  # noqa: E402
+from fleet import APPS, BASELINE_MONTH, CANDIDATE_MONTH, IMAGE, SPLIT, Client, Fleet  # noqa: E402
 
 BIN = Path(sys.executable).parent
 OUT = REPO / "demo-out" / "compare"
-IMAGE = {"kernel": "4.18.0-477.27.1.el8_8.x86_64", "os_image": "rocky-8.8"}
 
 
 def step(msg: str) -> None:

@@ -30,6 +30,9 @@ CFG = config.Config()
 BASELINE_MONTH = datetime(2026, 10, 1, tzinfo=timezone.utc).timestamp()
 CANDIDATE_MONTH = datetime(2026, 11, 1, tzinfo=timezone.utc).timestamp()
 SPLIT = "2026-11-01"
+# Every node runs this kernel and OS image on both sides of a change, unless a side sets its own:
+# the simulator's per-version default images would otherwise make every change a kernel/OS one.
+IMAGE = {"kernel": "4.18.0-477.27.1.el8_8.x86_64", "os_image": "rocky-8.8"}
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,8 @@ import pytest
 
 from lustre_jobreport import cli, compare, config, recordset
 
-from fleet import APPS, BASELINE_MONTH, CANDIDATE_MONTH, SPLIT, Client, Fleet
+from fleet import APPS, BASELINE_MONTH, CANDIDATE_MONTH, IMAGE, SPLIT, Client, Fleet
 
-IMAGE = {"kernel": "4.18.0-477.27.1.el8_8.x86_64", "os_image": "rocky-8.8"}
 JOBS = 8
 KIND = {a.name: a.kind for a in APPS}
 SEQUENTIAL_READERS = {a.name for a in APPS if a.kind in ("seq-reader", "small-file-reader")}
