@@ -116,12 +116,12 @@ def pick_call(size: int, rng: random.Random, choices=READ_CALLS) -> int:
     return rng.choice(ok) if ok else size
 
 
-def seq_read(io: FsIO, h, offset: int, nbytes: int, call: int) -> None:
+def seq_read(io: FsIO, h, offset: int, nbytes: int, call: int, readahead: bool = True) -> None:
     n, rem = divmod(nbytes, call)
     if n:
-        io.read(h, offset, call, n)
+        io.read(h, offset, call, n, readahead=readahead)
     if rem:
-        io.read(h, offset + n * call, rem)
+        io.read(h, offset + n * call, rem, readahead=readahead)
 
 
 def seq_write(io: FsIO, h, offset: int, nbytes: int, call: int) -> None:
@@ -575,11 +575,7 @@ def seqread(cl: Client, fs: str, rng: random.Random, files: int, size: int, call
                         stripe_count)
         h = io.open(f.path, "r")
         io.stat(h)
-        n, rem = divmod(f.size, call)
-        if n:
-            io.read(h, 0, call, n, readahead=readahead)
-        if rem:
-            io.read(h, n * call, rem, readahead=readahead)
+        seq_read(io, h, 0, f.size, call, readahead)
         io.close(h)
     return float(elapsed)
 
@@ -1207,7 +1203,7 @@ def small_writes(cl: Client, fs: str, rng: random.Random, ranks: int, files: int
         raise ValueError("small-writes: ranks, files and burst must be at least 1")
     io = cl.fs(fs)
     top = f"/smallw.{cl.st['run_seq']}"
-    n = [max(burst, int(records * (1.0 + jitter * (2.0 * rng.random() - 1.0)))) for _ in range(ranks)]
+    n = [jittered(records, jitter, rng, lo=burst, unit=1) for _ in range(ranks)]
     region = -(-max(n) * record // MiB) * MiB
     hs = [io.open(f"{top}/out.{r % files}.dat", "w", create=True, stripe_count=stripe_count)
           for r in range(ranks)]
