@@ -544,18 +544,18 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
         rows = np.array([m.direction == d and m.hybrid for m in METRICS])
         expected[rows] = hybrid[None, :] & (mverdict[rows] <= 1)
     cols.drop()                                # the per-row arrays are not needed any more
-    deciding = np.array([not m.context for m in METRICS])[:, None] & ~expected
+    can_decide = np.array([not m.context for m in METRICS], dtype=bool)[:, None]
+    deciding = can_decide & ~expected
     gverdict = np.full(G, 2, dtype=np.int8)
     gverdict[((mverdict == 1) & deciding).any(axis=0)] = 1
     gverdict[((mverdict == 0) & deciding).any(axis=0)] = 0
     gverdict[~enough] = 3
     # enough jobs, but no metric that could decide was tested (every job under the gates, e.g.
     # jobs that moved a few MiB): that is not "the same", it is "cannot tell"
-    can_decide = np.array([not m.context for m in METRICS], dtype=bool)[:, None]
-    gverdict[~(can_decide & tested).any(axis=0)] = 3
+    decides = can_decide & tested
+    gverdict[~decides.any(axis=0)] = 3
     # strongest effect (sorting), and the metric whose effect the charts show: the worst one
     # (largest delta the worse way), for an improvement the most improved deciding one
-    decides = np.array([not m.context for m in METRICS])[:, None] & tested
     strongest = np.where(decides, np.abs(delta), -1.0).max(axis=0) if M else np.zeros(G)
     badness = np.where(decides, delta * sign, -np.inf)
     worst_m = badness.argmax(axis=0)
