@@ -344,6 +344,13 @@ struct lc_agent {
 
 extern struct lc_agent lc;
 
+/* whether this fetch asks for item of cluster (lc.items, set by lc_fetch) */
+static inline int
+lc_wanted(unsigned cluster, unsigned item)
+{
+    return (lc.items[cluster] >> item) & 1;
+}
+
 /* devices.c */
 int lc_devices_refresh(unsigned which, int force);	/* 1 llite, 2 osc, 4 mdc */
 void lc_buckets_refresh(void);

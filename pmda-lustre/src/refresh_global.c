@@ -235,14 +235,14 @@ lc_refresh_host(void)
     const char		*buf;
     ssize_t		n;
 
-    if (lc.items[CL_HOST] & ((uint64_t)1 << HOST_KERNEL)) {
+    if (lc_wanted(CL_HOST, HOST_KERNEL)) {
 	n = lc_read_devfile(&lc.host, "proc/sys/kernel/osrelease", FK_KERNEL, &buf);
 	lc.kernel_ok = n >= 0 &&
 		       lc_parsed(&lc.host, FK_KERNEL, "proc/sys/kernel/osrelease",
 				 kernel_release_parse(buf, (size_t)n, lc.kernel,
 						      sizeof(lc.kernel)) == 0);
     }
-    if (lc.items[CL_HOST] & ((uint64_t)1 << HOST_OS)) {
+    if (lc_wanted(CL_HOST, HOST_OS)) {
 	const char *file = "etc/os-release";
 	int	    kind = FK_OSREL_ETC;
 

@@ -204,7 +204,6 @@ read_checksums(struct lc_fs *fs, uint32_t *out)
 void
 lc_refresh_llite_tunables(void)
 {
-    uint64_t	want = lc.items[CL_LLITE_TUNABLE];
     struct lc_fs *fs;
     size_t	i;
     unsigned	item;
@@ -216,7 +215,7 @@ lc_refresh_llite_tunables(void)
 	if (!fs->has_llite)
 	    continue;
 	for (item = 0; item < LLTUN_N; item++) {
-	    if (!(want & ((uint64_t)1 << item)))
+	    if (!lc_wanted(CL_LLITE_TUNABLE, item))
 		continue;
 	    if (item == LLTUN_CHECKSUMS)
 		ok = read_checksums(fs, &fs->tun[item]);

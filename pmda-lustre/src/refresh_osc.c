@@ -223,20 +223,18 @@ osc_one(size_t i, void *arg)
     }
     if (need & NEED_OSC_TUNABLE) {
 	/* only the files of the items asked for */
-	uint64_t want = lc.items[CL_OSC_TUNABLE];
-
 	osc->maxpages_ok = osc->maxrif_ok = osc->maxdirty_ok = osc->checksums_ok = 0;
 	if (osc->present) {
-	    if (want & ((uint64_t)1 << OTUN_MAXPAGES))
+	    if (lc_wanted(CL_OSC_TUNABLE, OTUN_MAXPAGES))
 		osc->maxpages_ok = lc_read_u32(&osc->d, "max_pages_per_rpc", FK_OSC_MAXPAGES,
 					       &osc->maxpages, UINT32_MAX, 0) > 0;
-	    if (want & ((uint64_t)1 << OTUN_MAXRIF))
+	    if (lc_wanted(CL_OSC_TUNABLE, OTUN_MAXRIF))
 		osc->maxrif_ok = lc_read_u32(&osc->d, "max_rpcs_in_flight", FK_OSC_MAXRIF,
 					     &osc->maxrif, UINT32_MAX, 0) > 0;
-	    if (want & ((uint64_t)1 << OTUN_MAXDIRTY))
+	    if (lc_wanted(CL_OSC_TUNABLE, OTUN_MAXDIRTY))
 		osc->maxdirty_ok = lc_read_u32(&osc->d, "max_dirty_mb", FK_OSC_MAXDIRTY,
 					       &osc->maxdirty, UINT32_MAX, 1) > 0;
-	    if (want & ((uint64_t)1 << OTUN_CHECKSUMS))
+	    if (lc_wanted(CL_OSC_TUNABLE, OTUN_CHECKSUMS))
 		osc->checksums_ok = lc_read_u32(&osc->d, "checksums", FK_OSC_CHECKSUMS,
 						&osc->checksums, 1, 0) > 0;
 	}
