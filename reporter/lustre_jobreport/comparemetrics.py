@@ -36,9 +36,9 @@ ALL_BUCKETS = (*BUCKETS, "over_64M")
 
 
 class Columns:
-    """Float64 arrays of a table's numeric columns (null -> NaN), converted once, on demand.
+    """Float64 arrays of a pyarrow.Table's numeric columns (null -> NaN), converted once, on demand.
 
-    The table is a pyarrow.Table or a mapping of column name -> array-like. The RPC-size
+    The RPC-size
     buckets (32 columns) are not kept: rpc_pass() reads them once into what the metrics need
     (per row: each direction's total, small and full-size RPCs)."""
 
@@ -47,12 +47,8 @@ class Columns:
         self._cache: dict[str, np.ndarray] = {}
 
     def raw(self, name: str) -> np.ndarray:
-        col = self._table[name]
-        if hasattr(col, "to_numpy"):           # pyarrow (Chunked)Array: null -> NaN
-            return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
-        if isinstance(col, list):
-            return np.array([np.nan if v is None else v for v in col], dtype=np.float64)
-        return np.asarray(col, dtype=np.float64)
+        # a pyarrow (Chunked)Array: null -> NaN
+        return np.asarray(self._table[name].to_numpy(zero_copy_only=False), dtype=np.float64)
 
     def __call__(self, name: str) -> np.ndarray:
         got = self._cache.get(name)
@@ -122,13 +118,10 @@ def rpc_pass(c: Columns, key: np.ndarray | None = None, n_keys: int = 0) -> np.n
     return sums
 
 
-def _small_share(d: str):
-    return lambda c: per(c(f"small_rpcs_{d}"), c(f"all_rpcs_{d}"))
-
-
-def _full_share(d: str):
-    """Share of a direction's RPCs in the bucket of the largest RPC the client may send."""
-    return lambda c: per(c(f"full_rpcs_{d}"), c(f"all_rpcs_{d}"))
+def _rpc_share(kind: str, d: str):
+    """Share of a direction's RPCs that are `kind` ("small": <= 16 KiB; "full": in the bucket
+    of the largest RPC the client may send)."""
+    return lambda c: per(c(f"{kind}_rpcs_{d}"), c(f"all_rpcs_{d}"))
 
 
 def _moved(c: Columns) -> np.ndarray:
@@ -162,7 +155,7 @@ METRICS: tuple[Metric, ...] = (
         _m(f"small_{d}_rpc_share", f"{d} RPCs ≤16 KiB", "share", "higher", d, d,
            f"(rpc_{d}_4K + rpc_{d}_8K + rpc_{d}_16K) / all rpc_{d}_*",
            f"share of the job's {d} RPCs that carried 16 KiB or less: each costs a round trip "
-           f"for little data", _small_share(d), of=f"of {d} RPCs"),
+           f"for little data", _rpc_share("small", d), of=f"of {d} RPCs"),
         _m(f"mean_{d}_rpc_bytes", f"mean {d} RPC", "bytes", "lower", d, d,
            f"ost_{d}_bytes / ost_{d}_rpcs",
            f"bytes an average {d} RPC carried to or from the OSTs", lambda c, d=d: per(c(f"ost_{d}_bytes"), c(f"ost_{d}_rpcs"))),
@@ -173,7 +166,7 @@ METRICS: tuple[Metric, ...] = (
         _m(f"full_{d}_rpc_share", f"full-size {d} RPCs", "share", "lower", d, d,
            f"rpc_{d}_<max_pages_per_rpc x pagesize> / all rpc_{d}_*",
            f"share of {d} RPCs as large as the client allows (max_pages_per_rpc pages); "
-           f"unknown without the settings", _full_share(d), of=f"of {d} RPCs"),
+           f"unknown without the settings", _rpc_share("full", d), of=f"of {d} RPCs"),
         # The application's own call size: a change here is the workload's (a new input deck,
         # a rebuilt I/O library), not the client's, so it is shown beside the client's metrics
         # to explain them and never makes a group a regression (or improvement) by itself.
