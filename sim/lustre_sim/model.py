@@ -691,13 +691,7 @@ class FsIO:
         h.last_read_end = end
         cadd(self.ll, "read_bytes", size, count)
         base = 2 + size // 4000
-        slow = 0
-        if ("lu15274" in self.quirks and ra
-                and 0 < f.size <= self.tun["max_read_ahead_whole_mb"] * MiB):
-            # LU-12043 -> LU-15274: a file within max_read_ahead_whole_mb is read with whole-file
-            # read-ahead from its second read call on, and ll_use_fast_io() did not know that
-            # state: every such call took the slow cl_io path. The RPCs are the same.
-            slow = LU15274_SLOW_READ_US * (count - (1 if h.reads == 0 else 0))
+        slow = self._slow_read_us(f, ra) * (count - (1 if h.reads == 0 else 0))
         h.reads += count
         cadd_lat(self.ll, "read", base, count, rpc_lat // 4 + slow)
 
@@ -792,10 +786,7 @@ class FsIO:
         cadd(self.ra, "misses", 1, miss_pages)
         cadd(self.ll, "read_bytes", size, n)
         base = 2 + size // 4000
-        slow = 0
-        if ("lu15274" in self.quirks and self._ra_window_pages()
-                and 0 < f.size <= self.tun["max_read_ahead_whole_mb"] * MiB):
-            slow = LU15274_SLOW_READ_US
+        slow = self._slow_read_us(f, self._ra_window_pages())
         first = 1 if h.reads == 0 else 0
         miss_calls = n - hit_calls
         # calls that fetched carry their RPCs' time; the first call of a handle is never slow
@@ -803,6 +794,16 @@ class FsIO:
         cadd_lat(self.ll, "read", base, miss_calls, rpc_lat // 4 + slow * max(0, miss_calls - first))
         h.reads += n
         h.last_read_end = offsets[-1] + size
+
+    def _slow_read_us(self, f: File, ra: int) -> int:
+        """What each read call after a handle's first costs more with the lu15274 quirk.
+        LU-12043 -> LU-15274: a file within max_read_ahead_whole_mb is read with whole-file
+        read-ahead from its second read call on, and ll_use_fast_io() did not know that state:
+        every such call took the slow cl_io path. The RPCs are the same."""
+        if ("lu15274" in self.quirks and ra
+                and 0 < f.size <= self.tun["max_read_ahead_whole_mb"] * MiB):
+            return LU15274_SLOW_READ_US
+        return 0
 
     def _ra_window_pages(self) -> int:
         mb = min(self.tun["max_read_ahead_per_file_mb"], self.tun["max_read_ahead_mb"])
