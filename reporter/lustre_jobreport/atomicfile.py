@@ -16,11 +16,15 @@ TEMP_TRIES = 100
 
 
 @contextmanager
-def replacing_at(dir_fd: int, name: str, mode: str = "w", perm: int | None = None) -> Iterator[IO]:
+def replacing_at(dir_fd: int, name: str, mode: str = "w", perm: int | None = None, *,
+                 suffix: str = "", durable: bool = False) -> Iterator[IO]:
     """Yield a file open for writing; on a clean exit it replaces `name` in the directory
-    dir_fd. perm: the file's mode (default 0600, whatever the umask)."""
+    dir_fd. perm: the file's mode (default 0600, whatever the umask). suffix: ends the temp
+    file's name (".<name>.<hex><suffix>"), for a cleanup that tells such files by it.
+    durable: the file is fsynced before the rename and the directory after it, so the new
+    file has survived a crash once the with statement is left."""
     for _ in range(TEMP_TRIES):
-        tmp = f".{name}.{os.urandom(4).hex()}"
+        tmp = f".{name}.{os.urandom(4).hex()}{suffix}"
         try:
             fd = os.open(tmp, TEMP_FLAGS, 0o600, dir_fd=dir_fd)
             break
@@ -32,7 +36,12 @@ def replacing_at(dir_fd: int, name: str, mode: str = "w", perm: int | None = Non
         with os.fdopen(fd, mode) as out:
             os.fchmod(out.fileno(), 0o600 if perm is None else perm)
             yield out
+            if durable:
+                out.flush()
+                os.fsync(out.fileno())
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        if durable:
+            os.fsync(dir_fd)
     except BaseException:
         try:
             os.unlink(tmp, dir_fd=dir_fd)

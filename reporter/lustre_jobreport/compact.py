@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import jobrow, records, securedir
+from .atomicfile import replacing_at
 from .errors import JobReportError
 
 COMPRESSION = "zstd"
@@ -258,27 +259,27 @@ def _n(n: int, what: str) -> str:
 
 
 class _PartWriter:
-    """One new Parquet file of one partition: written under a temp name, renamed on commit."""
+    """One new Parquet file of one partition: written under a temp name (atomicfile.replacing_at,
+    durable), renamed in on commit."""
 
     def __init__(self, dataset_dir: Path, part: Part):
         import pyarrow.parquet as pq
         self.part = part
-        self.fd = _open_dir(dataset_dir, part_dirs(part))
         self.name = f"part-{_stamp()}.parquet"
-        self.tmp = f".{self.name}.{os.urandom(4).hex()}.tmp"
-        self.rows = 0
         self.pending: list = []
         self.npending = 0
-        self.raw = -1
+        self.fd = _open_dir(dataset_dir, part_dirs(part))
+        self.out = replacing_at(self.fd, self.name, "wb", securedir.FILE_MODE, suffix=".tmp", durable=True)
         try:
-            self.raw = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                               0o644, dir_fd=self.fd)
-            os.fchmod(self.raw, securedir.FILE_MODE)
-            self.file = os.fdopen(os.dup(self.raw), "wb")
+            self.file = self.out.__enter__()
+        except BaseException:
+            self.close()
+            raise
+        try:
             self.writer = pq.ParquetWriter(self.file, schema(), compression=COMPRESSION,
                                            write_statistics=True)
         except BaseException:
-            self.abort()
+            self._discard()
             raise
 
     def add(self, table) -> None:
@@ -297,40 +298,50 @@ class _PartWriter:
         n = t.num_rows if final else (t.num_rows // ROW_GROUP_ROWS) * ROW_GROUP_ROWS
         if n:
             self.writer.write_table(t.slice(0, n), row_group_size=ROW_GROUP_ROWS)
-            self.rows += n
         self.pending = [t.slice(n)] if n < t.num_rows else []
         self.npending = t.num_rows - n
 
     def commit(self) -> str:
         """Flush, fsync, rename into place, fsync the directory: the file is durable."""
-        self._flush(final=True)
-        self.writer.close()
-        self.file.close()
-        os.fsync(self.raw)
-        os.rename(self.tmp, self.name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
-        self.tmp = None
-        os.fsync(self.fd)
-        self.close()
+        try:
+            self._flush(final=True)
+            self.writer.close()
+        except BaseException:
+            self.abort()
+            raise
+        try:
+            self.out.__exit__(None, None, None)
+        finally:
+            self.out = None
+            self.close()
         return f"{part_name(self.part)}/{self.name}"
 
     def abort(self) -> None:
-        for step in (lambda: self.writer.close(), lambda: self.file.close()):
+        try:
+            self.writer.close()
+        except Exception:
+            pass
+        self._discard()
+
+    def _discard(self) -> None:
+        """The temp file removed (an error closing it, e.g. a full disk, ignored) and the
+        directory closed."""
+        if self.out is not None:
             try:
-                step()
+                self.out.__exit__(_Aborted, _Aborted(), None)
             except Exception:
                 pass
-        if self.tmp is not None:
-            try:
-                os.unlink(self.tmp, dir_fd=self.fd)
-            except OSError:
-                pass
+            self.out = None
         self.close()
 
     def close(self) -> None:
-        for fd in (self.raw, self.fd):
-            if fd >= 0:
-                os.close(fd)
-        self.raw = self.fd = -1
+        if self.fd >= 0:
+            os.close(self.fd)
+        self.fd = -1
+
+
+class _Aborted(Exception):
+    """Given to replacing_at's exit so that it removes the temp file instead of renaming it."""
 
 
 def _open_dir(base: Path, subdirs=()) -> int:
