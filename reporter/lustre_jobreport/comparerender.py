@@ -22,8 +22,6 @@ WIDTH = 100
 NAME_COLS = 32
 TEXT_REGRESSIONS, TEXT_IMPROVEMENTS, TEXT_EXPECTED, TEXT_SMALL = 50, 20, 20, 10
 HTML_CHARTS, HTML_EFFECT_GROUPS, HTML_SMALL = 10, 40, 200
-KEY_WORDS = {"user": "user", "nodes_class": None, "account": "account", "partition": "partition",
-             "command": "command", "cluster": "cluster"}
 
 
 # -- numbers ------------------------------------------------------------------------------------
@@ -86,7 +84,7 @@ def group_name(g: dict, cols: int = NAME_COLS) -> str:
         elif k == "nodes_class":
             parts.append(f"{v} node{'s' if v != '1' else ''}" if v is not None else "? nodes")
         else:
-            parts.append(f"{KEY_WORDS.get(k, k)} {shorten(str(v), cols) if v is not None else '?'}")
+            parts.append(f"{k} {shorten(str(v), cols) if v is not None else '?'}")
     fs = shorten(str(g["fs"]), cols) if g["fs"] is not None else "?"
     return ", ".join(parts + [f"on {fs}"])
 
@@ -134,7 +132,7 @@ def cause_text(g: dict, lustre: list[list[str]] | None, unknown: list[str] = ())
     return "; ".join(said) + (f" ({'; '.join(notes)})" if notes else "")
 
 
-def metric_line(m: dict, g_n: tuple[int, int] | None = None) -> str:
+def metric_line(m: dict) -> str:
     """'read RPCs ≤16 KiB: 2% → 91% of read RPCs (median over 12 → 11 jobs), Cliff's δ +1.00, q = 3e-5'"""
     md = comparemetrics.BY_ID[m["id"]]
     of = f" {md.of}" if md.of else ""
@@ -145,12 +143,14 @@ def metric_line(m: dict, g_n: tuple[int, int] | None = None) -> str:
     return text
 
 
-def _wrap(text: str, indent: int, width: int = WIDTH) -> list[str]:
-    """Words filled into lines of `width` columns under `indent` spaces (continuations +2)."""
+def _wrap(text: str, indent: int) -> list[str]:
+    """Words filled into lines of WIDTH columns under `indent` spaces (continuations +2): the fill
+    of render._lines, which is fixed to the job report's 80 columns (and cuts overlong words;
+    every word here from records is shortened first)."""
     lines, line = [], " " * indent
     fresh = True
     for word in text.split(" "):
-        if not fresh and columns(line) + 1 + columns(word) > width:
+        if not fresh and columns(line) + 1 + columns(word) > WIDTH:
             lines.append(line)
             line, fresh = " " * (indent + 2), True
         line += word if fresh else " " + word
