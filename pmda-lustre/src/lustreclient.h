@@ -183,6 +183,7 @@ _Static_assert(FK_LLTUN_LAST - FK_LLTUN_FIRST + 1 == LLTUN_N, "a file kind per l
 #define OTUN_MAXRIF		1
 #define OTUN_MAXDIRTY		2
 #define OTUN_CHECKSUMS		3
+#define OTUN_N			4
 
 /* CL_HOST items */
 #define HOST_KERNEL		0
@@ -281,8 +282,8 @@ struct lc_osc {
     struct lc_start stats_start;
     struct import_info imp;
     int		imp_ok;
-    int		maxpages_ok, maxrif_ok, maxdirty_ok, checksums_ok;
-    uint32_t	maxpages, maxrif, maxdirty, checksums;
+    unsigned	tun_ok;			/* bit per OTUN_* item read this fetch */
+    uint32_t	tun[OTUN_N];
     int		lockless_ok;
     uint64_t	lockless_read, lockless_write;
     /* the text behind the values above, per file (unchanged.h) */

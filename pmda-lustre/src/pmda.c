@@ -555,13 +555,9 @@ lc_value(unsigned cluster, unsigned item, void *priv, pmAtomValue *atom)
 
     case CL_OSC_TUNABLE:
 	osc = priv;
-	switch (item) {
-	case OTUN_MAXPAGES: return u32_value(osc->maxpages_ok, osc->maxpages, atom);
-	case OTUN_MAXRIF: return u32_value(osc->maxrif_ok, osc->maxrif, atom);
-	case OTUN_MAXDIRTY: return u32_value(osc->maxdirty_ok, osc->maxdirty, atom);
-	case OTUN_CHECKSUMS: return u32_value(osc->checksums_ok, osc->checksums, atom);
-	}
-	break;
+	if (item >= OTUN_N)
+	    break;
+	return u32_value(osc->tun_ok & (1u << item), osc->tun[item], atom);
 
     case CL_OSC_LOCKLESS:
 	osc = priv;

@@ -198,12 +198,27 @@ osc_lockless_one(struct lc_osc *osc)
     osc->lockless_ok = 1;
 }
 
+/* the file of each OTUN_* item, its kind, bound, and whether a size in MiB
+ * (max_dirty_mb: printed with a fraction up to 2.11) */
+static const struct {
+    const char	*file;
+    int		kind;
+    uint32_t	max;
+    int		mb;
+} otun[OTUN_N] = {
+    [OTUN_MAXPAGES] = { "max_pages_per_rpc", FK_OSC_MAXPAGES, UINT32_MAX, 0 },
+    [OTUN_MAXRIF] = { "max_rpcs_in_flight", FK_OSC_MAXRIF, UINT32_MAX, 0 },
+    [OTUN_MAXDIRTY] = { "max_dirty_mb", FK_OSC_MAXDIRTY, UINT32_MAX, 1 },
+    [OTUN_CHECKSUMS] = { "checksums", FK_OSC_CHECKSUMS, 1, 0 },
+};
+
 /* every file of one OSC that the fetch needs; runs on a reader thread */
 static void
 osc_one(size_t i, void *arg)
 {
     struct lc_osc	*osc = lc.osc[i];
     unsigned		need = *(unsigned *)arg;
+    unsigned		item;
 
     if (need & NEED_OSC_RPC) {
 	osc->rpc_ok = 0;
@@ -223,21 +238,12 @@ osc_one(size_t i, void *arg)
     }
     if (need & NEED_OSC_TUNABLE) {
 	/* only the files of the items asked for */
-	osc->maxpages_ok = osc->maxrif_ok = osc->maxdirty_ok = osc->checksums_ok = 0;
-	if (osc->present) {
-	    if (lc_wanted(CL_OSC_TUNABLE, OTUN_MAXPAGES))
-		osc->maxpages_ok = lc_read_u32(&osc->d, "max_pages_per_rpc", FK_OSC_MAXPAGES,
-					       &osc->maxpages, UINT32_MAX, 0) > 0;
-	    if (lc_wanted(CL_OSC_TUNABLE, OTUN_MAXRIF))
-		osc->maxrif_ok = lc_read_u32(&osc->d, "max_rpcs_in_flight", FK_OSC_MAXRIF,
-					     &osc->maxrif, UINT32_MAX, 0) > 0;
-	    if (lc_wanted(CL_OSC_TUNABLE, OTUN_MAXDIRTY))
-		osc->maxdirty_ok = lc_read_u32(&osc->d, "max_dirty_mb", FK_OSC_MAXDIRTY,
-					       &osc->maxdirty, UINT32_MAX, 1) > 0;
-	    if (lc_wanted(CL_OSC_TUNABLE, OTUN_CHECKSUMS))
-		osc->checksums_ok = lc_read_u32(&osc->d, "checksums", FK_OSC_CHECKSUMS,
-						&osc->checksums, 1, 0) > 0;
-	}
+	osc->tun_ok = 0;
+	for (item = 0; item < OTUN_N; item++)
+	    if (osc->present && lc_wanted(CL_OSC_TUNABLE, item) &&
+		lc_read_u32(&osc->d, otun[item].file, otun[item].kind, &osc->tun[item],
+			    otun[item].max, otun[item].mb) > 0)
+		osc->tun_ok |= 1u << item;
     }
     if (need & NEED_OSC_LOCKLESS) {
 	osc->lockless_ok = 0;
