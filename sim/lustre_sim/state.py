@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from .counters import new_hist
+from .settings import default_host
 from .version import profile
 
 SCHEMA = "lustre-sim/1"
@@ -61,7 +62,6 @@ def load(root: Path) -> dict:
 def migrate(st: dict) -> dict:
     """State files written before the client settings existed: give them the defaults of their
     version (settings, node identity, no quirks). Nothing that was stored changes."""
-    from .settings import default_host
     p = profile(st["version"])
     st.setdefault("quirks", [])
     if "host" not in st:
@@ -158,7 +158,6 @@ def new_state(version: str, version_v: tuple, filesystems, page_size: int, seed:
           "page_size": page_size, "seed": seed, "clock": clock_ns,
           "max_pages_per_rpc": max_pages_per_rpc, "server_osp": bool(server_osp),
           "run_seq": 0, "fs_seq": {}, "mounts": {}, "osp": {}, "log": [], "quirks": []}
-    from .settings import default_host
     st["host"] = default_host(profile(version), page_size)
     t = now_ns(st)
     st["boot_ns"] = t - 3 * 86400 * NS - 4242 * NS        # booted ~3 days before the sim starts
