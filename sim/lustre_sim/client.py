@@ -78,7 +78,7 @@ class SimClient:
                              server_osp)
         wanted = dict(settings or {})
         if quirks:
-            wanted["quirks"] = list(quirks) if not isinstance(quirks, str) else quirks
+            wanted["quirks"] = quirks                   # a list or a comma string: parse_quirks
         settings_mod.apply(st, p, wanted)
         self = cls(root, st)
         with _locked(root):
@@ -212,7 +212,7 @@ class SimClient:
             done = settings_mod.apply(st, p, settings, fs)
             self.st = st
             self.st["run_seq"] += 1
-            self.st["log"].append({"run": self.st["run_seq"], "set": {k: v for k, v in done.items()},
+            self.st["log"].append({"run": self.st["run_seq"], "set": dict(done),
                                    "fs": fs})
             self.st["log"] = self.st["log"][-50:]
             state.save(self.root, self.st)
