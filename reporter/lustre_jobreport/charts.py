@@ -17,6 +17,7 @@ from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogFormatter
 
+from . import comparemetrics
 from .render import BYTE_UNITS, SI_SUFFIXES, shorten
 
 READ, WRITE = "#3b6fd4", "#e08a1e"     # read / write bars everywhere
@@ -149,10 +150,7 @@ def compare_rpc_shares(shares: dict[str, dict[str, dict[str, float | None]]]) ->
         ax.spines[["top", "right"]].set_visible(False)
         base = shares.get(direction, {}).get("baseline") or {}
         cand = shares.get(direction, {}).get("candidate") or {}
-        labels = list(base or cand)
-        used = [i for i, l in enumerate(labels) if (base.get(l) or 0) > 0 or (cand.get(l) or 0) > 0]
-        top = max(used + [labels.index("1M") if "1M" in labels else len(labels) - 1])
-        labels = labels[:top + 1]
+        labels = comparemetrics.shown_buckets((base, cand))
         xs = range(len(labels))
         ax.bar([x - 0.2 for x in xs], [100.0 * (base.get(l) or 0) for l in labels], 0.4, color=BASELINE,
                label="baseline")

@@ -77,6 +77,13 @@ def per(a: np.ndarray, b: np.ndarray, scale: float = 1.0) -> np.ndarray:
 DERIVED = tuple(f"{kind}_rpcs_{d}" for d in ("read", "write") for kind in ("all", "small", "full"))
 
 
+def shown_buckets(shares) -> tuple[str, ...]:
+    """The RPC-size buckets worth a column or bar: ALL_BUCKETS up to the largest with a non-zero
+    share in any of `shares` (bucket -> share or None), at least up to 1M."""
+    top = max([ALL_BUCKETS.index("1M")] + [i for s in shares for i, b in enumerate(ALL_BUCKETS) if s.get(b)])
+    return ALL_BUCKETS[:top + 1]
+
+
 def full_bucket(c: Columns) -> np.ndarray:
     """Per row, the index in ALL_BUCKETS of the largest RPC the client may send
     (max_pages_per_rpc x pagesize): buckets are named by their upper bound, so the smallest

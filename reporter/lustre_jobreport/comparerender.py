@@ -163,14 +163,8 @@ def _wrap(text: str, indent: int) -> list[str]:
 def _fleet_rows(fleet: dict) -> tuple[list[str], list[dict]]:
     """Buckets worth a column (up to the largest non-empty one, at least 1M) and a row per
     direction and side."""
-    order = comparemetrics.ALL_BUCKETS
-    top = order.index("1M")
-    for side in fleet.values():
-        for d in ("read", "write"):
-            for i, b in enumerate(order):
-                if side[d]["shares"][b]:
-                    top = max(top, i)
-    shown = list(order[:top + 1])
+    shown = list(comparemetrics.shown_buckets(side[d]["shares"] for side in fleet.values()
+                                              for d in ("read", "write")))
     rows = []
     for d in ("read", "write"):
         for name, side in fleet.items():
