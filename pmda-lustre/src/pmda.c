@@ -352,6 +352,16 @@ u64_value(uint64_t v, pmAtomValue *atom)
     return 1;
 }
 
+/* a string of the agent's own (lc.version, lc.kernel, lc.os), if it has one */
+static int
+str_value(int have, char *v, pmAtomValue *atom)
+{
+    if (!have)
+	return 0;
+    atom->cp = v;
+    return 1;
+}
+
 static int
 u32_value(int have, uint32_t v, pmAtomValue *atom)
 {
@@ -410,10 +420,7 @@ lc_value(unsigned cluster, unsigned item, void *priv, pmAtomValue *atom)
     case CL_GLOBAL:
 	switch (item) {
 	case GLOBAL_VERSION:
-	    if (!lc.version_ok)
-		return 0;
-	    atom->cp = lc.version;
-	    return 1;
+	    return str_value(lc.version_ok, lc.version, atom);
 	case GLOBAL_PAGESIZE:
 	    atom->ul = (uint32_t)lc.pagesize;
 	    return 1;
@@ -617,12 +624,10 @@ lc_value(unsigned cluster, unsigned item, void *priv, pmAtomValue *atom)
 	break;
 
     case CL_HOST:
-	if (item == HOST_KERNEL || item == HOST_OS) {
-	    if (!(item == HOST_KERNEL ? lc.kernel_ok : lc.os_ok))
-		return 0;
-	    atom->cp = item == HOST_KERNEL ? lc.kernel : lc.os;
-	    return 1;
-	}
+	if (item == HOST_KERNEL)
+	    return str_value(lc.kernel_ok, lc.kernel, atom);
+	if (item == HOST_OS)
+	    return str_value(lc.os_ok, lc.os, atom);
 	break;
 
     case CL_LNET:
