@@ -598,11 +598,8 @@ class FsIO:
     def write(self, h: Handle, offset: int, size: int, count: int = 1) -> None:
         if size <= 0 or count <= 0:
             raise ValueError("write of nothing")
-        if self.hybrid:                     # ll_hybrid_bio_dio_switch_check, once per call
-            if size >= self.tun["hybrid_io_write_threshold_bytes"]:
-                self._dio(h, offset, size, count, write=True)
-                return
-            cadd(self.ll, "hybrid_noswitch", 1, count)
+        if self._hybrid_dio(h, offset, size, count, write=True):
+            return
         f, P = h.f, self.P
         end = offset + size * count
         # dirty_pages_hits/misses (<= 2.13): page touches that found the page dirty or not
@@ -670,11 +667,8 @@ class FsIO:
         end = offset + size * count
         if end > f.size:
             raise ValueError(f"{f.path}: read [{offset}, {end}) beyond EOF {f.size}")
-        if self.hybrid:                     # ll_hybrid_bio_dio_switch_check, once per call
-            if size >= self.tun["hybrid_io_read_threshold_bytes"]:
-                self._dio(h, offset, size, count, write=False)
-                return
-            cadd(self.ll, "hybrid_noswitch", 1, count)
+        if self._hybrid_dio(h, offset, size, count, write=False):
+            return
         ra = self._ra_window_pages() if readahead else 0
         if ra == 0:
             rpc_lat = self._read_own_pages(h, offset, size, count)
@@ -709,7 +703,7 @@ class FsIO:
             raise ValueError(f"{f.path}: read_many outside [0, {f.size})")
         ss, sc = f.ss, f.sc
         chunks = [self._chunk(self.osc(o)) * P for o in f.osts]
-        bulk = not (self.hybrid and size >= self.tun["hybrid_io_read_threshold_bytes"])
+        bulk = not self._switches(size, write=False)
         prev = h.last_read_end
         calls = []
         for off in offsets if bulk else ():
@@ -794,6 +788,22 @@ class FsIO:
         cadd_lat(self.ll, "read", base, miss_calls, rpc_lat // 4 + slow * max(0, miss_calls - first))
         h.reads += n
         h.last_read_end = offsets[-1] + size
+
+    def _switches(self, size: int, write: bool) -> bool:
+        """Hybrid I/O (2.15.64+, hybrid_io=1) switches a call of this size to direct I/O."""
+        return self.hybrid and size >= self.tun["hybrid_io_write_threshold_bytes" if write
+                                                 else "hybrid_io_read_threshold_bytes"]
+
+    def _hybrid_dio(self, h: Handle, offset: int, size: int, count: int, write: bool) -> bool:
+        """ll_hybrid_bio_dio_switch_check, once per call: count calls switched to direct I/O
+        (done here, True), or counted as hybrid_noswitch and left to the buffered path."""
+        if not self.hybrid:
+            return False
+        if self._switches(size, write):
+            self._dio(h, offset, size, count, write=write)
+            return True
+        cadd(self.ll, "hybrid_noswitch", 1, count)
+        return False
 
     def _slow_read_us(self, f: File, ra: int) -> int:
         """What each read call after a handle's first costs more with the lu15274 quirk.
