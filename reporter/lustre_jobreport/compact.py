@@ -369,6 +369,7 @@ class _Run:
         self.seen: set[str] = set()          # record ids added in this run
         self.failed: set[str] = set()        # record ids whose record was set aside at conversion
         self.known: dict[Part, set[str]] = {}
+        self.month_dirs: dict[Part, list[Path]] | None = None   # the dataset as the run found it
         self.added: dict[Part, list[tuple[Path, Ident]]] = {}
         self.unwritten: dict[Part, list[int]] = {}   # [records, rows] in a month's open file
         self.committed: list[Part] = []
@@ -425,8 +426,8 @@ class _Run:
             self.convert()
 
     def known_ids(self, part: Part) -> set[str]:
-        if part not in self.known:
-            self.known[part] = record_ids(part_files(self.ddir, part))
+        if part not in self.known:       # (a month this run writes is looked at before it does)
+            self.known[part] = record_ids(_files(self.dataset_months().get(part, [])))
         return self.known[part]
 
     def convert(self) -> None:
@@ -533,8 +534,7 @@ class _Run:
 
     # -- small files ----------------------------------------------------------------------------
     def merge_all(self) -> None:
-        for part in partitions(self.ddir):
-            files = part_files(self.ddir, part)
+        for part, files in dataset_files(self.ddir).items():
             if len(files) > MERGE_OVER:
                 self.merge(part, files)
 
@@ -596,8 +596,14 @@ class _Run:
                 os.close(fd)
         self.res.merged.append((part_name(part), len(files), dropped, name))
 
+    def dataset_months(self) -> dict[Part, list[Path]]:
+        """The dataset's month directories, listed once, before the run writes any file."""
+        if self.month_dirs is None:
+            self.month_dirs = _month_dirs(self.ddir)
+        return self.month_dirs
+
     def remove_stale_temps(self) -> None:
-        for d in [d for dirs in _month_dirs(self.ddir).values() for d in dirs]:
+        for d in [d for dirs in self.dataset_months().values() for d in dirs]:
             for e in _scan(d):
                 if TEMP_RE.fullmatch(e.name) and e.is_file(follow_symlinks=False):
                     try:
