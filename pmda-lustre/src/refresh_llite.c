@@ -10,6 +10,25 @@
 
 static struct lstats	st;	/* reused: keeps its counter array */
 
+/*
+ * A *_bytes line of the stats file: its count to ll[calls], its sum to
+ * ll[bytes] (a line without a sum clears *sum_ok).  1 if the line is there.
+ */
+static int
+bytes_line(struct lc_fs *fs, const char *name, int calls, int bytes, int *sum_ok)
+{
+    const struct lstats_counter *c = lstats_find(&st, name);
+
+    if (c == NULL)
+	return 0;
+    fs->ll[calls] = c->count;
+    if (c->nvals >= 3)
+	fs->ll[bytes] = c->sum;
+    else
+	*sum_ok = 0;
+    return 1;
+}
+
 static void
 fill(struct lc_fs *fs)
 {
@@ -26,20 +45,8 @@ fill(struct lc_fs *fs)
      * byte count is unknown, not zero.  Absent lines are zero counters.
      */
     fs->bytes_ok = 1;
-    if ((c = lstats_find(&st, "read_bytes")) != NULL) {
-	fs->ll[LLITE_READ_CALLS] = c->count;
-	if (c->nvals >= 3)
-	    fs->ll[LLITE_READ_BYTES] = c->sum;
-	else
-	    fs->bytes_ok = 0;
-    }
-    if ((c = lstats_find(&st, "write_bytes")) != NULL) {
-	fs->ll[LLITE_WRITE_CALLS] = c->count;
-	if (c->nvals >= 3)
-	    fs->ll[LLITE_WRITE_BYTES] = c->sum;
-	else
-	    fs->bytes_ok = 0;
-    }
+    bytes_line(fs, "read_bytes", LLITE_READ_CALLS, LLITE_READ_BYTES, &fs->bytes_ok);
+    bytes_line(fs, "write_bytes", LLITE_WRITE_CALLS, LLITE_WRITE_BYTES, &fs->bytes_ok);
 
     /*
      * Hybrid I/O counters exist from 2.15.64 (the three switch counts,
@@ -47,31 +54,19 @@ fill(struct lc_fs *fs)
      * Where the version has them an absent line is a zero counter; before
      * it they have no value.  The version file tells (needs() in pmda.c
      * reads it with these metrics); a line of the kind in the file tells
-     * too (a vendor backport), and so does a file of the other kind's
-     * later version.
+     * too (a vendor backport: the switch counts in the op loop below), and
+     * so does a file of the other kind's later version.
      */
     fs->hyb_bytes_ok = lc.version_code >= LC_VERSION_HYB_BYTES;
     fs->hyb_switch_ok = lc.version_code >= LC_VERSION_HYB_SWITCH;
     fs->hyb_sum_ok = 1;	/* as bytes_ok: a bytes line without its sum */
-    if ((c = lstats_find(&st, "hybrid_read_bytes")) != NULL) {
-	fs->ll[LLITE_HYB_READ_CALLS] = c->count;
-	if (c->nvals >= 3)
-	    fs->ll[LLITE_HYB_READ_BYTES] = c->sum;
-	else
-	    fs->hyb_sum_ok = 0;
+    if (bytes_line(fs, "hybrid_read_bytes", LLITE_HYB_READ_CALLS, LLITE_HYB_READ_BYTES,
+		   &fs->hyb_sum_ok))
 	fs->hyb_bytes_ok = 1;
-    }
-    if ((c = lstats_find(&st, "hybrid_write_bytes")) != NULL) {
-	fs->ll[LLITE_HYB_WRITE_CALLS] = c->count;
-	if (c->nvals >= 3)
-	    fs->ll[LLITE_HYB_WRITE_BYTES] = c->sum;
-	else
-	    fs->hyb_sum_ok = 0;
+    if (bytes_line(fs, "hybrid_write_bytes", LLITE_HYB_WRITE_CALLS, LLITE_HYB_WRITE_BYTES,
+		   &fs->hyb_sum_ok))
 	fs->hyb_bytes_ok = 1;
-    }
-    if (fs->hyb_bytes_ok || lstats_find(&st, "hybrid_noswitch") != NULL ||
-	lstats_find(&st, "hybrid_readsize_switch") != NULL ||
-	lstats_find(&st, "hybrid_writesize_switch") != NULL)
+    if (fs->hyb_bytes_ok)
 	fs->hyb_switch_ok = 1;
 
     /*
@@ -92,6 +87,8 @@ fill(struct lc_fs *fs)
 	c = lstats_find(&st, op->file_name);
 	if ((op->flags & LC_OP_COUNT) && c != NULL)
 	    fs->ll[op->item] = c->count;
+	if (c != NULL && op->item >= LLITE_HYB_NOSWITCH && op->item <= LLITE_HYB_LAST)
+	    fs->hyb_switch_ok = 1;
 	if (!(op->flags & LC_OP_LAT) || !fs->lat_ok)
 	    continue;
 	if (c == NULL) {
