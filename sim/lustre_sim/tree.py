@@ -64,11 +64,8 @@ def files_for(st: dict, p: Profile | None = None, t_ns: int | None = None) -> di
                 put(p.root_of("import"), f"osc/{d}/import",
                     formats.render_import(p, {**osc, "page_size": st["page_size"]}, "osc", t))
             put(p.root_of("state"), f"osc/{d}/state", formats.render_state(p, osc["imp"]))
-            put(p.root_of("tunable"), f"osc/{d}/max_pages_per_rpc", f"{osc['max_pages_per_rpc']}\n")
-            put(tun, f"osc/{d}/active", f"{osc['active']}\n")
-            put(tun, f"osc/{d}/max_rpcs_in_flight", f"{osc['max_rpcs_in_flight']}\n")
-            put(tun, f"osc/{d}/max_dirty_mb", f"{osc['max_dirty_mb']}\n")
-            put(p.osc_tunable_root("checksums"), f"osc/{d}/checksums", f"{osc['checksums']}\n")
+            for name in OSC_TUNABLES:
+                put(p.osc_tunable_root(name), f"osc/{d}/{name}", f"{osc[name]}\n")
         for mdc in m["mdc"]:
             d = device_name(m, "mdc", mdc["index"])
             if p.has_md_stats:
@@ -95,6 +92,10 @@ def files_for(st: dict, p: Profile | None = None, t_ns: int | None = None) -> di
         put("proc", f"osp/{d}/state", formats.render_state(
             p, {"state": "FULL", "history": [[osp["rpc_init_ns"] // 10**9, "FULL"]]}))
     return out
+
+
+# osc settings files, in the order they are written; where each lives: Profile.osc_tunable_root
+OSC_TUNABLES = ("max_pages_per_rpc", "active", "max_rpcs_in_flight", "max_dirty_mb", "checksums")
 
 
 def llite_tunables(p: Profile, tun: dict):
