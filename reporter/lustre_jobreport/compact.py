@@ -523,8 +523,9 @@ class _Run:
             return False
         if where == COMPACTED:
             self.res.moved += 1
-        if why is not None:
-            securedir.write(self.rdir, (where, *days), target + ".why", f"{why}\n".encode())
+        if why is not None:                   # beside it, in the directory already open and checked
+            with replacing_at(dst, target + ".why", "wb", perm=securedir.FILE_MODE) as out:
+                out.write(f"{why}\n".encode())
         return True
 
     def close(self) -> None:
