@@ -404,11 +404,12 @@ def _attribution(table, gid, side, trusted, G):
     record that did not keep a setting says nothing about it). A column differs in a group when
     both sides know it and the sets are not the same. Returns (the changes of each group, the
     Lustre versions of each group's sides, what is not known on both sides of each group:
-    "kernel", "os", "settings" (no setting known on both))."""
+    "kernel", "os", "settings" (no setting known on both sides, or one known on one side only))."""
     changes: list[list[dict]] = [[] for _ in range(G)]
     lustre: list[list[list]] = [[[], []] for _ in range(G)]
     gs = (gid * 2 + side)[trusted]
     known_both: dict[str, np.ndarray] = {}
+    known_one: dict[str, np.ndarray] = {}     # recorded on one side only: cannot be compared
     for name in (*CLIENT_FACTS, *jobrow.SETTINGS):
         col = table[name]
         if name in CLIENT_FACTS:
@@ -421,7 +422,9 @@ def _attribution(table, gid, side, trusted, G):
             codes = np.full(len(raw), -1, dtype=np.int64)
             codes[known] = inv
             labels = [int(v) for v in labels_arr]
-        known_both[name] = (np.bincount(gs[codes >= 0], minlength=2 * G).reshape(G, 2) > 0).all(axis=1)
+        seen = np.bincount(gs[codes >= 0], minlength=2 * G).reshape(G, 2) > 0
+        known_both[name] = seen.all(axis=1)
+        known_one[name] = seen.any(axis=1) & ~known_both[name]
         K = len(labels)
         if K == 0 or (K == 1 and name != "lustre"):
             continue                       # one value (or none) everywhere: no group differs
@@ -451,7 +454,10 @@ def _attribution(table, gid, side, trusted, G):
                 lustre[g] = [b, c]
             if differs[g]:
                 changes[g].append({"what": name, "baseline": b, "candidate": c})
-    settings_known = np.any([known_both[s] for s in jobrow.SETTINGS], axis=0)
+    # "same settings" only when some setting is recorded on both sides and none on one side
+    # only (e.g. hybrid_io, which a 2.15 client does not have, against a 2.17 one)
+    settings_known = (np.any([known_both[s] for s in jobrow.SETTINGS], axis=0)
+                      & ~np.any([known_one[s] for s in jobrow.SETTINGS], axis=0))
     unknown = [[w for w, k in (("kernel", known_both["kernel"][g]), ("os", known_both["os"][g]),
                                ("settings", settings_known[g])) if not k] for g in range(G)]
     return changes, lustre, unknown

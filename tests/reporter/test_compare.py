@@ -429,3 +429,17 @@ def test_a_group_whose_jobs_all_moved_too_little_is_not_enough_data_not_no_chang
     assert g["verdict"] == "not_enough_data" and (g["n_baseline"], g["n_candidate"]) == (10, 10)
     assert g["metrics"] and {m["verdict"] for m in g["metrics"]} == {"not_enough_data"}
     assert r.doc["summary"]["not_enough_data"] == 1
+
+
+def test_a_setting_recorded_on_one_side_only_is_not_called_the_same():
+    """A 2.15 client has no hybrid_io tunable, a 2.17 one has: settings are then not all
+    comparable, and compare must not say "same settings"."""
+    rng = np.random.default_rng(21)
+    base = jobs(rng, 10, settings={"hybrid_io": None})
+    cand = jobs(rng, 10, lustre="2.17.0", settings={"hybrid_io": 1}, small_read=0.9)
+    r = run([base], [cand])
+    g = group(r, job_name="enzo")
+    assert g["verdict"] == "regression"
+    assert not [c for c in g["changes"] if c["what"] == "hybrid_io"]       # not a change: unknown before
+    cause = flat(comparerender.render(r, "text")).split("cause: ", 1)[1]
+    assert cause.startswith("Lustre 2.15.4 → 2.17.0") and "same kernel, OS and settings" not in cause
