@@ -694,8 +694,8 @@ def compact(records_dir: str | Path | None, dataset_dir: str | Path | None) -> C
             run.remove_stale_temps()
             try:
                 if os.path.isdir(rdir) and not os.path.islink(rdir):
-                    for fd in (_open_dir(rdir), _open_dir(rdir, [COMPACTED]), _open_dir(rdir, [UNREADABLE])):
-                        os.close(fd)          # checked (and the two made) before any work
+                    for sub in ((), (COMPACTED,), (UNREADABLE,)):
+                        os.close(_open_dir(rdir, sub))    # checked (and the two made) before any work
                     try:
                         run.read_all()
                         run.commit()

@@ -570,6 +570,17 @@ def test_directories_are_checked_like_records_dir(dirs, tmp_path, case):
     assert list(elsewhere.iterdir()) == []
 
 
+def test_a_refused_records_subdirectory_leaves_no_descriptor_open(dirs, tmp_path):
+    rec, ds = dirs
+    put(rec, "1")
+    (tmp_path / "elsewhere").mkdir()
+    (rec / ".unreadable").symlink_to(tmp_path / "elsewhere")
+    before = len(os.listdir("/proc/self/fd"))
+    with pytest.raises(securedir.UnsafeDirError):
+        compact.compact(rec, ds)
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
 def test_no_records_dir_yet_is_not_an_error(dirs):
     rec, ds = dirs
     res = compact.compact(rec, ds)
