@@ -108,6 +108,24 @@ def to_table(rows: list[dict[str, Any]], names: Iterable[str] | None = None):
     return pa.Table.from_arrays(arrays, schema=s)
 
 
+def records_table(records_rows: list[list[dict[str, Any]]], names: Iterable[str] | None = None):
+    """The rows of many records (a list per record) as one table (to_table); a record with a
+    value its column cannot hold is left out: (table, or None if no record is left, and
+    [(index of a record left out, its RecordError)])."""
+    import pyarrow as pa
+    try:
+        return to_table([r for rows in records_rows for r in rows], names), []
+    except jobrow.RecordError:            # find the record(s) at fault; the others go in
+        pass
+    tables, bad = [], []
+    for i, rows in enumerate(records_rows):
+        try:
+            tables.append(to_table(rows, names))
+        except jobrow.RecordError as exc:
+            bad.append((i, exc))
+    return (pa.concat_tables(tables) if tables else None), bad
+
+
 def part_of(end: datetime) -> Part:
     return end.year, end.month
 
@@ -437,21 +455,17 @@ class _Run:
             groups.setdefault(p.part, []).append(p)
         self.pending, self.npending = [], 0
         for part, items in groups.items():
-            try:
-                table = to_table([r for p in items for r in p.rows])
-            except jobrow.RecordError:        # find the record(s) at fault; the others go in
-                tables, good = [], []
-                for p in items:
-                    try:
-                        tables.append(to_table(p.rows))
-                        good.append(p)
-                    except jobrow.RecordError as exc:
-                        self.aside.append((p.rel, str(exc), p.ident))
-                        self.seen.discard(p.rid)
-                        self.failed.add(p.rid)
-                if not good:
-                    continue
-                items, table = good, pa.concat_tables(tables)
+            table, bad = records_table([p.rows for p in items])
+            for i, exc in bad:
+                p = items[i]
+                self.aside.append((p.rel, str(exc), p.ident))
+                self.seen.discard(p.rid)
+                self.failed.add(p.rid)
+            if table is None:
+                continue
+            if bad:
+                left_out = {i for i, _ in bad}
+                items = [p for i, p in enumerate(items) if i not in left_out]
             if part not in self.writers:
                 self.writers[part] = _PartWriter(self.ddir, part)
             self.writers[part].add(table)

@@ -218,7 +218,8 @@ def _json_rows(records_dir, out: Loaded, names: tuple[str, ...], months: set[tup
     tables = []
     if records_dir:
         odd: list[tuple[Path, str]] = []
-        batch: list[dict] = []
+        batch: list[list[dict]] = []         # rows, record by record
+        nrows = 0
         seen: set[str] = set()
         for path in records.iter_records(records_dir, odd):
             try:
@@ -236,34 +237,24 @@ def _json_rows(records_dir, out: Loaded, names: tuple[str, ...], months: set[tup
                 continue                              # a second copy: the first counts, as in compaction
             seen.update(r["record_id"] for r in rows[:1])
             months.update(compact.part_of(r["end"]) for r in rows[:1])
-            batch.extend(rows)
-            if len(batch) >= compact.BATCH_ROWS:
+            batch.append(rows)
+            nrows += len(rows)
+            if nrows >= compact.BATCH_ROWS:
                 tables.append(_to_table(batch, out, names))
-                batch = []
+                batch, nrows = [], 0
         if batch:
             tables.append(_to_table(batch, out, names))
         out.warnings += [f"{p}: {why}; skipped" for p, why in odd]
     return pa.concat_tables(tables) if tables else _schema(names).empty_table()
 
 
-def _to_table(rows: list[dict], out: Loaded, names: tuple[str, ...]):
-    """Rows as a table of the columns `names`; if a value does not fit its column, that record
-    alone is skipped."""
-    import pyarrow as pa
-    try:
-        return compact.to_table(rows, names)
-    except jobrow.RecordError:
-        pass
-    by_record: dict[str, list[dict]] = {}
-    for r in rows:
-        by_record.setdefault(r["record_id"], []).append(r)
-    good = []
-    for rid, rs in by_record.items():
-        try:
-            good.append(compact.to_table(rs, names))
-        except jobrow.RecordError as exc:
-            out.warnings.append(f"record {rid}: {exc}; skipped")
-    return pa.concat_tables(good) if good else _schema(names).empty_table()
+def _to_table(batch: list[list[dict]], out: Loaded, names: tuple[str, ...]):
+    """Records' rows as a table of the columns `names`; if a value does not fit its column, that
+    record alone is skipped (compact.records_table)."""
+    table, bad = compact.records_table(batch, names)
+    for i, exc in bad:
+        out.warnings.append(f"record {batch[i][0]['record_id']}: {exc}; skipped")
+    return table if table is not None else _schema(names).empty_table()
 
 
 class _Dataset:

@@ -681,3 +681,12 @@ def test_a_backlog_of_many_months_keeps_one_month_open_at_a_time(dirs, monkeypat
     assert (res.records_added, res.rows_added, len(res.files_written)) == (60, 60, 30)
     assert most[0] <= 2 and open_now[0] == 0
     assert len(jobs_in(ds)) == 60 and live(rec) == [] and res.moved == 60
+
+
+def test_records_table_leaves_out_only_the_record_a_column_cannot_hold():
+    good = jobrow.rows(record_doc("1"))
+    bad = [dict(r, num_nodes="x") for r in jobrow.rows(record_doc("2"))]
+    table, left_out = compact.records_table([good, bad, good])
+    assert table.num_rows == 2 * len(good)
+    assert [(i, str(e).split(":")[0]) for i, e in left_out] == [(1, "column num_nodes")]
+    assert compact.records_table([bad])[0] is None
