@@ -88,8 +88,18 @@ def _time(text: Any) -> datetime | None:
     return t.astimezone(timezone.utc) if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
-def _int(v: Any, too_large: list[str], name: str) -> int | None:
+def _whole(v: Any, name: str) -> bool:
+    """Whether v is a count: None (not recorded: null) is not; a value of another type is a
+    malformed record, never a silent null."""
+    if v is None:
+        return False
     if isinstance(v, bool) or not isinstance(v, int):
+        raise RecordError(f"{name} is {type(v).__name__} {v!r}, not a whole number")
+    return True
+
+
+def _int(v: Any, too_large: list[str], name: str) -> int | None:
+    if not _whole(v, name):
         return None
     if not -INT64_MAX - 1 <= v <= INT64_MAX:
         too_large.append(name)
@@ -157,7 +167,7 @@ INT32_MAX = (1 << 31) - 1
 
 
 def _count32(v: Any, too_large: list[str], name: str) -> int | None:
-    if isinstance(v, bool) or not isinstance(v, int):
+    if not _whole(v, name):
         return None
     if not 0 <= v <= INT32_MAX:
         too_large.append(name)
@@ -221,17 +231,19 @@ def _rows(doc: dict) -> list[dict[str, Any]]:
         ops = t.get("ops") or {}
         for op in ("open", "close", "getattr", "setattr", "statfs", "fsync"):
             row[op] = _int(ops.get(op, 0), big, op)
-        md = sum(v for op, v in ops.items() if op in catalog.METADATA_OPS and isinstance(v, int))
+        md = sum(v for op, v in ops.items() if op in catalog.METADATA_OPS and _whole(v, op))
         row["md_ops"] = _int(md, big, "md_ops")
-        osts = [o for o in (t.get("osts") or {}).values() if isinstance(o, dict)]
+        osts = list((t.get("osts") or {}).values())
+        if not all(isinstance(o, dict) for o in osts):
+            raise RecordError(f"filesystem {fs!r}: an OST entry is not an object")
         for k in ("read_bytes", "write_bytes", "read_rpcs", "write_rpcs"):
-            row[f"ost_{k}"] = _int(sum(o.get(k) or 0 for o in osts if isinstance(o.get(k) or 0, int)), big, k)
+            row[f"ost_{k}"] = _int(sum(o[k] for o in osts if _whole(o.get(k), f"OST {k}")), big, k)
         row["osts_used"] = len(osts)
         for d in ("read", "write"):
             hist = (t.get("rpc") or {}).get(d) or {}
             cols = {b: 0 for b in (*BUCKETS, "over_64M")}
             for label, n in hist.items():
-                if not isinstance(n, int):
+                if not _whole(n, f"rpc {d} {label}"):
                     continue
                 if label in cols:
                     b = label

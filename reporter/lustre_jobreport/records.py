@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-from . import securedir
+from . import securedir, snapformat
 from .errors import JobReportError
 
 # A record of a 12,000-node job with its per-host table is a few MiB; anything near this is not
@@ -144,7 +144,7 @@ def _mib(n: int) -> str:
 def parse(data: bytes, path: str | Path, st: os.stat_result | None = None) -> Any:
     """The JSON document in data; RecordFileError naming what is wrong with it, in one line."""
     try:
-        return json.loads(data)
+        return json.loads(data, parse_constant=snapformat.no_constants)
     except json.JSONDecodeError as exc:
         cut = exc.pos >= len(exc.doc.rstrip()) or exc.msg.startswith("Unterminated string")
         why = "truncated" if cut else "not valid JSON"

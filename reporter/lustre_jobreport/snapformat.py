@@ -55,7 +55,8 @@ def fail(path: Path | str, why: str) -> SnapshotFileError:
     return SnapshotFileError(f"{path}: not a usable snapshot file: {why}")
 
 
-def _no_constants(name: str) -> float:
+def no_constants(name: str) -> float:
+    """json.loads(parse_constant=...): NaN and Infinity are not JSON numbers; refuse them."""
     raise ValueError(f"{name} is not a number JSON allows")
 
 
@@ -77,7 +78,7 @@ def load_json(path: Path, opened: BinaryIO | None = None) -> Any:
     if len(data) > MAX_FILE_BYTES:
         raise fail(path, f"more than the {MAX_FILE_BYTES >> 20} MiB a snapshot may have")
     try:
-        return json.loads(data, parse_constant=_no_constants)
+        return json.loads(data, parse_constant=no_constants)
     except json.JSONDecodeError as exc:
         raise fail(path, f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except UnicodeDecodeError:

@@ -2,7 +2,9 @@
 each host's client (version, kernel, OS image, settings per filesystem) and, per filesystem, the
 latency, read-ahead and hybrid I/O sums — each null, never 0, when some host did not give it."""
 
-from lustre_jobreport import REPORT_SCHEMA, config, jobenv, jobrow, report
+import pytest
+
+from lustre_jobreport import REPORT_SCHEMA, config, jobenv, jobrow, records, report
 
 from snapshots import host, snap
 
@@ -122,3 +124,23 @@ def test_a_count_too_large_for_its_column_is_null_and_untrusted_not_a_lost_recor
     [row] = jobrow.rows(doc)
     assert (row["num_nodes"], row["num_tasks"], row["write_bytes"], row["read_bytes"]) == (None, 64, None, 1 << 30)
     assert "VALUE_TOO_LARGE" in row["data_quality"].split(",") and row["trusted"] is False
+
+
+@pytest.mark.parametrize("spoil", [
+    lambda fs: fs.update(read_bytes=1.5e9),                       # a count that is not whole
+    lambda fs: fs["ops"].update(open="12"),
+    lambda fs: fs["rpc"]["read"].update({"1M": 3.0}),
+    lambda fs: fs.update(osts={"OST0000": 7}),
+])
+def test_a_count_of_the_wrong_type_is_a_malformed_record_never_a_silent_null(spoil):
+    doc = build([client("n1")], [client("n1", read=1 << 30)], job_id="9")
+    spoil(doc["filesystems"]["scratch"])
+    with pytest.raises(jobrow.RecordError):
+        jobrow.rows(doc)
+
+
+def test_nan_and_infinity_in_a_record_file_are_refused(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text('{"schema": "lustre-jobreport/3", "job": {"elapsed_s": NaN}}')
+    with pytest.raises(records.RecordFileError, match="NaN is not a number JSON allows"):
+        records.parse(path.read_bytes(), path)
