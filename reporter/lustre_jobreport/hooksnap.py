@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from . import catalog
-from .budget import AFTER_SNAPSHOT_S, CONNECT_SHARE, END_SNAPSHOT_SHARE, MIN_STEP_S, Budget
+from .budget import (AFTER_SNAPSHOT_S, CONNECT_SHARE, END_SNAPSHOT_SHARE, MIN_STEP_S, REPORT_S_PER_HOST,
+                     SPOOL_S_PER_HOST, Budget)
 
 DAY_S = 86400
 FAILED_SHOWN = 4            # hosts named in a "not read" log line; the rest are counted
@@ -39,12 +40,18 @@ class Taken:
 
 
 def _taken(fetched) -> Taken:
-    """What a snapshot.fetch_all returned, and the hosts it could not read."""
+    """What a snapshot.fetch_all returned, and the hosts it could not read: by reason, the most
+    common first, each with the first FAILED_SHOWN hosts named (one log line at any job size)."""
     failed = fetched.failed()
-    why = "; ".join(f"{h.host}: {h.error}" for h in failed[:FAILED_SHOWN])
-    if len(failed) > FAILED_SHOWN:
-        why += f"; and {len(failed) - FAILED_SHOWN} more"
-    return Taken(fetched, len(failed), len(fetched.hosts), why)
+    by_reason: dict[str, list[str]] = {}
+    for h in failed:
+        by_reason.setdefault(h.error or "", []).append(h.host)
+    parts = []
+    for reason, hosts in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
+        named = ", ".join(hosts[:FAILED_SHOWN]) + (f" and {len(hosts) - FAILED_SHOWN:,} more"
+                                                   if len(hosts) > FAILED_SHOWN else "")
+        parts.append(f"{named}: {reason}" if len(hosts) == 1 else f"{len(hosts):,} hosts ({named}): {reason}")
+    return Taken(fetched, len(failed), len(fetched.hosts), "; ".join(parts))
 
 
 def _times(cfg, left: float) -> dict[str, float]:
@@ -57,12 +64,12 @@ def _times(cfg, left: float) -> dict[str, float]:
 
 
 def _fetch(targets, cfg, budget: Budget, left: float, backend: str,
-           metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS):
+           metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS, after_each_s: float = 0):
     from . import snapshot
 
     budget.step = f"snapshot of {len(targets)} host(s)" + (" by pminfo" if backend == "pminfo" else "")
     fetched = snapshot.fetch_all(targets, parallel=int(cfg.snapshot["parallel"]), backend=backend,
-                                 metrics=metrics, **_times(cfg, left))
+                                 metrics=metrics, after_each_s=after_each_s, **_times(cfg, left))
     return _taken(fetched)
 
 
@@ -74,18 +81,20 @@ def begin(job, cfg, budget: Budget) -> Taken:
     left = budget.left() - AFTER_SNAPSHOT_S
     if len(set(job.nodes)) > int(cfg.values["hooks"]["prolog_cli_max_hosts"]):
         budget.step = "reading the node list"
-        return _fetch(_targets(job, cfg), cfg, budget, left, "auto", catalog.BEGIN_METRICS)
+        return _fetch(_targets(job, cfg), cfg, budget, left, "auto", catalog.BEGIN_METRICS, SPOOL_S_PER_HOST)
     targets = [snapshot.HostTarget(n, cfg.host_spec(n)) for n in dict.fromkeys(job.nodes)]
-    return _fetch(targets, cfg, budget, left, "pminfo", catalog.BEGIN_METRICS)
+    return _fetch(targets, cfg, budget, left, "pminfo", catalog.BEGIN_METRICS, SPOOL_S_PER_HOST)
 
 
 def end(begin_snap, cfg, budget: Budget) -> Taken:
-    """The end snapshot (epilog) of the hosts the begin snapshot has, stacked for the report."""
+    """The end snapshot (epilog) of the hosts read at the job's start, stacked for the report.
+    A host the prolog could not read has no start to difference from: reading it now would
+    only spend the epilog's time (the report names it from the begin snapshot)."""
     from . import snapshot
     from .snapfile import Snapshot
 
-    targets = [snapshot.HostTarget(name, h.spec) for name, h in begin_snap.hosts.items()]
-    taken = _fetch(targets, cfg, budget, budget.left() * END_SNAPSHOT_SHARE, "auto")
+    targets = [snapshot.HostTarget(name, h.spec) for name, h in begin_snap.hosts.items() if h.ok]
+    taken = _fetch(targets, cfg, budget, budget.left() * END_SNAPSHOT_SHARE, "auto", after_each_s=REPORT_S_PER_HOST)
     return replace(taken, snap=Snapshot.from_hosts(taken.snap.taken_at, taken.snap.hosts))
 
 

@@ -55,7 +55,8 @@ def no_answer(seconds: float) -> str:
 
 
 def not_reached(seconds: float) -> str:
-    return f"not reached within the snapshot's {seconds:.3g} s"
+    """A host the fan-out never got to, or gave up on, to keep the snapshot's time bound."""
+    return f"not reached: the snapshot stopped after {seconds:.3g} s to keep its time bound"
 
 
 PMINFO_MISSING = "pminfo not found (install pcp)"

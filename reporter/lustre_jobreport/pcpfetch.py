@@ -13,6 +13,7 @@ import itertools
 import struct
 import threading
 import time
+from typing import Callable
 
 import numpy as np
 
@@ -100,7 +101,11 @@ def _reason(exc) -> str:
     return " ".join(t for t in (text, extra) if t) or str(exc)
 
 
-def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None) -> HostSnapshot:
+def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None,
+                given_up: Callable[[], bool] = lambda: False) -> HostSnapshot:
+    """One host's values. given_up: asked once the answer is in; True (the fan-out stopped
+    waiting for this host) skips decoding it, which would only take the CPU from the work that
+    goes on (writing the spool, the report)."""
     try:
         ctx = pmapi.pmContext(c_api.PM_CONTEXT_HOST, spec)
     except pmapi.pmErr as exc:
@@ -109,6 +114,9 @@ def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None) -> H
     try:
         names, pmids, pmid_texts, descs = cat.lookup(ctx)
         result = ctx.pmFetch(pmids)
+        if given_up():
+            ctx.pmFreeResult(result)
+            return hostsnap.failed(host, spec, hostsnap.fetch_failed("answered after the snapshot gave up"))
         snap = HostSnapshot(host, spec, ok=True, fetched_at=time.time())
         listings: dict[int, tuple[int, dict[int, str]]] = {}
         try:

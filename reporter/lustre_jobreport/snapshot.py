@@ -146,9 +146,15 @@ def fetch_pminfo(t: HostTarget, timeout_s: float, env: dict[str, str],
 
 def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_timeout_s: float,
               parallel: int = 64, backend: str = "auto", deadline_s: float | None = None,
-              metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS) -> Fetched:
+              metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS, after_each_s: float = 0) -> Fetched:
     """Fetch all targets, at most `parallel` at a time; a host that fails is recorded with its
     error, never raised. metrics: what to fetch (catalog.BEGIN_METRICS for a job's start).
+
+    after_each_s: with a deadline, the time the caller needs after the fan-out for each host
+    read (writing the spool, building the report): the fan-out stops that much earlier per host
+    read, so that a job too large for the bound still gets what was read written and reported,
+    with the rest named as not reached (issue 11: a 2,000-node prolog used to read hosts until
+    its bound and then had no time left to spool any of them).
 
     Each host gets connect_timeout_s + fetch_timeout_s: libpcp itself waits a fixed ~10 s for a
     pmcd that accepts a connection but never greets, whatever PMCD_*_TIMEOUT say, so a host
@@ -157,6 +163,7 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
     given, also bounds the whole call.
     """
     backend = choose_backend(backend)
+    stopped = threading.Event()   # set when the fan-out gives up: hosts still answering skip decoding
     # A duplicated name would silently overwrite a host: refuse it instead.
     seen: set[str] = set()
     for t in targets:
@@ -174,7 +181,7 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
         cache = pcpfetch.Catalog(metrics)
 
         def fetch(t: HostTarget) -> HostSnapshot:
-            return pcpfetch.fetch_pmapi(t.name, t.spec, cache)
+            return pcpfetch.fetch_pmapi(t.name, t.spec, cache, given_up=stopped.is_set)
     else:
         env = dict(os.environ, **timeouts)
 
@@ -188,7 +195,10 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
             return hostsnap.failed(t.name, t.spec, hostsnap.unexpected(exc))
 
     taken_at = time.time()
-    return Fetched(taken_at, _run_bounded(targets, one, max(1, parallel), per_host, deadline_s))
+    try:
+        return Fetched(taken_at, _run_bounded(targets, one, max(1, parallel), per_host, deadline_s, after_each_s))
+    finally:
+        stopped.set()
 
 
 def take(targets: list[HostTarget], **kw) -> "Snapshot":
@@ -200,34 +210,39 @@ def take(targets: list[HostTarget], **kw) -> "Snapshot":
 
 
 def _run_bounded(targets: list[HostTarget], fetch, parallel: int, per_host_s: float,
-                 deadline_s: float | None) -> list[HostSnapshot]:
+                 deadline_s: float | None, after_each_s: float = 0) -> list[HostSnapshot]:
     done: dict[int, HostSnapshot] = {}
+    read = 0                                       # hosts read in time: each costs after_each_s
     changed = threading.Condition()
 
     def worker(i: int, t: HostTarget) -> None:
+        nonlocal read
         result = fetch(t)
         with changed:
-            done.setdefault(i, result)   # too late if the host was already given up on
+            if i not in done:            # else too late: the host was already given up on
+                done[i] = result
+                read += result.ok
             changed.notify()
 
     start = time.monotonic()
-    end = start + deadline_s if deadline_s is not None else None
     pending = list(enumerate(targets))[::-1]
     running: dict[int, float] = {}                 # index -> when it must have answered
     with changed:
         while pending or running:
             now = time.monotonic()
+            # the deadline comes earlier by what the hosts read so far will cost the caller
+            end = start + deadline_s - after_each_s * read if deadline_s is not None else None
             for i in [i for i in running if i in done]:
                 del running[i]
             for i, due in list(running.items()):
                 if now >= due or (end is not None and now >= end):
                     t = targets[i]
                     done.setdefault(i, hostsnap.failed(t.name, t.spec, hostsnap.no_answer(per_host_s))
-                                    if now >= due else hostsnap.failed(t.name, t.spec, hostsnap.not_reached(deadline_s)))
+                                    if now >= due else hostsnap.failed(t.name, t.spec, hostsnap.not_reached(now - start)))
                     del running[i]
             if end is not None and now >= end:
                 for i, t in pending:
-                    done[i] = hostsnap.failed(t.name, t.spec, hostsnap.not_reached(deadline_s))
+                    done[i] = hostsnap.failed(t.name, t.spec, hostsnap.not_reached(now - start))
                 break
             while pending and len(running) < parallel:
                 i, t = pending.pop()

@@ -138,13 +138,14 @@ def test_a_hung_host_costs_the_bound_not_the_job(wdir, job_user, node, cli_max):
         assert "1 of 2 hosts not read at job start: hung:" in line
         node.client.run("overflow", fs="scratch")
         rc, took, _, _ = rig.epilog(nodelist="vm,hung")
-        assert rc == 0 and took < 2.5 + 4 + SLACK, rig.log_lines()    # the hung host + the report
+        # a host not read at the start is not waited for again at the end: nothing to difference
+        assert rc == 0 and took < 4 + SLACK, rig.log_lines()
     finally:
         hole.close()
     text = appended(rig)
     assert "1 host | 1 unreachable" in text and "scratch: read 1.9 GiB in " in text, rig.log_lines()
     assert "hung could not be read at job start: " in text, text     # timed out, one way or another
-    assert "1 of 2 hosts not read at job end: hung:" in rig.errors()[-1]
+    assert len(rig.errors()) == 1, rig.errors()                      # the prolog's, nothing at the end
     doc = records.load(rig.record_files()[0])
     assert doc["job"]["hosts_missing"] == ["hung"]
     assert any(q["id"] == "HOST_UNREACHABLE" and q["host"] == "hung" for q in doc["data_quality"])
