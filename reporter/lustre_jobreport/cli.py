@@ -31,7 +31,7 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     s = cfg.snapshot
     fetched = snapshot.fetch_all(targets, connect_timeout_s=args.connect_timeout or s["connect_timeout_s"],
                                  fetch_timeout_s=args.fetch_timeout or s["fetch_timeout_s"],
-                                 parallel=int(s["parallel"]), backend=args.backend)
+                                 parallel=int(s["parallel"]), processes=int(s["processes"]), backend=args.backend)
     try:
         fetched.write(args.output)
     except OSError as exc:

@@ -23,7 +23,8 @@ DEFAULTS: dict[str, Any] = {
     "snapshot": {
         "connect_timeout_s": 5.0,   # per host: pmcd connect
         "fetch_timeout_s": 10.0,    # per host: the one fetch
-        "parallel": 64,             # hosts fetched at once
+        "parallel": 64,             # hosts fetched at once (per process)
+        "processes": 1,             # large fan-outs over this many processes; 0 = one per core, at most 8
         "host_spec": "{host}",      # PCP host spec of a scheduler node name, e.g. "{host}-ib:44321"
     },
     # Node name -> PCP host spec, for nodes whose pmcd is not at host_spec (free-form keys).
@@ -181,6 +182,7 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     "snapshot.connect_timeout_s": _TIMEOUT,
     "snapshot.fetch_timeout_s": _TIMEOUT,
     "snapshot.parallel": _number(1, whole=True),
+    "snapshot.processes": _number(0, 64, whole=True),
     "snapshot.host_spec": _host_pattern,
     "hooks.spool_dir": _path(False),
     "hooks.spool_max_age_days": _number(MIN_SPOOL_AGE_DAYS),

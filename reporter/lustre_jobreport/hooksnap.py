@@ -69,6 +69,7 @@ def _fetch(targets, cfg, budget: Budget, left: float, backend: str,
 
     budget.step = f"snapshot of {len(targets)} host(s)" + (" by pminfo" if backend == "pminfo" else "")
     fetched = snapshot.fetch_all(targets, parallel=int(cfg.snapshot["parallel"]), backend=backend,
+                                 processes=int(cfg.snapshot["processes"]),
                                  metrics=metrics, after_each_s=after_each_s, **_times(cfg, left))
     return _taken(fetched)
 

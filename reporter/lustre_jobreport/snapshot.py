@@ -146,7 +146,8 @@ def fetch_pminfo(t: HostTarget, timeout_s: float, env: dict[str, str],
 
 def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_timeout_s: float,
               parallel: int = 64, backend: str = "auto", deadline_s: float | None = None,
-              metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS, after_each_s: float = 0) -> Fetched:
+              metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS, after_each_s: float = 0,
+              processes: int = 1) -> Fetched:
     """Fetch all targets, at most `parallel` at a time; a host that fails is recorded with its
     error, never raised. metrics: what to fetch (catalog.BEGIN_METRICS for a job's start).
 
@@ -161,6 +162,9 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
     over its bound is recorded as failed and its thread (a daemon: it cannot hold up the
     process's exit) is left to finish on its own while the next host starts. deadline_s, if
     given, also bounds the whole call.
+
+    processes: a PMAPI fan-out of hundreds of hosts is spread over this many worker processes
+    (0: one per core; see procfanout), each fanning out over its share as above.
     """
     backend = choose_backend(backend)
     stopped = threading.Event()   # set when the fan-out gives up: hosts still answering skip decoding
@@ -176,8 +180,14 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
     timeouts = {"PMCD_CONNECT_TIMEOUT": f"{connect_timeout_s:g}", "PMCD_REQUEST_TIMEOUT": f"{fetch_timeout_s:g}"}
 
     if backend == "pmapi":
-        from . import pcpfetch
-        os.environ.update(timeouts)   # libpcp reads them at its first connection
+        from . import pcpfetch, procfanout
+        os.environ.update(timeouts)   # libpcp reads them at its first connection (workers inherit them)
+        workers = procfanout.count(processes, len(targets))
+        if workers > 1:
+            taken_at = time.time()
+            kw = {"connect_timeout_s": connect_timeout_s, "fetch_timeout_s": fetch_timeout_s,
+                  "parallel": parallel, "backend": backend, "metrics": metrics}
+            return Fetched(taken_at, procfanout.fetch(targets, workers, deadline_s, after_each_s, kw))
         cache = pcpfetch.Catalog(metrics)
 
         def fetch(t: HostTarget) -> HostSnapshot:
