@@ -193,8 +193,8 @@ def failures(fetched) -> dict:
 
 
 def stack_and_drop(snapfile, fetched) -> None:
-    """The part of the spool write that stacks the hosts into per-metric tables, measured again
-    on its own (after the write, so the write's figures are untouched); the rest is encoding."""
+    """The part of the spool write that stacks the hosts into per-metric tables, measured on its
+    own (before the write, which then stacks them again, letting each host's values go)."""
     snapfile.Snapshot.from_hosts(fetched.taken_at, fetched.hosts)
 
 
@@ -209,11 +209,13 @@ def prolog_child(a: dict) -> dict:
     floor, floor_stage = measured(lambda: floor_fan_out([t.spec for t in targets[:a["floor_hosts"]]],
                                                         catalog.BEGIN_METRICS, parallel), standins)
     fetched, fetch = measured(lambda: fan_out(targets, catalog.BEGIN_METRICS, parallel), standins)
+    values, fetch = values_per_host(fetched), {**fetch, **failures(fetched)}
+    # stacking apart first: the spool write lets each host's values go as it stacks them
+    _, stack = measured(lambda: stack_and_drop(snapfile, fetched), standins)
     spool_dir = spool.open_spool(a["spool"])
     path, write = measured(lambda: spool.put(spool_dir, a["job"], fetched), standins)
-    _, stack = measured(lambda: stack_and_drop(snapfile, fetched), standins)
-    return {"startup": startup, "floor": {**floor, **floor_stage}, "fetch": {**fetch, **failures(fetched)},
-            "write": write, "stack": stack, "values": values_per_host(fetched), "spool_bytes": path.stat().st_size,
+    return {"startup": startup, "floor": {**floor, **floor_stage}, "fetch": fetch,
+            "write": write, "stack": stack, "values": values, "spool_bytes": path.stat().st_size,
             "incompressible": incompressible_size(path)}
 
 
@@ -241,7 +243,8 @@ def epilog_child(a: dict) -> dict:
     out["floor"] = {**floor, **floor_stage}
     fetched, fetch = measured(lambda: fan_out(targets, catalog.SNAPSHOT_METRICS, parallel), standins)
     out["fetch"], out["values"] = {**fetch, **failures(fetched)}, values_per_host(fetched)
-    end, out["stack"] = measured(lambda: snapfile.Snapshot.from_hosts(fetched.taken_at, fetched.hosts), standins)
+    end, out["stack"] = measured(lambda: snapfile.Snapshot.from_hosts(fetched.taken_at, fetched.hosts, consume=True),
+                                 standins)
     del fetched                   # as hooksnap.end keeps only the stacked snapshot
     doc, out["build"] = measured(lambda: report.build(begin, end, config.Config(), job_id=a["job"]), standins)
     text, out["render"] = measured(lambda: render.render_text(doc), standins)

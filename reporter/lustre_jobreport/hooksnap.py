@@ -96,7 +96,7 @@ def end(begin_snap, cfg, budget: Budget) -> Taken:
 
     targets = [snapshot.HostTarget(name, h.spec) for name, h in begin_snap.hosts.items() if h.ok]
     taken = _fetch(targets, cfg, budget, budget.left() * END_SNAPSHOT_SHARE, "auto", after_each_s=REPORT_S_PER_HOST)
-    return replace(taken, snap=Snapshot.from_hosts(taken.snap.taken_at, taken.snap.hosts))
+    return replace(taken, snap=Snapshot.from_hosts(taken.snap.taken_at, taken.snap.hosts, consume=True))
 
 
 def _targets(job, cfg):

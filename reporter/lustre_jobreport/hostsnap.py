@@ -9,8 +9,10 @@ Standard library only: the prolog imports this module.
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:   # numpy-backed; only the stacked and parsed paths build them
     from .snapfile import Column
@@ -65,3 +67,19 @@ PMINFO_MISSING = "pminfo not found (install pcp)"
 def unexpected(exc: BaseException) -> str:
     """A bug or an odd answer on one host: said, and it costs that host only."""
     return f"unexpected {type(exc).__name__}: {exc}"
+
+
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Python's cycle collector off while a snapshot's hosts are fetched or stacked: they are
+    millions of objects without cycles (refcounts free them), and each collection walks them
+    all again: stacking 4,000 hosts of 600 OSCs took 1.38 s with it, 0.94 s without; building
+    the hosts 0.33 s against 0.13 s (issue 11). Left as it was found (nested: only the
+    outermost turns it back on)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()

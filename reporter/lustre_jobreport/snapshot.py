@@ -111,15 +111,16 @@ class Fetched:
     def failed(self) -> list[HostSnapshot]:
         return [h for h in self.hosts if not h.ok]
 
-    def write(self, path: str | Path) -> None:
+    def write(self, path: str | Path, *, consume: bool = False) -> None:
         """As a snapshot file, atomically: hosts read by pminfo as the raw form (no numpy, no
-        parsing now: the prolog's way), otherwise stacked into tables (snapfile)."""
+        parsing now: the prolog's way), otherwise stacked into tables (snapfile). consume: the
+        hosts' values are let go as they are stacked (the prolog's: it needs them no more)."""
         if all(h.pminfo is not None or not h.ok for h in self.hosts):
             from .snapformat import write_raw
             write_raw(self.taken_at, self.hosts, Path(path))
             return
         from . import snapfile
-        snapfile.write(snapfile.Snapshot.from_hosts(self.taken_at, self.hosts), path)
+        snapfile.write(snapfile.Snapshot.from_hosts(self.taken_at, self.hosts, consume=consume), path)
 
 
 def pminfo_command(spec: str, metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS) -> list[str]:
@@ -206,7 +207,8 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
 
     taken_at = time.time()
     try:
-        return Fetched(taken_at, _run_bounded(targets, one, max(1, parallel), per_host, deadline_s, after_each_s))
+        with hostsnap.cyclic_gc_paused():
+            return Fetched(taken_at, _run_bounded(targets, one, max(1, parallel), per_host, deadline_s, after_each_s))
     finally:
         stopped.set()
 

@@ -60,11 +60,12 @@ def begin_path(spool: Path, job_id: str) -> Path:
 
 def put(spool: Path, job_id: str, snap) -> Path:
     """Write the begin snapshot atomically (temp file + rename in the spool): what
-    snapshot.fetch_all returned (a small job's pminfo answers stay raw) or a stacked Snapshot."""
+    snapshot.fetch_all returned (a small job's pminfo answers stay raw; a large one's values
+    are let go as they are stacked) or a stacked Snapshot."""
     path = begin_path(spool, job_id)
     try:
         if hasattr(snap, "write"):
-            snap.write(path)
+            snap.write(path, consume=True)
         else:
             from . import snapfile
             snapfile.write(snap, path)

@@ -56,3 +56,41 @@ def test_instance_names_are_shared_per_listing_and_order_and_unknown_ids_are_non
     assert cat.labels(b, np.array([2, 0, 9], dtype=np.int32)) is first
     other = cat.listing(7, [0, 1], ["y-OST0000", "y-OST0001"])                # a host with other OSCs
     assert other is not a and cat.labels(other, np.array([1, 0], dtype=np.int32)) == ["y-OST0001", "y-OST0000"]
+
+
+def test_decoded_strings_are_shared_by_hosts_with_the_same_answer_and_only_those():
+    names = [f"scratch-OST{i:04x}-osc-ffff8881" for i in range(600)]
+    cache: dict = {}
+    buf1, ptrs1 = blocks(names)
+    buf2, ptrs2 = blocks(names)                  # another host's answer: other memory, same bytes
+    first = _strings_in_one_read(ptrs1, cache)
+    assert first == names and _strings_in_one_read(ptrs2, cache) is first
+    renamed = names[:-1] + ["scratch-OST0257-osc-ffff8882"]           # one device differs
+    buf3, ptrs3 = blocks(renamed)
+    assert _strings_in_one_read(ptrs3, cache) == renamed
+    order = np.arange(600)[::-1]                                       # same memory, other order
+    assert _strings_in_one_read(ptrs1[order], cache) == names[::-1]
+
+
+@pytest.fixture(scope="module")
+def pmcd(tmp_path_factory):
+    from lustre_sim import SimClient
+    from privpmcd import PrivatePmcd
+
+    tmp = tmp_path_factory.mktemp("decode")
+    SimClient.create(tmp / "tree", version="2.15.4", filesystems=[("scratch", 40, 1), ("home", 3, 2)], seed=2)
+    with PrivatePmcd(tmp / "pmcd", tmp / "tree") as p:
+        yield p
+
+
+def test_an_instance_listing_read_as_bytes_names_what_the_bindings_name(pmcd):
+    from pcp import pmapi
+    cat = Catalog()
+    ctx = pmapi.pmContext(c_api.PM_CONTEXT_HOST, pmcd.spec)
+    for name in ("lustreclient.osc.read_bytes", "lustreclient.llite.read_bytes", "lustreclient.mdc.state"):
+        indom = ctx.pmLookupDescs(ctx.pmLookupName([name]))[0].contents.indom
+        ids, names = ctx.pmGetInDom(indom=indom)
+        got = cat.host_listing(ctx, indom)
+        assert got[1] == dict(zip(ids, names)) and len(ids) > 1
+        again = cat.host_listing(pmapi.pmContext(c_api.PM_CONTEXT_HOST, pmcd.spec), indom)   # "another host"
+        assert again is got
