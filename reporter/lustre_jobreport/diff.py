@@ -26,6 +26,7 @@ import numpy as np
 
 from . import catalog
 from .catalog import P
+from .hostsnap import summarise
 from .snapfile import SINGULAR, MetricTable, Snapshot
 
 _TARGET_SUFFIX = re.compile(r"-(?:OST|MDT)[0-9a-fA-F]{4,}$")
@@ -81,12 +82,6 @@ def fs_of(device: str) -> str:
 def device_of(instance: str) -> str:
     """scratch:4K -> scratch (a bucket's device is its filesystem); others are devices."""
     return instance.split(":", 1)[0]
-
-
-def summarise(names: list[str], limit: int = 3) -> str:
-    names = sorted(set(names))
-    shown = ", ".join(names[:limit])
-    return shown + (f" and {len(names) - limit:,} more" if len(names) > limit else "")
 
 
 # Hosts that failed alike (the same words, at the same end of the job) are one data_quality

@@ -94,10 +94,10 @@ def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin, argv: li
 
     hk = cfg.values["hooks"]
     cluster = hk["cluster"] or job.cluster
-    # the report's heavier modules load while the end snapshot waits on the network
     if not any(h.ok for h in begin.hosts.values()):
         log.error("no host was read at job start; no report")
         return
+    # the report's heavier modules load while the end snapshot waits on the network
     threading.Thread(target=_preload, args=(hk["html"] != "off",), daemon=True).start()
     end = hooksnap.end(begin, cfg, budget)
     if not _read_enough(end, "end", log, "no report"):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import catalog
+from .hostsnap import summarise
 from .budget import (AFTER_SNAPSHOT_S, CONNECT_SHARE, END_SNAPSHOT_SHARE, MIN_STEP_S, REPORT_S_PER_HOST,
                      SPOOL_S_PER_HOST, Budget)
 
@@ -41,16 +42,14 @@ class Taken:
 
 def _taken(fetched) -> Taken:
     """What a snapshot.fetch_all returned, and the hosts it could not read: by reason, the most
-    common first, each with the first FAILED_SHOWN hosts named (one log line at any job size)."""
+    common first, each with FAILED_SHOWN hosts named (one log line at any job size)."""
     failed = fetched.failed()
     by_reason: dict[str, list[str]] = {}
     for h in failed:
         by_reason.setdefault(h.error or "", []).append(h.host)
-    parts = []
-    for reason, hosts in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
-        named = ", ".join(hosts[:FAILED_SHOWN]) + (f" and {len(hosts) - FAILED_SHOWN:,} more"
-                                                   if len(hosts) > FAILED_SHOWN else "")
-        parts.append(f"{named}: {reason}" if len(hosts) == 1 else f"{len(hosts):,} hosts ({named}): {reason}")
+    parts = [f"{hosts[0]}: {reason}" if len(hosts) == 1
+             else f"{len(hosts):,} hosts ({summarise(hosts, FAILED_SHOWN)}): {reason}"
+             for reason, hosts in sorted(by_reason.items(), key=lambda kv: -len(kv[1]))]
     return Taken(fetched, len(failed), len(fetched.hosts), "; ".join(parts))
 
 

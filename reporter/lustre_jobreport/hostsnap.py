@@ -64,6 +64,13 @@ def not_reached(seconds: float) -> str:
 PMINFO_MISSING = "pminfo not found (install pcp)"
 
 
+def summarise(names: list[str], limit: int = 3) -> str:
+    """'n01, n02, n03 and 1,708 more': a few names of many, sorted, for one line."""
+    names = sorted(set(names))
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit:,} more" if len(names) > limit else "")
+
+
 def unexpected(exc: BaseException) -> str:
     """A bug or an odd answer on one host: said, and it costs that host only."""
     return f"unexpected {type(exc).__name__}: {exc}"
