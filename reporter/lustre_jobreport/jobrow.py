@@ -107,6 +107,13 @@ def _int(v: Any, too_large: list[str], name: str) -> int | None:
     return v
 
 
+def _total(values, name: str) -> int | None:
+    """The sum of counts, or null when one of them is not recorded: a sum over some of them
+    would pass for the whole."""
+    values = list(values)
+    return sum(values) if all(_whole(v, name) for v in values) else None
+
+
 def _str(v: Any) -> str | None:
     return v if isinstance(v, str) and v else None
 
@@ -228,23 +235,27 @@ def _rows(doc: dict) -> list[dict[str, Any]]:
         row.update(settings)
         for k in ("read_bytes", "write_bytes", "read_calls", "write_calls"):
             row[k] = _int(t.get(k), big, k)
+        # A count the record does not carry is null, and so is any sum it would be part of
+        # (a report always carries the shown ops, every OST's counts and every bucket: one
+        # without them is an older or hand-made record, not a job that did nothing).
         ops = t.get("ops") or {}
         for op in ("open", "close", "getattr", "setattr", "statfs", "fsync"):
-            row[op] = _int(ops.get(op, 0), big, op)
-        md = sum(v for op, v in ops.items() if op in catalog.METADATA_OPS and _whole(v, op))
+            row[op] = _int(ops.get(op), big, op)
+        md = _total((v for op, v in ops.items() if op in catalog.METADATA_OPS), "md_ops") if ops else None
         row["md_ops"] = _int(md, big, "md_ops")
         osts = list((t.get("osts") or {}).values())
         if not all(isinstance(o, dict) for o in osts):
             raise RecordError(f"filesystem {fs!r}: an OST entry is not an object")
         for k in ("read_bytes", "write_bytes", "read_rpcs", "write_rpcs"):
-            row[f"ost_{k}"] = _int(sum(o[k] for o in osts if _whole(o.get(k), f"OST {k}")), big, k)
+            row[f"ost_{k}"] = _int(_total((o.get(k) for o in osts), f"OST {k}"), big, k)
         row["osts_used"] = len(osts)
         for d in ("read", "write"):
             hist = (t.get("rpc") or {}).get(d) or {}
-            cols = {b: 0 for b in (*BUCKETS, "over_64M")}
+            cols: dict[str, int | None] = {b: 0 for b in (*BUCKETS, "over_64M")}
+            if not hist or _total(hist.values(), f"rpc {d}") is None:
+                cols = dict.fromkeys(cols)       # no histogram, or a bucket not recorded
+                hist = {}
             for label, n in hist.items():
-                if not _whole(n, f"rpc {d} {label}"):
-                    continue
                 if label in cols:
                     b = label
                 elif catalog.is_size_label(label) and catalog.size_bytes(label) > catalog.size_bytes("64M"):
