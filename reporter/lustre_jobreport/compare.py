@@ -541,7 +541,9 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
     mverdict[worse] = 0
     mverdict[better] = 1
 
-    # hybrid I/O: switched in most of the candidate's jobs of a direction, not the baseline's
+    # hybrid I/O: switched in most of the candidate's jobs of a direction, not the baseline's.
+    # Among trusted rows a null switch count is a client without hybrid I/O (no values at either
+    # end); a host that did not give it would have made the job untrusted (VALUES_MISSING).
     expected = np.zeros((M, G), dtype=bool)
     for d in ("read", "write"):
         sw = np.nan_to_num(cols(f"hybrid_{d}_switch")) > 0
@@ -563,7 +565,9 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
     # strongest effect (sorting), and the metric whose effect the charts show: the worst one
     # (largest delta the worse way), for an improvement the most improved deciding one
     strongest = np.where(decides, np.abs(delta), -1.0).max(axis=0) if M else np.zeros(G)
-    badness = np.where(decides, delta * sign, -np.inf)
+    # a shift hybrid I/O explains is not the worst effect: the metrics that decided come first
+    chartable = np.where((deciding & tested).any(axis=0), deciding & tested, decides)
+    badness = np.where(chartable, delta * sign, -np.inf)
     worst_m = badness.argmax(axis=0)
     best_m = np.where(deciding & (mverdict == 1), delta * sign, np.inf).argmin(axis=0)
     worst_m = np.where(gverdict == 1, best_m, worst_m)

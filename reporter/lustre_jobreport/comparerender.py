@@ -333,7 +333,7 @@ def render_text(result: Comparison) -> str:
                      f"for any metric to be judged): "
                      f"{v['n_small']} group{'s' if v['n_small'] != 1 else ''}", 0)
         for g in v["small"]:
-            out += _wrap(f"{g['name']} ({g['counts']})", 2)
+            out += _wrap(f"{g['name']} ({g['counts']}" + (f"; {g['left_out']}" if g["left_out"] else "") + ")", 2)
         out += _more(v["n_small"], len(v["small"]), "groups")
     out.append(rule)
     return "\n".join(out) + "\n"

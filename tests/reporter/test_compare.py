@@ -443,3 +443,21 @@ def test_a_setting_recorded_on_one_side_only_is_not_called_the_same():
     assert not [c for c in g["changes"] if c["what"] == "hybrid_io"]       # not a change: unknown before
     cause = flat(comparerender.render(r, "text")).split("cause: ", 1)[1]
     assert cause.startswith("Lustre 2.15.4 → 2.17.0") and "same kernel, OS and settings" not in cause
+
+
+def test_the_charted_worst_effect_is_one_that_decided_not_an_expected_hybrid_shift():
+    rng = np.random.default_rng(10)
+    shifted = dict(small_read=0.5, ra_hit=0.3, lustre="2.16.0", record_prefix="c")
+    r = run([jobs(rng, 15)], [jobs(rng, 15, hybrid_read=True, read_latency_us=1500, **shifted)])
+    g = group(r, job_name="enzo")
+    assert g["verdict"] == "regression" and "expected" in metric(g, "small_read_rpc_share")
+    worst_id, _ = r.worst[r.doc["groups"].index(g)]
+    assert worst_id == "read_latency_us"
+
+
+def test_a_not_enough_data_group_says_its_untrusted_jobs_too():
+    rng = np.random.default_rng(6)
+    r = run([jobs(rng, 3), jobs(rng, 9, trusted=False, record_prefix="x")], [jobs(rng, 9)])
+    assert group(r, job_name="enzo")["verdict"] == "not_enough_data"
+    text = flat(comparerender.render_text(r))
+    assert "3 → 9 jobs; left out: 9 jobs with untrusted numbers (9 baseline, 0 candidate)" in text, text
