@@ -21,13 +21,8 @@ from .client import SimClient
 
 
 def _params(items) -> dict:
-    out = {}
-    for it in items or ():
-        if "=" not in it:
-            raise SystemExit(f"lustre-sim: --param wants key=value, got {it!r}")
-        k, v = it.split("=", 1)
-        out[k.strip().replace("-", "_")] = v
-    return out
+    """A workload's --param key=value pairs (keys may be spelt with dashes)."""
+    return {k.replace("-", "_"): v for k, v in _pairs(items, "--param").items()}
 
 
 def _pairs(items, what: str) -> dict:

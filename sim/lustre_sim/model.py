@@ -516,23 +516,8 @@ class FsIO:
 
     def _brw(self, osc: dict, write: bool, pages: int, nbytes: int, start_page: int,
              burst: dict) -> int:
-        idx = osc["index"]
-        n = burst.get(idx, 0)
-        burst[idx] = n + 1
-        rif = min(n + 1, osc["max_rpcs_in_flight"])
-        h = osc["hist"]
-        d = "write" if write else "read"
-        tally_log2(h[d + "_pages"], pages)
-        tally(h[d + "_rif"], rif - 1 if self.p.rif_zero_based else rif)
-        off = start_page
-        if self.p.offset_in_chunk:
-            off = start_page % max(1, (1 << 20) // self.P)
-        tally_log2(h[d + "_off"], off + 1)
-        lat = self.lat.brw(nbytes, rif)
-        s = osc["stats"]
-        cadd(s, d + "_bytes", nbytes)
-        rpc(osc, "ost_write" if write else "ost_read", lat, active=rif)
-        return lat
+        """One BRW RPC of `pages` pages from start_page, next in its OSC's `burst`."""
+        return self._brw_run(osc, write, pages, nbytes, start_page, 0, 1, burst)
 
     def _send_dirty(self, f: File, k: int, a: int, b: int, burst: dict) -> int:
         """Send the dirty bytes [a, b) of object k (contiguous), one RPC per chunk."""
