@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import catalog
-from .catalog import P, size_bytes  # noqa: F401  (flags and render import it from here)
+from .catalog import P, size_bytes
 from .diff import DeltaTable, Issue, JobDelta, fs_of, rows_of
 
 VOLUME = tuple(m.key for m in catalog.with_role(catalog.VOLUME))          # read_bytes, write_bytes, ...

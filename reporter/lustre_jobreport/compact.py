@@ -81,11 +81,15 @@ Ident = tuple[int, int, int, int]
 _SCHEMA = None
 
 
-def schema():
+def schema(names: Iterable[str] | None = None):
+    """The dataset's pyarrow schema; of its columns `names` alone, in that order, if given."""
     global _SCHEMA
     if _SCHEMA is None:
         _SCHEMA = jobrow.arrow_schema()
-    return _SCHEMA
+    if names is None:
+        return _SCHEMA
+    import pyarrow as pa
+    return pa.schema([_SCHEMA.field(n) for n in names])
 
 
 def one_line(exc: BaseException) -> str:
@@ -98,7 +102,7 @@ def to_table(rows: list[dict[str, Any]], names: Iterable[str] | None = None):
     that order, if given); jobrow.RecordError naming the column whose value its type cannot hold
     (e.g. a node count over int32)."""
     import pyarrow as pa
-    s = schema() if names is None else pa.schema([schema().field(n) for n in names])
+    s = schema(names)
     arrays = []
     for f in s:
         try:

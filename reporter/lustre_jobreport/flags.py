@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import catalog
-from .aggregate import FsTotals, size_bytes
+from .aggregate import FsTotals
+from .catalog import size_bytes
 from .config import Config
 
 GIB = 1 << 30

@@ -78,7 +78,10 @@ def arrow_schema():
     return pa.schema([(name, kinds[kind]) for name, kind in _COLUMNS])
 
 
-def _time(text: Any) -> datetime | None:
+def utc_time(text: Any) -> datetime | None:
+    """An ISO date and time as an aware UTC datetime ('Z' or an offset; a time without one is
+    UTC, never the local time zone); None if it is not one. The one reading of a record's times
+    (records' day directories, rows, compare's selections)."""
     if not isinstance(text, str):
         return None
     try:
@@ -129,7 +132,7 @@ def record_id(doc: dict) -> str:
     reused when a scheduler is reinstalled or wraps)."""
     rec = doc.get("record") or {}
     job = doc.get("job") or {}
-    end = _time(job.get("end"))   # one spelling of the instant: '...Z' and '...+00:00' are one job
+    end = utc_time(job.get("end"))   # one spelling of the instant: '...Z' and '...+00:00' are one job
     when = (end.isoformat(timespec="microseconds" if end.microsecond else "seconds").replace("+00:00", "Z")
             if end else (job.get("end") or "-"))
     return f"{rec.get('cluster') or job.get('cluster') or '-'}/{job.get('id') or '-'}/{when}"
@@ -200,7 +203,7 @@ def _rows(doc: dict) -> list[dict[str, Any]]:
     hosts = [h for h in job.get("hosts") or [] if isinstance(h, str)]
     clients = doc.get("clients") or {}
     versions = doc.get("lustre_versions") or {}
-    begin, end = _time(job.get("begin")), _time(job.get("end"))
+    begin, end = utc_time(job.get("begin")), utc_time(job.get("end"))
     if end is None:
         raise RecordError("record without a valid job end time")
     dq = [i for i in doc.get("data_quality") or [] if isinstance(i, dict)]

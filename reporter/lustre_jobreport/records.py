@@ -50,15 +50,9 @@ class RecordFileError(JobReportError):
 
 
 def _day(doc: dict) -> datetime:
-    end = (doc.get("job") or {}).get("end")
-    if isinstance(end, str):
-        try:
-            t = datetime.fromisoformat(end.replace("Z", "+00:00"))
-        except ValueError:
-            pass
-        else:   # a time without an offset is UTC, as jobrow reads it (not the local time zone)
-            return t.astimezone(timezone.utc) if t.tzinfo else t.replace(tzinfo=timezone.utc)
-    return datetime.now(timezone.utc)
+    """The job's end, as its rows read it; now if the record has none."""
+    from .jobrow import utc_time
+    return utc_time((doc.get("job") or {}).get("end")) or datetime.now(timezone.utc)
 
 
 def _where(doc: dict, cluster: str, job_id: str) -> tuple[tuple[str, str, str], str]:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -82,15 +82,12 @@ def glob_regex(pattern: str, multi: bool = False) -> str:
 
 
 def _moment(key: str, text: str) -> datetime:
-    try:
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-            d = date.fromisoformat(text)
-            return datetime(d.year, d.month, d.day, tzinfo=timezone.utc)
-        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
+    """A selection's date (its midnight, UTC) or date and time, read as records' times are."""
+    t = jobrow.utc_time(text)
+    if t is None:
         raise SelectionError(f"{key}: {text!r} is not an ISO date or date and time "
-                             "(e.g. 2026-10-01 or 2026-10-01T12:00Z)") from None
-    return t.astimezone(timezone.utc) if t.tzinfo else t.replace(tzinfo=timezone.utc)
+                             "(e.g. 2026-10-01 or 2026-10-01T12:00Z)")
+    return t
 
 
 @dataclass(frozen=True)
@@ -205,12 +202,6 @@ def _read_parquet(files: list[Path]) -> str:
     return f"read_parquet({_sql_list(files)}, hive_partitioning=false, union_by_name=true)"
 
 
-def _schema(names):
-    import pyarrow as pa
-    s = compact.schema()
-    return pa.schema([s.field(n) for n in names])
-
-
 def _json_rows(records_dir, out: Loaded, names: tuple[str, ...], months: set[tuple[int, int]]):
     """The live tree's records as one Arrow table of the columns `names` (record by record: a
     bad one is a warning); the months of their jobs' ends added to `months`."""
@@ -245,7 +236,7 @@ def _json_rows(records_dir, out: Loaded, names: tuple[str, ...], months: set[tup
         if batch:
             tables.append(_to_table(batch, out, names))
         out.warnings += [f"{p}: {why}; skipped" for p, why in odd]
-    return pa.concat_tables(tables) if tables else _schema(names).empty_table()
+    return pa.concat_tables(tables) if tables else compact.schema(names).empty_table()
 
 
 def _to_table(batch: list[list[dict]], out: Loaded, names: tuple[str, ...]):
@@ -254,7 +245,7 @@ def _to_table(batch: list[list[dict]], out: Loaded, names: tuple[str, ...]):
     table, bad = compact.records_table(batch, names)
     for i, exc in bad:
         out.warnings.append(f"record {batch[i][0]['record_id']}: {exc}; skipped")
-    return table if table is not None else _schema(names).empty_table()
+    return table if table is not None else compact.schema(names).empty_table()
 
 
 class _Dataset:
@@ -337,7 +328,7 @@ def load(selection: Selection | str, records_dir: str | Path | None, dataset_dir
 
     sel = Selection.parse(selection) if isinstance(selection, str) else selection
     names = columns_read(columns, sel)
-    schema = _schema(names)
+    schema = compact.schema(names)
     out = Loaded(table=None)
     con = duckdb.connect(":memory:")
     try:

@@ -22,7 +22,7 @@ from pathlib import Path
 import jinja2
 
 from . import catalog
-from .aggregate import size_bytes
+from .catalog import size_bytes
 
 MAX_LINES, WIDTH = 40, 80
 NAME_COLS, WORD_COLS = 32, 40      # longest name / word of prose the text report shows whole
