@@ -178,14 +178,16 @@ def parse_scontrol(line: str) -> dict[str, str]:
     anyway, so a confused path could only ever reach the user's own files.)"""
     line = line.strip()
     marks = list(_SCONTROL_KEY.finditer(line))
+    # The job name is the user's free text and may hold " word=" itself; scontrol prints it
+    # right before UserId=name(uid) GroupId=, which pins where it ends: what looks like a key
+    # inside it is not one (a job named "x JobId=9" must not change the job's id).
+    if (named := _SCONTROL_JOBNAME.search(line)) is not None:
+        inside = range(named.start(1), named.end(1))
+        marks = [m for m in marks if m.start(1) not in inside]
     fields: dict[str, str] = {}
     for m, nxt in zip(marks, marks[1:] + [None]):
         end = nxt.start() if nxt else len(line)
         fields[m.group(1)] = line[m.end():end].strip()
-    # The job name is the user's free text and may hold " word=" itself; scontrol prints it
-    # right before UserId=name(uid) GroupId=, which pins where it ends.
-    if (named := _SCONTROL_JOBNAME.search(line)) is not None:
-        fields["JobName"] = named.group(1)
     return fields
 
 

@@ -72,6 +72,12 @@ def test_job_controlled_strings_cannot_shadow_stdout():
     assert jobenv.slurm_stdout({"StdOut": "slurm-%j.out"}) is None
 
 
+def test_what_looks_like_a_key_inside_the_job_name_is_the_name():
+    fields = jobenv.parse_scontrol(SCONTROL_LINE.replace("JobName=wrap", "JobName=x JobId=999 NodeList=n9"))
+    assert (fields["JobName"], fields["JobId"]) == ("x JobId=999 NodeList=n9", "1")
+    assert "NodeList" not in fields or fields["NodeList"] != "n9"
+
+
 def test_pbs_prologue_and_epilogue_argv(tmp_path):
     nodefile = tmp_path / "nodes"
     nodefile.write_text("nodeA\nnodeA\nnodeB\nnodeA\nnodeB\n")   # one line per slot
