@@ -144,18 +144,8 @@ def metric_line(m: dict) -> str:
 
 
 def _wrap(text: str, indent: int) -> list[str]:
-    """Words filled into lines of WIDTH columns under `indent` spaces (continuations +2): the fill
-    of render._lines, which is fixed to the job report's 80 columns (and cuts overlong words;
-    every word here from records is shortened first)."""
-    lines, line = [], " " * indent
-    fresh = True
-    for word in text.split(" "):
-        if not fresh and columns(line) + 1 + columns(word) > WIDTH:
-            lines.append(line)
-            line, fresh = " " * (indent + 2), True
-        line += word if fresh else " " + word
-        fresh = False
-    return lines + [line]
+    """Words filled into lines of WIDTH columns under `indent` spaces (continuations +2)."""
+    return jobrender._lines(text.split(" "), " " * indent, " " * (indent + 2), WIDTH)
 
 
 # -- the view -----------------------------------------------------------------------------------

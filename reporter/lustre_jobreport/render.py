@@ -141,21 +141,21 @@ def _short_words(text: str) -> str:
     return " ".join(shorten(w, WORD_COLS) for w in text.split(" "))
 
 
-def _lines(words: list[str], first: str, rest: str) -> list[str]:
-    """Words filled into lines of WIDTH columns, the first line after `first`, the others after
-    `rest`; a word longer than a line is cut across lines."""
+def _lines(words: list[str], first: str, rest: str, width: int = WIDTH) -> list[str]:
+    """Words filled into lines of `width` columns, the first line after `first`, the others
+    after `rest`; a word longer than a line is cut across lines."""
     if not words:
         return []
     lines, line, fresh = [], first, True
     for word in words:
-        if not fresh and columns(line) + 1 + columns(word) <= WIDTH:
+        if not fresh and columns(line) + 1 + columns(word) <= width:
             line += " " + word
             continue
         if not fresh:
             lines.append(line)
             line = rest
-        while columns(line) + columns(word) > WIDTH:
-            piece = _head(word, WIDTH - columns(line)) or word[0]
+        while columns(line) + columns(word) > width:
+            piece = _head(word, width - columns(line)) or word[0]
             lines.append(line + piece)
             word, line = word[len(piece):], rest
         line, fresh = line + word, False
