@@ -25,7 +25,6 @@ import json
 import multiprocessing
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -98,12 +97,21 @@ def du(path: Path) -> int:
 
 
 def timed(cmd: list[str]) -> tuple[float, int, str]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """Wall time, peak RSS (bytes) and standard output of one child process: its own peak
+    (wait4), not RUSAGE_CHILDREN's, which is the largest of every child reaped so far (the
+    record-making pool's workers too)."""
     t0 = time.perf_counter()
-    r = subprocess.run(cmd, check=True, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return wall, max(after, before) * 1024, r.stdout
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err)
+        out = proc.stdout.read().decode(errors="replace")
+        proc.stdout.close()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        if status != 0:
+            err.seek(0)
+            raise SystemExit(f"{' '.join(cmd[:4])} ... failed (status {status}): "
+                             f"{err.read().decode(errors='replace').strip()}")
+    return wall, usage.ru_maxrss * 1024, out
 
 
 def main() -> int:
