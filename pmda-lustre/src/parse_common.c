@@ -11,6 +11,17 @@ lc_is_blank(struct lc_slice s)
 }
 
 int
+lc_is_printable(struct lc_slice s)
+{
+    size_t	i;
+
+    for (i = 0; i < s.n; i++)
+	if ((unsigned char)s.p[i] < 0x20 || (unsigned char)s.p[i] > 0x7e)
+	    return 0;
+    return 1;
+}
+
+int
 lc_parse_s64_mod(struct lc_slice s, uint64_t *v)
 {
     uint64_t	x;

@@ -113,6 +113,9 @@ lc_slice_startswith(struct lc_slice s, const char *lit)
 
 int lc_is_blank(struct lc_slice s);
 
+/* 1 if s is printable ASCII only (spaces included): safe to hand out as a string */
+int lc_is_printable(struct lc_slice s);
+
 /*
  * Whole-token unsigned decimal, no sign, no overflow (values up to
  * 2^64-1 are accepted).  Returns 0 on success, -1 otherwise.

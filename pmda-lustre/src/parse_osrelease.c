@@ -7,7 +7,6 @@ kernel_release_parse(const char *buf, size_t len, char *out, size_t outsz)
 {
     const char		*cur = buf, *end = buf + len;
     struct lc_slice	line, first = { NULL, 0 };
-    size_t		i;
     int			n = 0;
 
     if (outsz == 0)
@@ -22,11 +21,8 @@ kernel_release_parse(const char *buf, size_t len, char *out, size_t outsz)
 	else if (line.n != 0)
 	    return -1;	/* procfs gives one line: this is something else */
     }
-    if (first.n == 0 || first.n >= outsz)
+    if (first.n == 0 || first.n >= outsz || !lc_is_printable(first))
 	return -1;
-    for (i = 0; i < first.n; i++)
-	if ((unsigned char)first.p[i] < 0x20 || (unsigned char)first.p[i] > 0x7e)
-	    return -1;
     memcpy(out, first.p, first.n);
     out[first.n] = '\0';
     return 0;

@@ -11,18 +11,6 @@
 
 static const char SAMPLES[] = " samples [";
 
-/* Printable ASCII (and inner spaces) only, so names are safe strings. */
-static int
-clean_text(const char *p, size_t n)
-{
-    size_t	i;
-
-    for (i = 0; i < n; i++)
-	if ((unsigned char)p[i] < 0x20 || (unsigned char)p[i] > 0x7e)
-	    return 0;
-    return 1;
-}
-
 static int
 wanted(const struct lstats *st, struct lc_slice name)
 {
@@ -72,7 +60,7 @@ parse_counter(struct lc_slice line, struct lstats_counter *c, const struct lstat
 	name.p = base;
 	name.n = (size_t)(p - base);
 	name = lc_trim(name);
-	if (name.n == 0 || name.n >= LSTATS_NAME_MAX || !clean_text(name.p, name.n))
+	if (name.n == 0 || name.n >= LSTATS_NAME_MAX || !lc_is_printable(name))
 	    continue;
 	if (lc_parse_u64(num, &c->count) < 0)
 	    continue;
@@ -83,7 +71,7 @@ parse_counter(struct lc_slice line, struct lstats_counter *c, const struct lstat
     if (p == NULL)
 	return 0;
     unit.n = (size_t)(p - unit.p);
-    if (unit.n >= LSTATS_UNIT_MAX || !clean_text(unit.p, unit.n))
+    if (unit.n >= LSTATS_UNIT_MAX || !lc_is_printable(unit))
 	return 0;
     if (!wanted(st, name))
 	return 2;
