@@ -39,7 +39,7 @@ REPO = HERE.parent
 sys.path[:0] = [str(REPO / "tests"), str(REPO / "sim")]
 
 from lustre_sim import SimClient  # noqa: E402
-from privpmcd import Pmcd, PrivatePmcd  # noqa: E402
+from privpmcd import Pmcd, PrivatePmcd, children_of, cpu_seconds  # noqa: E402
 
 from pcp import pmapi  # noqa: E402  (Debian python3-pcp; the venv sees system packages)
 import cpmapi as c_api  # noqa: E402
@@ -56,14 +56,7 @@ def say(*a):
 
 
 def agent_pid(pmcd: PrivatePmcd) -> int:
-    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pmcd.proc.pid)],
-                         capture_output=True, text=True).stdout.split()
-    return int(out[0])
-
-
-def cpu_s(pid: int) -> float:
-    f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+    return children_of(pmcd.proc.pid)[0]
 
 
 class Client:
@@ -142,14 +135,14 @@ def traced_files(tree: Path, work: Path, names: list[str] | None) -> list[Path]:
 
 def sample(cl: Client, seconds: int, pid: int) -> float:
     """Fetch every second for seconds; the agent's CPU seconds meanwhile."""
-    c0 = cpu_s(pid)
+    c0 = cpu_seconds(pid)
     start = time.monotonic()
     for k in range(seconds):
         cl.fetch_time()
         wait = start + k + 1 - time.monotonic()
         if wait > 0:
             time.sleep(wait)
-    return cpu_s(pid) - c0
+    return cpu_seconds(pid) - c0
 
 
 def sample_with_floor(cl: Client, pid: int, exe: Path, listfile: Path, seconds: int) -> tuple[float, float]:

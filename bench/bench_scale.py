@@ -44,6 +44,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+from privpmcd import children_of, cpu_seconds  # noqa: E402  (standard library only)
 
 SIZES = (1000, 4000, 12000)
 PMCDS, FILESYSTEMS, OSTS = 8, 6, 100
@@ -64,12 +65,8 @@ def own_cpu() -> float:
 
 
 def standin_cpu(pids: list[int]) -> float:
-    """CPU seconds the stand-in pmcds and agents have used (utime + stime of /proc/<pid>/stat)."""
-    ticks = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
+    """CPU seconds the stand-in pmcds and agents have used."""
+    return sum(cpu_seconds(pid) for pid in pids)
 
 
 def listen_overflows() -> int:
@@ -269,10 +266,6 @@ def work_dir() -> Path:
     shm = Path("/dev/shm")
     base = shm if shm.is_dir() and shutil.disk_usage(shm).free >= SHM_NEEDED else None
     return Path(tempfile.mkdtemp(prefix="ljr-scale-", dir=base))
-
-
-def children_of(pid: int) -> list[int]:
-    return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
 
 
 def warm(specs: list[str]) -> None:

@@ -43,6 +43,18 @@ def alive(pid: int) -> bool:
     return bool(out.strip()) and not out.strip().startswith("Z")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU a process has used (/proc/<pid>/stat): what the benchmarks charge to a
+    pmcd or its agent."""
+    f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_of(pid: int) -> list[int]:
+    """A process's children (a pmcd's: its agents)."""
+    return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
 class Pmcd:
     """A private pmcd for any agent: its pmcd.conf line, its PMNS, and a metric that has a
     value once the agent answers. Subclasses say what those are."""
