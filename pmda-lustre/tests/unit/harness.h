@@ -62,5 +62,6 @@ void test_fuzz(void);
 void test_unchanged(void);
 void test_selfstats(void);
 void test_parse_osrelease(void);
+void test_jobs(void);
 
 #endif

@@ -16,6 +16,7 @@ main(void)
     test_unchanged();
     test_selfstats();
     test_parse_osrelease();
+    test_jobs();
     printf("%d passed, %d failed\n", h_pass, h_fail);
     return h_fail ? 1 : 0;
 }

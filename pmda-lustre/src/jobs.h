@@ -1,0 +1,162 @@
+/*
+ * The job view (lustreclient.job.*, lustreclient.control.*): per job, the
+ * deltas of the summed counters since the job's prolog stored its id into
+ * lustreclient.control.job_begin, by the reporter's diff rules
+ * (reporter/lustre_jobreport/diff.py), zero-suppressed, with the devices
+ * left out and why.
+ *
+ * This header and jobdiff.c are pure (no libpcp, no files): the metric
+ * table, the begin/now records, the delta and left-out computation and the
+ * slot table, driven by tests/unit/test_jobs.c.  jobs.c is the agent's side:
+ * records from lc_value(), the store callback, the fetch of the slots.
+ */
+#ifndef LC_JOBS_H
+#define LC_JOBS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "parse_rpc_stats.h"	/* RPC_HIST_MAX */
+
+#define LC_JOB_SLOTS	8
+#define LC_JOB_ID_MAX	63		/* job id: 1..63 of [A-Za-z0-9_.:+-] */
+#define LC_JOB_NMETRICS	52		/* slot items 0..51: the job metric table */
+#define LC_JOB_NSOURCES	6		/* slot items 56..61: left_out.<source> */
+#define LC_JOB_LEFT_OUT_ITEM 56
+
+/* PMID clusters (lustreclient.h has the base ones, 0..20) */
+#define CL_JOB		21		/* control.job_begin/job_end, job.begin_time, job.slots */
+#define CL_JOB_SLOT0	22		/* slot s: cluster CL_JOB_SLOT0 + s */
+#define JOB_CTL_BEGIN	0
+#define JOB_CTL_END	1
+#define JOB_BEGIN_TIME	2
+#define JOB_NSLOTS	3
+
+/* the kinds of device a job metric is kept for */
+enum lc_jobkind { LC_JK_FS, LC_JK_OSC, LC_JK_MDC, LC_JK_N };
+
+/* the sources (stats files) left_out.<source> tells about: item 56 + j */
+enum lc_jobsrc {
+    LC_JS_LLITE_STATS,		/* llite stats: clusters 2, 3 (FS) */
+    LC_JS_LLITE_RA,		/* llite read_ahead_stats: cluster 12 (FS) */
+    LC_JS_OSC_RPC,		/* osc rpc_stats, as the per-fs histogram fs.rpc (FS) */
+    LC_JS_OSC_STATS,		/* osc stats: cluster 7 (OSC) */
+    LC_JS_OSC_IMPORT,		/* osc import: cluster 10 (OSC) */
+    LC_JS_MDC_IMPORT,		/* mdc import: cluster 11 (MDC) */
+};
+
+/* why a source of a device is left out (left_out.* values); 0: counted */
+enum lc_jobreason {
+    LC_JR_COUNTED = 0,
+    LC_JR_CLEARED = 1,		/* a counter went backwards, or the start time moved */
+    LC_JR_REPLACED = 2,		/* the device directory (identity) changed */
+    LC_JR_REMOUNTED = 3,	/* its fs was unmounted or remounted */
+    LC_JR_NOT_READ_AT_BEGIN = 4,
+    LC_JR_NOT_READ_AT_END = 5,
+    LC_JR_GONE = 6,		/* read at begin, no longer listed */
+    LC_JR_NOT_READ = 7,		/* listed at both ends, read at neither (required sources) */
+};
+
+struct lc_jobmetric {
+    const char	*path;		/* the base metric's name without "lustreclient." */
+    unsigned	cluster, item;	/* the base metric's PMID */
+    unsigned	src;		/* enum lc_jobsrc */
+};
+/* item k of a slot cluster is lc_job_metrics[k] */
+extern const struct lc_jobmetric lc_job_metrics[LC_JOB_NMETRICS];
+
+struct lc_jobsource {
+    const char	*name;		/* left_out.<name> */
+    unsigned	kind;		/* enum lc_jobkind of its instances */
+    int		required;	/* catalog.SOURCES required=True: reason 7 applies */
+    const char	*what;		/* for the help text */
+};
+extern const struct lc_jobsource lc_job_sources[LC_JOB_NSOURCES];
+
+/* the values metric k has per device: 1, or RPC_HIST_MAX (fs.rpc buckets) */
+unsigned lc_job_nval(unsigned k);
+/* kind of device metric k is kept for */
+unsigned lc_job_kind(unsigned k);
+/* where metric k's values start in a device's val[]/pres[], and their number per kind */
+unsigned lc_job_off(unsigned k);
+unsigned lc_job_kind_nval(unsigned kind);
+
+/*
+ * One device at one end (begin or now): what the job metrics of its kind
+ * gave (pres[v]: lc_value gave a value), its identity, start times.
+ */
+struct lc_jobdev {
+    int		inst;		/* FS, OSC or MDC instance id; -1 none (fs outside FS indom) */
+    int		fs;		/* OSC/MDC: index of its fs in the record's fs list, -1 none */
+    int		listed;		/* in the device listing (fs: mounted, llite.mount_id) */
+    char	*name;		/* fs name (fs are matched by name) */
+    char	*id;		/* identity: fs mount sbi, OSC/MDC device directory */
+    int		start_ok[2];	/* FS: [0] llite stats; OSC: [0] osc stats, [1] rpc_stats */
+    double	start[2];	/* seconds */
+    uint64_t	*val;
+    uint8_t	*pres;
+    int		*binst;		/* FS: FS_BUCKET instance id of each bucket, -1 none */
+};
+
+struct lc_jobrec {
+    struct lc_jobdev *dev[LC_JK_N];	/* OSC and MDC sorted by inst */
+    size_t	n[LC_JK_N], cap[LC_JK_N];
+};
+
+/* a new device of this kind at the end of rec (zeroed, no values); NULL: out of memory */
+struct lc_jobdev *lc_jobrec_add(struct lc_jobrec *rec, unsigned kind, int inst,
+				const char *name, const char *id);
+/* sort OSC/MDC by instance id (after adding them all) */
+void lc_jobrec_done(struct lc_jobrec *rec);
+void lc_jobrec_clear(struct lc_jobrec *rec);	/* free everything, empty */
+/* move src into dst (dst cleared first); src is left empty */
+void lc_jobrec_move(struct lc_jobrec *dst, struct lc_jobrec *src);
+
+/* one left-out source of one device */
+struct lc_jobleft {
+    unsigned	src;		/* enum lc_jobsrc */
+    int		inst;		/* instance of lc_job_sources[src].kind */
+    unsigned	reason;		/* enum lc_jobreason, > 0 */
+};
+
+/* the outcome of one slot at one fetch */
+struct lc_jobres {
+    uint64_t	*delta[LC_JK_N];	/* per now device, lc_job_kind_nval(kind) each: 0 = absent */
+    size_t	cap[LC_JK_N];
+    struct lc_jobleft *left;
+    size_t	nleft, capleft;
+};
+
+/*
+ * The job's deltas from begin record b to now record e, as diff.py's
+ * diff() of a snapshot taken at b and one taken at e: res->delta aligned
+ * with e's devices (0: not counted, or no change); res->left the sources
+ * of devices left out, each with one reason (precedence: REMOUNTED, GONE,
+ * REPLACED, CLEARED, NOT_READ_AT_BEGIN, NOT_READ_AT_END, NOT_READ).
+ * Returns 0, or -1 when out of memory.
+ */
+int lc_job_diff(const struct lc_jobrec *b, const struct lc_jobrec *e, struct lc_jobres *res);
+void lc_jobres_free(struct lc_jobres *res);
+
+/* a start time as the reporter keeps it: whole microseconds, 0 = not a time */
+uint64_t lc_job_start_us(double sec);
+
+/* whether s is an acceptable job id */
+int lc_job_id_ok(const char *s);
+
+struct lc_jobslot {
+    int		used;
+    char	id[LC_JOB_ID_MAX + 1];
+    double	begin_time;	/* seconds since the epoch */
+    struct lc_jobrec rec;	/* values at begin */
+};
+
+/*
+ * The slot a job_begin of id takes: the slot holding id already (taken
+ * again), else a free one, else the one with the oldest begin_time (*evicted
+ * set to 1; its id is still in the slot).  The caller fills the slot.
+ */
+int lc_job_pick(const struct lc_jobslot slots[LC_JOB_SLOTS], const char *id, int *evicted);
+/* the slot holding id, or -1 */
+int lc_job_find(const struct lc_jobslot slots[LC_JOB_SLOTS], const char *id);
+
+#endif /* LC_JOBS_H */
