@@ -419,7 +419,7 @@ lc_cache_save(void)
 
     if (!lc.persist)
 	return;
-    for (i = 0; i < LC_NINDOMS; i++) {
+    for (i = 0; i < LC_NCACHED; i++) {
 	if ((sts = pmdaCacheOp(lc.indom[i], PMDA_CACHE_SAVE)) < 0 && !logged) {
 	    pmNotifyErr(LOG_WARNING, "cannot save instance cache %s: %s",
 			pmInDomStr(lc.indom[i]), pmErrStr(sts));

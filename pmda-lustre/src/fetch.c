@@ -91,7 +91,7 @@ ilists_rebuild(void)
     int		k, inst;
     void	*priv;
 
-    for (k = 0; k < LC_NINDOMS; k++) {
+    for (k = 0; k < LC_NCACHED; k++) {
 	struct ilist *l = &ilists[k];
 
 	l->n = 0;
@@ -202,6 +202,33 @@ stuff(pmValue *v, int type, const pmAtomValue *a)
     return PM_ERR_TYPE;
 }
 
+/* job view values (jobs.c) into one value set */
+struct emit_arg {
+    pmValueSet		*vs;
+    int			n, cap, type;
+    pmInDom		indom;
+    const pmProfile	*prof;
+    int			everyone;
+};
+
+static int
+emit(void *arg, int inst, pmAtomValue *atom)
+{
+    struct emit_arg	*a = arg;
+    int			valfmt;
+
+    if (a->indom != PM_INDOM_NULL && !a->everyone && !__pmInProfile(a->indom, a->prof, inst))
+	return 0;
+    if (a->n >= a->cap)
+	return 0;	/* cannot happen: cap is lc_jobs_nvalues() */
+    if ((valfmt = stuff(&a->vs->vlist[a->n], a->type, atom)) < 0)
+	return valfmt;
+    a->vs->valfmt = valfmt;
+    a->vs->vlist[a->n].inst = inst;
+    a->n++;
+    return 0;
+}
+
 static int
 all_instances(const pmProfile *prof)
 {
@@ -240,6 +267,28 @@ lc_fast_fetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda)
 
 	if (m != NULL && m->m_desc.pmid != pmidlist[i])
 	    m = NULL;
+	if (m != NULL && lc_is_job_cluster(c)) {
+	    /* the job view: per-slot instance lists (zero deltas left out) */
+	    size_t		nv = lc_jobs_nvalues(c, it);
+	    struct emit_arg	a;
+
+	    vs = arena_alloc(sizeof(pmValueSet) + (nv > 1 ? nv - 1 : 0) * sizeof(pmValue));
+	    if (vs == NULL)
+		return -ENOMEM;
+	    res->vset[i] = vs;
+	    vs->pmid = pmidlist[i];
+	    vs->valfmt = PM_VAL_INSITU;
+	    a.vs = vs;
+	    a.n = 0;
+	    a.cap = (int)nv;
+	    a.type = m->m_desc.type;
+	    a.indom = m->m_desc.indom;
+	    a.prof = prof;
+	    a.everyone = everyone;
+	    sts = lc_jobs_values(c, it, emit, &a);
+	    vs->numval = sts < 0 ? sts : a.n;
+	    continue;
+	}
 	if (m != NULL && m->m_desc.indom != PM_INDOM_NULL)
 	    l = &ilists[pmInDom_serial(m->m_desc.indom)];
 	n = m == NULL ? 0 : l == NULL ? 1 : l->n;

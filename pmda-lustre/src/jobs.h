@@ -22,6 +22,8 @@
 #define LC_JOB_NMETRICS	52		/* slot items 0..51: the job metric table */
 #define LC_JOB_NSOURCES	6		/* slot items 56..61: left_out.<source> */
 #define LC_JOB_LEFT_OUT_ITEM 56
+#define LC_JOB_K_RPC_READ 42		/* fs.rpc.read, fs.rpc.write: RPC_HIST_MAX values */
+#define LC_JOB_K_RPC_WRITE 43
 
 /* PMID clusters (lustreclient.h has the base ones, 0..20) */
 #define CL_JOB		21		/* control.job_begin/job_end, job.begin_time, job.slots */

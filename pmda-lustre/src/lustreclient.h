@@ -20,6 +20,7 @@
 #include "parse_rpc_stats.h"
 #include "parse_version.h"
 #include "selfstats.h"
+#include "jobs.h"
 
 enum lc_cluster {
     CL_GLOBAL = 0,	/* version, pagesize, agent self-statistics */
@@ -43,7 +44,8 @@ enum lc_cluster {
     CL_MDC_DEV = 18,	/* mdc.device: directory names only */
     CL_LLITE_TUNABLE = 19, /* llite read-ahead, checksum and hybrid I/O settings */
     CL_HOST = 20,	/* kernel release, OS image */
-    CL_NCLUSTERS
+    /* 21: CL_JOB (control.*, job.begin_time, job.slots); 22..29: the job slots (jobs.h) */
+    CL_NCLUSTERS = CL_JOB_SLOT0 + LC_JOB_SLOTS
 };
 
 enum lc_indom_serial {
@@ -52,6 +54,8 @@ enum lc_indom_serial {
     MDC_INDOM = 2,
     FS_BUCKET_INDOM = 3,
     OSC_BUCKET_INDOM = 4,
+    LC_NCACHED,			/* the indoms above are pmdaCache ones */
+    JOB_INDOM = LC_NCACHED,	/* the job slots in use: a list of its own (jobs.c) */
     LC_NINDOMS
 };
 
@@ -383,6 +387,22 @@ void lc_fetch_init(pmdaMetric *metrics, int nmetrics);
 void lc_indoms_changed(void);
 int lc_fast_fetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda);
 void lc_fast_fetch_done(pmResult *result);
+
+/* jobs.c: the job view */
+typedef int (*lc_jobs_fn)(void *arg, int inst, pmAtomValue *atom);
+void lc_jobs_init(pmdaIndom *idp);
+void lc_jobs_changed(void);		/* a fetch's refresh: now values to be read again */
+int lc_jobs_begin(const char *id);	/* after a refresh of every job file */
+void lc_jobs_end(const char *id);
+int lc_jobs_slot_used(int slot);
+size_t lc_jobs_nvalues(unsigned cluster, unsigned item);
+int lc_jobs_values(unsigned cluster, unsigned item, lc_jobs_fn fn, void *arg);
+int lc_jobs_value(unsigned cluster, unsigned item, int inst, pmAtomValue *atom);
+static inline int
+lc_is_job_cluster(unsigned cluster)
+{
+    return cluster >= CL_JOB && cluster < CL_JOB_SLOT0 + LC_JOB_SLOTS;
+}
 
 /* start the fetch time budget (lc.budget_ns from now) */
 void lc_budget_start(void);

@@ -24,6 +24,7 @@ static pmdaIndom indomtab[LC_NINDOMS] = {
     { MDC_INDOM, 0, NULL },
     { FS_BUCKET_INDOM, 0, NULL },
     { OSC_BUCKET_INDOM, 0, NULL },
+    { JOB_INDOM, 0, NULL },		/* jobs.c keeps its instance list */
 };
 
 static pmdaMetric	*metrictab;
@@ -165,7 +166,52 @@ static const struct {
 
     { CL_HOST, HOST_KERNEL, PM_TYPE_STRING, -1, PM_SEM_DISCRETE, U_NONE },
     { CL_HOST, HOST_OS, PM_TYPE_STRING, -1, PM_SEM_DISCRETE, U_NONE },
+
+    { CL_JOB, JOB_CTL_BEGIN, PM_TYPE_STRING, -1, PM_SEM_DISCRETE, U_NONE },
+    { CL_JOB, JOB_CTL_END, PM_TYPE_STRING, -1, PM_SEM_DISCRETE, U_NONE },
+    { CL_JOB, JOB_BEGIN_TIME, PM_TYPE_DOUBLE, JOB_INDOM, PM_SEM_DISCRETE, U_SEC },
+    { CL_JOB, JOB_NSLOTS, PM_TYPE_U32, -1, PM_SEM_DISCRETE, U_NONE },
 };
+
+/* the descriptor of a metric already in the table */
+static const pmDesc *
+desc_of(unsigned cluster, unsigned item)
+{
+    int		i;
+
+    for (i = 0; i < nmetrics; i++)
+	if (metrictab[i].m_desc.pmid == PMDA_PMID(cluster, item))
+	    return &metrictab[i].m_desc;
+    return NULL;
+}
+
+/*
+ * The job slots: item k of slot s (cluster CL_JOB_SLOT0 + s) is the delta
+ * of job metric k, with its base metric's type, instance domain and units;
+ * items 56.. the left-out reason per source (jobs.h).
+ */
+static void
+add_job_metrics(void)
+{
+    static const int src_indom[LC_JK_N] = { FS_INDOM, OSC_INDOM, MDC_INDOM };
+    unsigned	s, k;
+
+    for (s = 0; s < LC_JOB_SLOTS; s++) {
+	for (k = 0; k < LC_JOB_NMETRICS; k++) {
+	    const pmDesc *base = desc_of(lc_job_metrics[k].cluster, lc_job_metrics[k].item);
+
+	    if (base == NULL) {
+		pmNotifyErr(LOG_ERR, "job metric %s: no base metric", lc_job_metrics[k].path);
+		exit(1);
+	    }
+	    add_metric(CL_JOB_SLOT0 + s, k, PM_TYPE_U64, (int)base->indom, PM_SEM_COUNTER,
+		       base->units);
+	}
+	for (k = 0; k < LC_JOB_NSOURCES; k++)
+	    add_metric(CL_JOB_SLOT0 + s, LC_JOB_LEFT_OUT_ITEM + k, PM_TYPE_U32,
+		       src_indom[lc_job_sources[k].kind], PM_SEM_INSTANT, U_NONE);
+    }
+}
 
 static void
 build_metrictab(void)
@@ -189,6 +235,7 @@ build_metrictab(void)
     for (i = 0; i < lc_mdc_nops; i++)
 	add_metric(CL_MDC_MD, lc_mdc_ops[i].item, PM_TYPE_U64, MDC_INDOM,
 		   PM_SEM_COUNTER, U_COUNT);
+    add_job_metrics();
 }
 
 #define NEED_LL		NEED_DEV_LLITE
@@ -200,9 +247,14 @@ build_metrictab(void)
  * needs: llite metrics list llite only, osc metrics llite (to pick the
  * mount of a filesystem mounted twice) and osc, mdc metrics llite and mdc.
  */
+static unsigned job_needs(void);
+
 static unsigned
 needs(pmID pmid)
 {
+    /* a job slot: the job's files, none while the slot is not in use */
+    if (pmID_cluster(pmid) >= CL_JOB_SLOT0 && pmID_cluster(pmid) < CL_JOB_SLOT0 + LC_JOB_SLOTS)
+	return lc_jobs_slot_used((int)pmID_cluster(pmid) - CL_JOB_SLOT0) ? job_needs() : 0;
     switch (pmID_cluster(pmid)) {
     case CL_GLOBAL:
 	return pmID_item(pmid) == GLOBAL_VERSION ? NEED_VERSION : 0;
@@ -249,6 +301,19 @@ needs(pmID pmid)
 	return NEED_LNET;
     }
     return 0;
+}
+
+/* a job slot: every file of the job metrics, as a fetch of all of them */
+static unsigned
+job_needs(void)
+{
+    static unsigned	need;
+    unsigned		k;
+
+    if (need == 0)
+	for (k = 0; k < LC_JOB_NMETRICS; k++)
+	    need |= needs(pmID_build(0, lc_job_metrics[k].cluster, lc_job_metrics[k].item));
+    return need;
 }
 
 /* every file the fetch needs, device listings aside */
@@ -324,16 +389,134 @@ lc_fetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda)
     lc_selfstats_fetch_begin(&lc.self);
     refresh(need);
     lc_selfstats_fetch_end(&lc.self);
+    lc_jobs_changed();		/* job slots: differenced against these values */
     if (use_pmdafetch)
 	return pmdaFetch(numpmid, pmidlist, resp, pmda);
     return lc_fast_fetch(numpmid, pmidlist, resp, pmda);
 }
 
+/*
+ * An instance request for one id or name of a device that is gone now (no
+ * longer active, still in the cache): answered too, so the name of a
+ * device a job slot's left_out.* lists as gone (reason 6) can be looked up.
+ */
+static int
+inactive_instance(pmInDom indom, int inst, char *name, pmInResult **result)
+{
+    pmInResult	*r;
+    char	*cname = NULL;
+    int		cinst = inst;
+
+    if (name != NULL && *name == '\0')
+	name = NULL;		/* pmcd sends an empty name with an instance id */
+    if (name != NULL) {
+	if (pmdaCacheLookupName(indom, name, &cinst, NULL) != PMDA_CACHE_INACTIVE)
+	    return PM_ERR_INST;
+    } else if (pmdaCacheLookup(indom, inst, &cname, NULL) != PMDA_CACHE_INACTIVE) {
+	return PM_ERR_INST;
+    }
+    if ((r = calloc(1, sizeof(*r))) == NULL)
+	return -ENOMEM;
+    r->indom = indom;
+    r->numinst = 1;
+    if (name != NULL) {
+	if ((r->instlist = malloc(sizeof(int))) == NULL) {
+	    free(r);
+	    return -ENOMEM;
+	}
+	r->instlist[0] = cinst;
+    } else {
+	if ((r->namelist = malloc(sizeof(char *))) == NULL ||
+	    (r->namelist[0] = strdup(cname)) == NULL) {
+	    free(r->namelist);
+	    free(r);
+	    return -ENOMEM;
+	}
+    }
+    *result = r;
+    return 0;
+}
+
 static int
 lc_instance(pmInDom indom, int inst, char *name, pmInResult **result, pmdaExt *pmda)
 {
+    int		sts;
+
+    if (indom == lc.indom[JOB_INDOM])
+	return pmdaInstance(indom, inst, name, result, pmda);
     refresh(NEED_DEVICES);
-    return pmdaInstance(indom, inst, name, result, pmda);
+    sts = pmdaInstance(indom, inst, name, result, pmda);
+    if (sts == PM_ERR_INST && (inst != (int)PM_IN_NULL || (name != NULL && *name != '\0')))
+	sts = inactive_instance(indom, inst, name, result);
+    return sts;
+}
+
+/*
+ * pmstore: only lustreclient.control.job_begin / job_end, one job id each
+ * (pmcd's [access] decides who may store at all: by default local
+ * connections only).  job_begin reads every file of the job metrics now.
+ */
+static int
+store_id(const pmValueSet *vs, const char *what, char id[LC_JOB_ID_MAX + 2])
+{
+    const pmValueBlock	*vb;
+    size_t		len, i;
+    char		shown[LC_JOB_ID_MAX + 2];
+
+    if (vs->numval != 1 || vs->valfmt == PM_VAL_INSITU ||
+	(vb = vs->vlist[0].value.pval) == NULL || vb->vtype != PM_TYPE_STRING ||
+	vb->vlen < PM_VAL_HDR_SIZE) {
+	pmNotifyErr(LOG_WARNING, "%s: refused, not one string value", what);
+	return PM_ERR_BADSTORE;
+    }
+    len = vb->vlen - PM_VAL_HDR_SIZE;
+    for (i = 0; i < len && i < LC_JOB_ID_MAX + 1 && vb->vbuf[i] != '\0'; i++)
+	id[i] = vb->vbuf[i];
+    id[i] = '\0';
+    if (i < len && i == LC_JOB_ID_MAX + 1 && vb->vbuf[i] != '\0')
+	id[0] = '\0';		/* too long */
+    if (!lc_job_id_ok(id)) {
+	for (i = 0; i < len && i < LC_JOB_ID_MAX && vb->vbuf[i] != '\0'; i++)
+	    shown[i] = (vb->vbuf[i] > ' ' && vb->vbuf[i] < 127) ? vb->vbuf[i] : '?';
+	shown[i] = '\0';
+	pmNotifyErr(LOG_WARNING, "%s: refused job id \"%s%s\": want 1 to %d of [A-Za-z0-9_.:+-]",
+		    what, shown, i < len && vb->vbuf[i] != '\0' ? "..." : "", LC_JOB_ID_MAX);
+	return PM_ERR_BADSTORE;
+    }
+    return 0;
+}
+
+static int
+lc_store(pmResult *result, pmdaExt *pmda)
+{
+    char	id[LC_JOB_ID_MAX + 2];
+    int		i, sts;
+
+    (void)pmda;
+    /* all or nothing: every value set checked before any is acted on */
+    for (i = 0; i < result->numpmid; i++) {
+	pmID pmid = result->vset[i]->pmid;
+
+	if (pmID_cluster(pmid) != CL_JOB ||
+	    (pmID_item(pmid) != JOB_CTL_BEGIN && pmID_item(pmid) != JOB_CTL_END))
+	    return PM_ERR_PERMISSION;
+	if ((sts = store_id(result->vset[i], pmID_item(pmid) == JOB_CTL_BEGIN ?
+			    "job_begin" : "job_end", id)) < 0)
+	    return sts;
+    }
+    for (i = 0; i < result->numpmid; i++) {
+	store_id(result->vset[i], "", id);
+	if (pmID_item(result->vset[i]->pmid) == JOB_CTL_END) {
+	    lc_jobs_end(id);
+	    continue;
+	}
+	/* the begin values: what a fetch of every job metric would read now */
+	memset(lc.items, 0, sizeof(lc.items));
+	refresh(job_needs());
+	if ((sts = lc_jobs_begin(id)) < 0)
+	    return sts;
+    }
+    return 0;
 }
 
 static int
@@ -650,6 +833,9 @@ lc_fetchCallBack(pmdaMetric *mdesc, unsigned int inst, pmAtomValue *atom)
 {
     void	*priv = NULL;
 
+    if (lc_is_job_cluster(pmID_cluster(mdesc->m_desc.pmid)))
+	return lc_jobs_value(pmID_cluster(mdesc->m_desc.pmid), pmID_item(mdesc->m_desc.pmid),
+			     (int)inst, atom);
     if (mdesc->m_desc.indom != PM_INDOM_NULL) {
 	if (pmdaCacheLookup(mdesc->m_desc.indom, inst, NULL, &priv) != PMDA_CACHE_ACTIVE ||
 	    priv == NULL)
@@ -829,6 +1015,7 @@ main(int argc, char **argv)
     build_metrictab();
     dispatch.version.seven.fetch = lc_fetch;
     dispatch.version.seven.instance = lc_instance;
+    dispatch.version.seven.store = lc_store;
     pmdaSetFetchCallBack(&dispatch, lc_fetchCallBack);
     if (!use_pmdafetch)
 	pmdaSetResultCallBack(&dispatch, lc_fast_fetch_done);
@@ -838,9 +1025,10 @@ main(int argc, char **argv)
 	exit(1);
     }
     lc_fetch_init(metrictab, nmetrics);
+    lc_jobs_init(&indomtab[JOB_INDOM]);
     for (i = 0; i < LC_NINDOMS; i++) {
 	lc.indom[i] = indomtab[i].it_indom;
-	if (lc.persist)
+	if (lc.persist && i < LC_NCACHED)
 	    pmdaCacheOp(lc.indom[i], PMDA_CACHE_LOAD);
     }
 

@@ -3,7 +3,9 @@
 #  - every metric in pmns has a one-line and a long help text (chkhelp -e
 #    only checks existence, so the texts are checked directly too);
 #  - every instance domain has help;
-#  - the op tables in src/optables.c give the same PMIDs as pmns.
+#  - the op tables in src/optables.c give the same PMIDs as pmns;
+#  - the job view part of pmns and help is what jobgen makes from the job
+#    metric table (JOBGEN, built by make), whose base metrics are in pmns.
 cd "$(dirname "$0")/.." || exit 1
 CHKHELP=${CHKHELP:-/usr/lib/pcp/bin/chkhelp}
 NEWHELP=${NEWHELP:-/usr/lib/pcp/bin/newhelp}
@@ -27,7 +29,7 @@ for m in $metrics; do
 	echo "check-pmns: $m: one-line or long help text missing"; fail=1
     fi
 done
-for i in 0 1 2 3 4; do
+for i in 0 1 2 3 4 5; do
     if ! grep -q "^@ 220\.$i " help; then
 	echo "check-pmns: instance domain 220.$i has no help"; fail=1
     fi
@@ -59,6 +61,17 @@ check_table() {	# table cluster prefix
 bad=$( { check_table lc_llite_ops 2 lustreclient.llite
 	 check_table lc_mdc_ops 8 lustreclient.mdc
 	 check_table lc_ra_ops 12 lustreclient.llite.readahead; } )
+if [ -n "$bad" ]; then
+    echo "$bad"; fail=1
+fi
+
+# the job view: generated text as committed, base metrics as in pmns
+JOBGEN=${JOBGEN:-tests/out/jobgen}
+sh tests/jobview.sh check "$JOBGEN" || fail=1
+bad=$("$JOBGEN" base | while read -r k name pmid; do
+    got=$(pminfo -n root -m "$name" 2>/dev/null | sed 's/.*PMID: //')
+    [ "$got" = "$pmid" ] || echo "check-pmns: job metric $k: $name is '$got' in pmns, $pmid in lc_job_metrics"
+done)
 if [ -n "$bad" ]; then
     echo "$bad"; fail=1
 fi

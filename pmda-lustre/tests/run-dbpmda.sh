@@ -16,15 +16,17 @@ fail=0
 # The command script of a layout: every metric of the PMNS (so a new metric
 # is covered, and shows up in the golden diff), desc and fetch one by one,
 # the instance domains before and after the fetches (a bigger row grows the
-# buckets), and for 2.15 the help texts too.
+# buckets), and for 2.15 the help texts too.  Of the job slots only slot 0
+# (slots 1-7 are the same code and descriptors but for the cluster; no job
+# is begun here, so they have no values either).
 mkin() {	# layout tree agent-args
-    metrics=$(pminfo -n root lustreclient)
+    metrics=$(pminfo -n root lustreclient | grep -v '^lustreclient\.job\.slot[1-9]')
     echo "# dbpmda golden test for the $1 layout (see tests/run-dbpmda.sh)"
     echo "open pipe $AGENT -d 220 -h $HERE/help -l $OUT/$1.log -r $2${3:+ $3}"
     for m in $metrics; do echo "desc $m"; done
-    for i in 0 1 2 3 4; do echo "instance 220.$i"; done
+    for i in 0 1 2 3 4 5; do echo "instance 220.$i"; done
     if [ "$1" = 2.15 ]; then
-	for i in 0 1 2 3 4; do echo "text indom 220.$i"; done
+	for i in 0 1 2 3 4 5; do echo "text indom 220.$i"; done
 	for m in $metrics; do echo "text $m"; done
     fi
     for m in $metrics; do echo "fetch $m"; done
@@ -128,6 +130,25 @@ check_only "max_pages_per_rpc max_pages_per_rpc" lustreclient.osc.max_pages_per_
 check_only "osrelease" lustreclient.kernel
 check_only "os-release" lustreclient.os
 check_only "" lustreclient.pagesize
+# A job slot: a fetch of a slot not in use reads nothing; job_begin (a store)
+# and a fetch of one slot metric read the job's files (llite stats and
+# read_ahead_stats, osc rpc_stats, stats and import, mdc import, the version
+# for the hybrid counters), and each once: no tunable, no md_stats
+check_only "" lustreclient.job.slot0.llite.read_bytes
+: > "$log"
+{ echo "debug appl0"
+  echo "open pipe $AGENT -d 220 -h $HERE/help -l $log -r $tree -D appl0"
+  echo 'store lustreclient.control.job_begin "42"'
+  echo "fetch lustreclient.job.slot3.osc.read_bytes"
+  echo "fetch lustreclient.job.slot0.llite.read_bytes"; } | timeout 60 dbpmda -n root -ie > "$OUT/jobreads.out" 2>&1
+got=$(grep ' read ' "$log" | sed 's/.* read //; s/ ->.*//' | sort | uniq -c | awk '{print $1}' | sort -u | tr '\n' ' ')
+files=$(grep ' read ' "$log" | sed 's/.* read //; s/ ->.*//; s|.*/||' | sort -u | tr '\n' ' ' | sed 's/ $//')
+if [ "$files" = "import read_ahead_stats rpc_stats stats version" ] && [ "$got" = "2 " ]; then
+    echo "dbpmda only-needed files, job_begin and a job slot: ok"
+else
+    echo "dbpmda only-needed files, job_begin and a job slot: FAILED (read '$files', times per file '$got')"
+    fail=1
+fi
 if grep -l 'Sanitizer\|runtime error' "$OUT"/*.log 2>/dev/null; then
     echo "dbpmda: sanitizer reports in the agent logs above"; fail=1
 fi

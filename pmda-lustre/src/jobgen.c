@@ -1,0 +1,164 @@
+/*
+ * jobgen pmns|help|base: the job view's part of the PMNS and of the help
+ * text, made from the one job metric table (lc_job_metrics, jobdiff.c).
+ * pmns and help hold this output between "BEGIN job view" and "END job
+ * view" lines: "make jobview" rewrites it there, tests/check-pmns.sh checks
+ * that it is what this program prints.  "base" prints each job metric's
+ * base name and PMID, for check-pmns.sh to compare with the PMNS.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "jobs.h"
+
+#define MAXPATHS	(LC_JOB_NMETRICS + LC_JOB_NSOURCES)
+
+struct node {
+    char	path[128];	/* below lustreclient.job.slot<S>. */
+    unsigned	item;
+};
+static struct node	nodes[MAXPATHS];
+static int		nnodes;
+
+static const char *indom_name[LC_JK_N] = { "FS", "OSC", "MDC" };
+
+static void
+paths(void)
+{
+    unsigned	k;
+
+    nnodes = 0;
+    for (k = 0; k < LC_JOB_NMETRICS; k++) {
+	snprintf(nodes[nnodes].path, sizeof(nodes[nnodes].path), "%s", lc_job_metrics[k].path);
+	nodes[nnodes++].item = k;
+    }
+    for (k = 0; k < LC_JOB_NSOURCES; k++) {
+	snprintf(nodes[nnodes].path, sizeof(nodes[nnodes].path), "left_out.%s", lc_job_sources[k].name);
+	nodes[nnodes++].item = LC_JOB_LEFT_OUT_ITEM + k;
+    }
+}
+
+/* the PMNS block of prefix (below the slot) and, recursively, its children's */
+static void
+subtree(int slot, const char *prefix)
+{
+    char	seen[MAXPATHS][128], kids[MAXPATHS][300];
+    int		nseen = 0, nkids = 0, i, j;
+    size_t	plen = strlen(prefix);
+
+    printf("lustreclient.job.slot%d%s%s {\n", slot, plen ? "." : "", prefix);
+    for (i = 0; i < nnodes; i++) {
+	const char *p = nodes[i].path, *rest, *dot;
+	char	comp[128];
+
+	if (plen && (strncmp(p, prefix, plen) != 0 || p[plen] != '.'))
+	    continue;
+	rest = plen ? p + plen + 1 : p;
+	dot = strchr(rest, '.');
+	snprintf(comp, sizeof(comp), "%.*s", dot ? (int)(dot - rest) : (int)strlen(rest), rest);
+	if (dot == NULL) {
+	    printf("    %s\t\tLUSTRECLIENT:%d:%u\n", comp, CL_JOB_SLOT0 + slot, nodes[i].item);
+	    continue;
+	}
+	for (j = 0; j < nseen; j++)
+	    if (strcmp(seen[j], comp) == 0)
+		break;
+	if (j < nseen)
+	    continue;
+	strcpy(seen[nseen++], comp);
+	printf("    %s\n", comp);
+	snprintf(kids[nkids++], sizeof(kids[0]), "%s%s%s", prefix, plen ? "." : "", comp);
+    }
+    printf("}\n\n");
+    for (i = 0; i < nkids; i++)
+	subtree(slot, kids[i]);
+}
+
+static void
+pmns(void)
+{
+    int		s;
+
+    printf("lustreclient.control {\n"
+	   "    job_begin\t\tLUSTRECLIENT:%d:%d\n"
+	   "    job_end\t\tLUSTRECLIENT:%d:%d\n"
+	   "}\n\n", CL_JOB, JOB_CTL_BEGIN, CL_JOB, JOB_CTL_END);
+    printf("lustreclient.job {\n"
+	   "    begin_time\t\tLUSTRECLIENT:%d:%d\n"
+	   "    slots\t\tLUSTRECLIENT:%d:%d\n", CL_JOB, JOB_BEGIN_TIME, CL_JOB, JOB_NSLOTS);
+    for (s = 0; s < LC_JOB_SLOTS; s++)
+	printf("    slot%d\n", s);
+    printf("}\n\n");
+    for (s = 0; s < LC_JOB_SLOTS; s++)
+	subtree(s, "");
+}
+
+static void
+help(void)
+{
+    static const char *reasons =
+	"Reason codes: 1 CLEARED (a counter went backwards, or the file's start\n"
+	"time moved by more than 1 ms: it was cleared), 2 REPLACED (the device\n"
+	"directory changed), 3 REMOUNTED (its filesystem was unmounted or\n"
+	"remounted: every source of every device of it is left out), 4\n"
+	"NOT_READ_AT_BEGIN (listed at begin, its values not (all) read then), 5\n"
+	"NOT_READ_AT_END (read at begin, not now, still listed), 6 GONE (read at\n"
+	"begin, no longer listed), 7 NOT_READ (listed at both ends, read at\n"
+	"neither; llite stats, osc rpc_stats and osc stats only).  A device gets\n"
+	"one code per source (the first that applies in the order 3 6 2 1 4 5 7).\n";
+    int		s;
+    unsigned	k;
+
+    for (s = 0; s < LC_JOB_SLOTS; s++) {
+	for (k = 0; k < LC_JOB_NMETRICS; k++) {
+	    const struct lc_jobmetric *m = &lc_job_metrics[k];
+	    const struct lc_jobsource *src = &lc_job_sources[m->src];
+
+	    printf("@ lustreclient.job.slot%d.%s job delta of lustreclient.%s\n", s, m->path, m->path);
+	    printf("How much lustreclient.%s grew since the job in slot %d began\n"
+		   "(its id stored into lustreclient.control.job_begin; the instance %d\n"
+		   "of lustreclient.job.begin_time is named by it), per instance of that\n"
+		   "metric, reset-aware: what the job reporter's diff of a snapshot taken at\n"
+		   "the begin and one taken at this fetch gives.  Zero deltas are not sent:\n"
+		   "an instance without a value grew by 0, or its device's values of this\n"
+		   "file (%s) are left out, which\n"
+		   "lustreclient.job.slot%d.left_out.%s then says, with why.\n"
+		   "A device that appeared during the job counts from zero.  No values\n"
+		   "while the slot is not in use.\n\n",
+		   m->path, s, s, src->what, s, src->name);
+	}
+	for (k = 0; k < LC_JOB_NSOURCES; k++) {
+	    const struct lc_jobsource *src = &lc_job_sources[k];
+
+	    printf("@ lustreclient.job.slot%d.left_out.%s %s devices left out of the deltas of slot %d\n",
+		   s, src->name, indom_name[src->kind], s);
+	    printf("One value per %s instance whose %s\n"
+		   "values are left out of the deltas of the job in slot %d (their\n"
+		   "lustreclient.job.slot%d.* metrics have no value for it), saying why;\n"
+		   "an instance not listed here is counted.\n",
+		   indom_name[src->kind], src->what, s, s);
+	    fputs(reasons, stdout);
+	    printf("\n");
+	}
+    }
+}
+
+int
+main(int argc, char **argv)
+{
+    unsigned	k;
+
+    paths();
+    if (argc == 2 && strcmp(argv[1], "pmns") == 0) {
+	pmns();
+    } else if (argc == 2 && strcmp(argv[1], "help") == 0) {
+	help();
+    } else if (argc == 2 && strcmp(argv[1], "base") == 0) {
+	for (k = 0; k < LC_JOB_NMETRICS; k++)
+	    printf("%u lustreclient.%s 220.%u.%u\n", k, lc_job_metrics[k].path,
+		   lc_job_metrics[k].cluster, lc_job_metrics[k].item);
+    } else {
+	fprintf(stderr, "usage: jobgen pmns|help|base\n");
+	return 2;
+    }
+    return 0;
+}

@@ -1,0 +1,398 @@
+/*
+ * The job view, agent side: a job's begin values taken when its id is
+ * stored into lustreclient.control.job_begin, and at each fetch of a slot
+ * the now values, both read through lc_value() (so each value is there or
+ * not exactly as a fetch of the base metric would give it), differenced by
+ * jobdiff.c.  Slots live in memory only: an agent restart forgets them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include "lustreclient.h"
+#include "jobs.h"
+
+static struct lc_jobslot slots[LC_JOB_SLOTS];
+static char		last_begun[LC_JOB_ID_MAX + 1], last_ended[LC_JOB_ID_MAX + 1];
+static pmdaIndom	*job_indom;
+static pmdaInstid	job_insts[LC_JOB_SLOTS];
+
+/* per fetch: the now record and each slot's outcome, made when first asked for */
+static struct lc_jobrec	now;
+static unsigned		gen = 1, now_gen;
+static struct lc_jobres	res[LC_JOB_SLOTS];
+static unsigned		res_gen[LC_JOB_SLOTS];
+static int		res_ok[LC_JOB_SLOTS];
+
+void
+lc_jobs_init(pmdaIndom *idp)
+{
+    job_indom = idp;
+    idp->it_numinst = 0;
+    idp->it_set = job_insts;
+}
+
+/* the JOB_INDOM instances: the slots in use, named by their job ids */
+static void
+indom_update(void)
+{
+    int		s, n = 0;
+
+    for (s = 0; s < LC_JOB_SLOTS; s++) {
+	if (!slots[s].used)
+	    continue;
+	job_insts[n].i_inst = s;
+	job_insts[n].i_name = slots[s].id;
+	n++;
+    }
+    job_indom->it_numinst = n;
+}
+
+void
+lc_jobs_changed(void)
+{
+    gen++;
+}
+
+static int
+inst_of(int serial, const char *name, void **priv)
+{
+    int		inst;
+
+    if (pmdaCacheLookupName(lc.indom[serial], name, &inst, priv) < 0)
+	return -1;
+    return inst;
+}
+
+static void
+values(struct lc_jobdev *d, unsigned kind, void *priv)
+{
+    pmAtomValue	atom;
+    unsigned	k;
+
+    for (k = 0; k < LC_JOB_NMETRICS; k++) {
+	if (lc_job_kind(k) != kind || lc_job_nval(k) != 1)
+	    continue;
+	if (lc_value(lc_job_metrics[k].cluster, lc_job_metrics[k].item, priv, &atom) == 1) {
+	    d->val[lc_job_off(k)] = atom.ull;
+	    d->pres[lc_job_off(k)] = 1;
+	}
+    }
+}
+
+static void
+start(struct lc_jobdev *d, int i, unsigned cluster, unsigned item, void *priv)
+{
+    pmAtomValue	atom;
+
+    if (lc_value(cluster, item, priv, &atom) == 1) {
+	d->start_ok[i] = 1;
+	d->start[i] = atom.d;
+    }
+}
+
+/* the fs histogram buckets that exist now, and their values */
+static void
+buckets(struct lc_jobdev *d, struct lc_fs *fs)
+{
+    char	name[LC_NAME_MAX + 32], size[32];
+    pmAtomValue	atom;
+    void	*priv;
+    int		idx, inst, dir;
+
+    for (idx = 0; idx <= fs->maxidx && idx < RPC_HIST_MAX && idx < 64; idx++) {
+	if ((lc.pagesize << idx) >> idx != lc.pagesize)
+	    break;
+	lc_size_label(lc.pagesize << idx, size, sizeof(size));
+	pmsprintf(name, sizeof(name), "%s:%s", fs->name, size);
+	priv = NULL;
+	if (pmdaCacheLookupName(lc.indom[FS_BUCKET_INDOM], name, &inst, &priv) != PMDA_CACHE_ACTIVE ||
+	    priv == NULL)
+	    continue;
+	d->binst[idx] = inst;
+	for (dir = 0; dir < 2; dir++) {
+	    unsigned k = dir == 0 ? LC_JOB_K_RPC_READ : LC_JOB_K_RPC_WRITE, v = lc_job_off(k) + (unsigned)idx;
+
+	    if (lc_value(CL_FS_RPC, (unsigned)dir, priv, &atom) == 1) {
+		d->val[v] = atom.ull;
+		d->pres[v] = 1;
+	    }
+	}
+    }
+}
+
+/*
+ * A record of the values lc_value gives now, for the job metrics: every
+ * fs that is mounted or has devices, every OSC and MDC present.
+ */
+static int
+build(struct lc_jobrec *r)
+{
+    struct lc_jobdev	*d;
+    int			*fsidx;
+    size_t		i;
+
+    if ((fsidx = calloc(lc.nfs ? lc.nfs : 1, sizeof(*fsidx))) == NULL)
+	return -1;
+    for (i = 0; i < lc.nfs; i++)
+	fsidx[i] = -1;
+    for (i = 0; i < lc.nosc; i++)
+	if (lc.osc[i]->present)
+	    for (size_t f = 0; f < lc.nfs; f++)
+		if (lc.fs[f] == lc.osc[i]->fs)
+		    fsidx[f] = 0;
+    for (i = 0; i < lc.nmdc; i++)
+	if (lc.mdc[i]->present)
+	    for (size_t f = 0; f < lc.nfs; f++)
+		if (lc.fs[f] == lc.mdc[i]->fs)
+		    fsidx[f] = 0;
+    for (i = 0; i < lc.nfs; i++) {
+	struct lc_fs *fs = lc.fs[i];
+
+	if (!fs->has_llite && fsidx[i] < 0)
+	    continue;
+	fsidx[i] = (int)r->n[LC_JK_FS];
+	if ((d = lc_jobrec_add(r, LC_JK_FS, inst_of(FS_INDOM, fs->name, NULL), fs->name,
+			       fs->has_llite ? fs->sbi : "")) == NULL)
+	    goto fail;
+	d->listed = fs->has_llite;
+	if (fs->has_llite) {
+	    values(d, LC_JK_FS, fs);
+	    start(d, 0, CL_LLITE_STATS, LLITE_STATS_START, fs);
+	}
+	if (fs->nosc > 0)
+	    buckets(d, fs);
+    }
+    for (i = 0; i < lc.nosc; i++) {
+	struct lc_osc *osc = lc.osc[i];
+
+	if (!osc->present)
+	    continue;
+	if ((d = lc_jobrec_add(r, LC_JK_OSC, inst_of(OSC_INDOM, osc->name, NULL), NULL,
+			       osc->d.name)) == NULL)
+	    goto fail;
+	d->listed = 1;
+	for (size_t f = 0; f < lc.nfs; f++)
+	    if (lc.fs[f] == osc->fs)
+		d->fs = fsidx[f];
+	values(d, LC_JK_OSC, osc);
+	start(d, 0, CL_OSC_STATS, OSTATS_START, osc);
+	start(d, 1, CL_OSC_RPCHDR, RPCHDR_START, osc);
+    }
+    for (i = 0; i < lc.nmdc; i++) {
+	struct lc_mdc *mdc = lc.mdc[i];
+
+	if (!mdc->present)
+	    continue;
+	if ((d = lc_jobrec_add(r, LC_JK_MDC, inst_of(MDC_INDOM, mdc->name, NULL), NULL,
+			       mdc->d.name)) == NULL)
+	    goto fail;
+	d->listed = 1;
+	for (size_t f = 0; f < lc.nfs; f++)
+	    if (lc.fs[f] == mdc->fs)
+		d->fs = fsidx[f];
+	values(d, LC_JK_MDC, mdc);
+    }
+    free(fsidx);
+    lc_jobrec_done(r);
+    return 0;
+fail:
+    free(fsidx);
+    lc_jobrec_clear(r);
+    return -1;
+}
+
+/*
+ * job_begin of id, after the refresh of every job file (pmda.c): the
+ * values now become the slot's begin values.
+ */
+int
+lc_jobs_begin(const char *id)
+{
+    struct lc_jobrec	r;
+    struct timeval	tv;
+    int			s, evicted;
+
+    memset(&r, 0, sizeof(r));
+    if (build(&r) < 0) {
+	pmNotifyErr(LOG_ERR, "job %s: out of memory taking its begin values", id);
+	return -ENOMEM;
+    }
+    s = lc_job_pick(slots, id, &evicted);
+    if (evicted)
+	pmNotifyErr(LOG_INFO, "job %s: no free slot, evicting job %s (the oldest, slot %d)",
+		    id, slots[s].id, s);
+    gettimeofday(&tv, NULL);
+    lc_jobrec_move(&slots[s].rec, &r);
+    slots[s].used = 1;
+    strcpy(slots[s].id, id);
+    slots[s].begin_time = tv.tv_sec + tv.tv_usec / 1e6;
+    strcpy(last_begun, id);
+    indom_update();
+    lc_jobs_changed();
+    return 0;
+}
+
+void
+lc_jobs_end(const char *id)
+{
+    int		s = lc_job_find(slots, id);
+
+    if (s >= 0) {
+	lc_jobrec_clear(&slots[s].rec);
+	slots[s].used = 0;
+	slots[s].id[0] = '\0';
+	lc_jobres_free(&res[s]);
+	res_gen[s] = 0;
+	indom_update();
+	lc_jobs_changed();
+    }
+    strcpy(last_ended, id);
+}
+
+int
+lc_jobs_slot_used(int slot)
+{
+    return slot >= 0 && slot < LC_JOB_SLOTS && slots[slot].used;
+}
+
+static const struct lc_jobres *
+outcome(int s)
+{
+    if (!slots[s].used)
+	return NULL;
+    if (now_gen != gen) {
+	lc_jobrec_clear(&now);
+	if (build(&now) < 0)
+	    return NULL;
+	now_gen = gen;
+    }
+    if (res_gen[s] != gen) {
+	res_ok[s] = lc_job_diff(&slots[s].rec, &now, &res[s]) == 0;
+	res_gen[s] = gen;
+	if (!res_ok[s])
+	    pmNotifyErr(LOG_ERR, "job %s: out of memory computing its deltas", slots[s].id);
+    }
+    return res_ok[s] ? &res[s] : NULL;
+}
+
+/* an upper bound of the number of values of job metric (cluster, item) */
+size_t
+lc_jobs_nvalues(unsigned cluster, unsigned item)
+{
+    const struct lc_jobres *r;
+    int		s;
+
+    if (cluster == CL_JOB)
+	return item == JOB_BEGIN_TIME ? LC_JOB_SLOTS : 1;
+    s = (int)cluster - CL_JOB_SLOT0;
+    if (s < 0 || s >= LC_JOB_SLOTS || (r = outcome(s)) == NULL)
+	return 0;
+    if (item < LC_JOB_NMETRICS) {
+	unsigned kind = lc_job_kind(item);
+
+	return now.n[kind] * lc_job_nval(item);
+    }
+    return r->nleft;
+}
+
+/*
+ * Every value of job metric (cluster, item), to fn(arg, inst, atom);
+ * PM_ERR_PMID for an item that is not one.  Zero deltas are not given.
+ */
+int
+lc_jobs_values(unsigned cluster, unsigned item, lc_jobs_fn fn, void *arg)
+{
+    const struct lc_jobres *r;
+    pmAtomValue	atom;
+    size_t	i;
+    unsigned	b;
+    int		s;
+
+    if (cluster == CL_JOB) {
+	switch (item) {
+	case JOB_CTL_BEGIN:
+	    atom.cp = last_begun;
+	    return fn(arg, PM_IN_NULL, &atom);
+	case JOB_CTL_END:
+	    atom.cp = last_ended;
+	    return fn(arg, PM_IN_NULL, &atom);
+	case JOB_NSLOTS:
+	    atom.ul = LC_JOB_SLOTS;
+	    return fn(arg, PM_IN_NULL, &atom);
+	case JOB_BEGIN_TIME:
+	    for (s = 0; s < LC_JOB_SLOTS; s++) {
+		if (!slots[s].used)
+		    continue;
+		atom.d = slots[s].begin_time;
+		if (fn(arg, s, &atom) < 0)
+		    return -ENOMEM;
+	    }
+	    return 0;
+	}
+	return PM_ERR_PMID;
+    }
+    s = (int)cluster - CL_JOB_SLOT0;
+    if (s < 0 || s >= LC_JOB_SLOTS ||
+	!(item < LC_JOB_NMETRICS ||
+	  (item >= LC_JOB_LEFT_OUT_ITEM && item < LC_JOB_LEFT_OUT_ITEM + LC_JOB_NSOURCES)))
+	return PM_ERR_PMID;
+    if ((r = outcome(s)) == NULL)
+	return 0;	/* a slot not in use: no values */
+    if (item >= LC_JOB_LEFT_OUT_ITEM) {
+	for (i = 0; i < r->nleft; i++) {
+	    if (r->left[i].src != item - LC_JOB_LEFT_OUT_ITEM)
+		continue;
+	    atom.ul = r->left[i].reason;
+	    if (fn(arg, r->left[i].inst, &atom) < 0)
+		return -ENOMEM;
+	}
+	return 0;
+    } else {
+	unsigned	kind = lc_job_kind(item), nv = lc_job_kind_nval(kind), o = lc_job_off(item);
+
+	for (i = 0; i < now.n[kind]; i++) {
+	    const struct lc_jobdev *d = &now.dev[kind][i];
+
+	    for (b = 0; b < lc_job_nval(item); b++) {
+		uint64_t v = r->delta[kind][i * nv + o + b];
+		int inst = lc_job_nval(item) > 1 ? d->binst[b] : d->inst;
+
+		if (v == 0 || inst < 0)
+		    continue;
+		atom.ull = v;
+		if (fn(arg, inst, &atom) < 0)
+		    return -ENOMEM;
+	    }
+	}
+    }
+    return 0;
+}
+
+struct one_arg {
+    int		inst;
+    int		found;
+    pmAtomValue	*atom;
+};
+
+static int
+one_cb(void *arg, int inst, pmAtomValue *atom)
+{
+    struct one_arg *a = arg;
+
+    if (inst == a->inst && !a->found) {
+	*a->atom = *atom;
+	a->found = 1;
+    }
+    return 0;
+}
+
+/* the value of one instance (pmdaFetch() callback, -F): 1, 0 none, or < 0 */
+int
+lc_jobs_value(unsigned cluster, unsigned item, int inst, pmAtomValue *atom)
+{
+    struct one_arg a = { inst, 0, atom };
+    int		sts = lc_jobs_values(cluster, item, one_cb, &a);
+
+    return sts < 0 ? sts : a.found;
+}
