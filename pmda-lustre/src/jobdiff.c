@@ -373,7 +373,8 @@ left_add(struct lc_jobres *res, unsigned src, int inst, unsigned reason)
  */
 static unsigned
 one(const struct lc_jobrec *b, const struct lc_jobrec *e, unsigned src,
-    const struct lc_jobdev *bd, const struct lc_jobdev *ed, int b_any, int e_any, uint64_t *delta)
+    const struct lc_jobdev *bd, const struct lc_jobdev *ed, int b_any, int e_any, uint64_t *delta,
+    uint8_t *counted)
 {
     unsigned	kind = lc_job_sources[src].kind, k, v;
     int		b_read = 0, e_read = 0, b_known, e_known;
@@ -440,7 +441,8 @@ one(const struct lc_jobrec *b, const struct lc_jobrec *e, unsigned src,
 	    int bp = bd && bd->pres[v], ep = ed->pres[v];
 
 	    delta[v] = 0;
-	    if (reason == LC_JR_COUNTED && ep && (bp || !b_known))
+	    counted[v] = reason == LC_JR_COUNTED && ep && (bp || !b_known);
+	    if (counted[v])
 		delta[v] = ed->val[v] - (bp ? bd->val[v] : 0);
 	}
     }
@@ -473,14 +475,20 @@ lc_job_diff(const struct lc_jobrec *b, const struct lc_jobrec *e, struct lc_jobr
 
 	if (need > res->cap[kind]) {
 	    uint64_t *p = realloc(res->delta[kind], need * sizeof(*p));
+	    uint8_t *c;
 
 	    if (p == NULL)
 		return -1;
 	    res->delta[kind] = p;
+	    if ((c = realloc(res->counted[kind], need)) == NULL)
+		return -1;
+	    res->counted[kind] = c;
 	    res->cap[kind] = need;
 	}
-	if (need)
+	if (need) {
 	    memset(res->delta[kind], 0, need * sizeof(uint64_t));
+	    memset(res->counted[kind], 0, need);
+	}
 	for (src = 0; src < LC_JOB_NSOURCES; src++) {
 	    if (lc_job_sources[src].kind != kind)
 		continue;
@@ -496,7 +504,8 @@ lc_job_diff(const struct lc_jobrec *b, const struct lc_jobrec *e, struct lc_jobr
 		    bd = find_inst(b, kind, ed->inst);
 		}
 		if (note(res, src, bd, ed,
-			 one(b, e, src, bd, ed, b_any, e_any, res->delta[kind] + i * kind_nval[kind])) < 0)
+			 one(b, e, src, bd, ed, b_any, e_any, res->delta[kind] + i * kind_nval[kind],
+			     res->counted[kind] + i * kind_nval[kind])) < 0)
 		    return -1;
 	    }
 	    for (i = 0; i < b->n[kind]; i++) {
@@ -504,7 +513,7 @@ lc_job_diff(const struct lc_jobrec *b, const struct lc_jobrec *e, struct lc_jobr
 
 		if (kind == LC_JK_FS ? find_fs(e, bd->name) >= 0 : find_inst(e, kind, bd->inst) != NULL)
 		    continue;
-		if (note(res, src, bd, NULL, one(b, e, src, bd, NULL, b_any, e_any, NULL)) < 0)
+		if (note(res, src, bd, NULL, one(b, e, src, bd, NULL, b_any, e_any, NULL, NULL)) < 0)
 		    return -1;
 	    }
 	}
@@ -517,8 +526,10 @@ lc_jobres_free(struct lc_jobres *res)
 {
     unsigned	kind;
 
-    for (kind = 0; kind < LC_JK_N; kind++)
+    for (kind = 0; kind < LC_JK_N; kind++) {
 	free(res->delta[kind]);
+	free(res->counted[kind]);
+    }
     free(res->left);
     memset(res, 0, sizeof(*res));
 }

@@ -118,13 +118,16 @@ help(void)
 		   "(its id stored into lustreclient.control.job_begin; the instance %d\n"
 		   "of lustreclient.job.begin_time is named by it), per instance of that\n"
 		   "metric, reset-aware: what the job reporter's diff of a snapshot taken at\n"
-		   "the begin and one taken at this fetch gives.  Zero deltas are not sent:\n"
-		   "an instance without a value grew by 0, or its device's values of this\n"
+		   "the begin and one taken at this fetch gives.  %s\n"
 		   "file (%s) are left out, which\n"
 		   "lustreclient.job.slot%d.left_out.%s then says, with why.\n"
 		   "A device that appeared during the job counts from zero.  No values\n"
 		   "while the slot is not in use.\n\n",
-		   m->path, s, s, src->what, s, src->name);
+		   m->path, s, s,
+		   lc_job_kind(k) == LC_JK_FS
+		   ? "Every value counted is sent,\nzeros too: an instance without a value was not given at both ends (a\ncounter this Lustre does not have), or its device's values of this"
+		   : "Zero deltas are not sent:\nan instance without a value grew by 0, or its device's values of this",
+		   src->what, s, src->name);
 	}
 	for (k = 0; k < LC_JOB_NSOURCES; k++) {
 	    const struct lc_jobsource *src = &lc_job_sources[k];

@@ -358,7 +358,11 @@ lc_jobs_values(unsigned cluster, unsigned item, lc_jobs_fn fn, void *arg)
 		uint64_t v = r->delta[kind][i * nv + o + b];
 		int inst = lc_job_nval(item) > 1 ? d->binst[b] : d->inst;
 
-		if (v == 0 || inst < 0)
+		/* zero deltas are not sent for OSCs and MDCs (hundreds a client, most of
+		 * them idle in a job); a filesystem's and a bucket's are, so that "0"
+		 * and "not counted" (e.g. a counter this Lustre does not have) differ,
+		 * as they do in the reporter's diff */
+		if (!r->counted[kind][i * nv + o + b] || inst < 0 || (v == 0 && kind != LC_JK_FS))
 		    continue;
 		atom.ull = v;
 		if (fn(arg, inst, &atom) < 0)

@@ -2,8 +2,8 @@
  * The job view (lustreclient.job.*, lustreclient.control.*): per job, the
  * deltas of the summed counters since the job's prolog stored its id into
  * lustreclient.control.job_begin, by the reporter's diff rules
- * (reporter/lustre_jobreport/diff.py), zero-suppressed, with the devices
- * left out and why.
+ * (reporter/lustre_jobreport/diff.py), zero deltas of OSCs and MDCs not
+ * sent, with the devices left out and why.
  *
  * This header and jobdiff.c are pure (no libpcp, no files): the metric
  * table, the begin/now records, the delta and left-out computation and the
@@ -122,7 +122,10 @@ struct lc_jobleft {
 
 /* the outcome of one slot at one fetch */
 struct lc_jobres {
-    uint64_t	*delta[LC_JK_N];	/* per now device, lc_job_kind_nval(kind) each: 0 = absent */
+    uint64_t	*delta[LC_JK_N];	/* per now device, lc_job_kind_nval(kind) each */
+    uint8_t	*counted[LC_JK_N];	/* beside delta: the value counts (0: left out, or not
+					   given at the end, or not at the begin of a device
+					   that existed then) */
     size_t	cap[LC_JK_N];
     struct lc_jobleft *left;
     size_t	nleft, capleft;
@@ -131,7 +134,7 @@ struct lc_jobres {
 /*
  * The job's deltas from begin record b to now record e, as diff.py's
  * diff() of a snapshot taken at b and one taken at e: res->delta aligned
- * with e's devices (0: not counted, or no change); res->left the sources
+ * with e's devices, res->counted whether each counts; res->left the sources
  * of devices left out, each with one reason (precedence: REMOUNTED, GONE,
  * REPLACED, CLEARED, NOT_READ_AT_BEGIN, NOT_READ_AT_END, NOT_READ).
  * Returns 0, or -1 when out of memory.

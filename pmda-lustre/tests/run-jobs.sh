@@ -96,10 +96,10 @@ expect "pmLookupInDom by job id" "$W/lookup.out" '^ *1234 *$'
 pminfo -h "$L" -f lustreclient.job.begin_time > "$W/begin.out" 2>&1
 expect "begin_time names the job" "$W/begin.out" 'inst \[0 or "1234"\] value 1[0-9]\{9\}\.'
 pminfo -h "$L" -f lustreclient.job.slot0 > "$W/nogrowth.out" 2>&1
-if grep -q ' value ' "$W/nogrowth.out"; then
-    bad "nothing grew, nothing sent"; grep ' value ' "$W/nogrowth.out"
+if grep -q -E ' value [1-9]|(OST|MDT)[0-9a-f]+"\] value' "$W/nogrowth.out"; then
+    bad "nothing grew: no delta, no OSC or MDC value sent"; grep ' value [1-9]' "$W/nogrowth.out"
 else
-    ok "nothing grew, nothing sent"
+    ok "nothing grew: no delta, no OSC or MDC value sent"
 fi
 
 # 3. the job does I/O: known growth in llite, osc stats and rpc_stats
@@ -119,9 +119,14 @@ expect "llite.read_bytes delta" "$W/growth.out" 'inst \[[0-9]* or "scratch"\] va
 expect "fs.rpc.read delta" "$W/growth.out" 'inst \[[0-9]* or "scratch:4K"\] value 7$'
 expect "osc.write_bytes delta" "$W/growth.out" 'inst \[[0-9]* or "scratch-OST0001"\] value 20480$'
 # the same values through pmdaFetch's path are checked by the unit tests'
-# rules; here the slot must be empty of everything that did not grow
-n=$(grep -c ' value ' "$W/growth.out")
+# rules; here the slot must have no other growth, and no OSC or MDC zero
+# (filesystem and bucket zeros are sent: "0" is not "not counted" there)
+n=$(grep -c ' value [1-9]' "$W/growth.out")
 [ "$n" -eq 13 ] && ok "only what grew ($n values)" || bad "only what grew" "$n values, want 13"
+z=$(grep -c -E '(OST|MDT)[0-9a-f]+"\] value 0$' "$W/growth.out")
+[ "$z" -eq 0 ] && ok "no OSC or MDC zeros" || bad "no OSC or MDC zeros" "$z sent"
+z=$(grep -c -E '"proj"\] value 0$' "$W/growth.out")
+[ "$z" -gt 30 ] && ok "filesystem zeros sent ($z)" || bad "filesystem zeros sent" "$z"
 
 # 4. osc stats of scratch-OST0002 cleared: start time moved, counts down
 cat > "$D/osc/scratch-OST0002-osc-ffff8c2a4b9e0000/stats" <<'EOF'

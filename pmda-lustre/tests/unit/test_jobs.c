@@ -111,6 +111,19 @@ get(struct lc_jobrec *r, unsigned kind, int inst)
     return NULL;
 }
 
+/* whether value b of metric k of device inst counts (1), does not (0), or no such device (-1) */
+static int
+counted(const struct lc_jobrec *e, const struct lc_jobres *res, unsigned k, int inst, unsigned b)
+{
+    unsigned	kind = lc_job_kind(k);
+    size_t	i;
+
+    for (i = 0; i < e->n[kind]; i++)
+	if (e->dev[kind][i].inst == inst)
+	    return res->counted[kind][i * lc_job_kind_nval(kind) + lc_job_off(k) + b];
+    return -1;
+}
+
 static uint64_t
 delta(const struct lc_jobrec *e, const struct lc_jobres *res, unsigned k, int inst, unsigned b)
 {
@@ -182,10 +195,13 @@ test_growth(void)
     CHECK_U64(delta(&p.e, &p.res, K_RPC_WRITE, 0, 3), 7);
     CHECK_U64(delta(&p.e, &p.res, K_OSC_WB, 11, 0), 1ull << 40);
     CHECK_U64(delta(&p.e, &p.res, K_MDC_RC, 20, 0), 2);
-    /* zero suppression: unchanged values are 0 (absent) */
+    /* unchanged values are 0, and counted (the fetch leaves out OSC and MDC zeros) */
     CHECK_U64(delta(&p.e, &p.res, K_OPEN, 0, 0), 0);
     CHECK_U64(delta(&p.e, &p.res, K_READ_BYTES, 1, 0), 0);
     CHECK_U64(delta(&p.e, &p.res, K_OSC_RB, 10, 0), 0);
+    CHECK_INT(counted(&p.e, &p.res, K_OPEN, 0, 0), 1);
+    CHECK_INT(counted(&p.e, &p.res, K_OSC_RB, 10, 0), 1);
+    CHECK_INT(counted(&p.e, &p.res, K_READ_BYTES, 0, 0), 1);
     CHECK_INT(p.res.nleft, 0);
     /* the result of a second diff into the same res is the same */
     CHECK_INT(lc_job_diff(&p.b, &p.e, &p.res), 0);
@@ -223,6 +239,8 @@ test_cleared(void)
     CHECK_INT(run(&p), 0);
     CHECK_INT(reason(&p.res, LC_JS_OSC_STATS, 10), LC_JR_CLEARED);
     CHECK_U64(delta(&p.e, &p.res, K_OSC_RB, 10, 0), 0);
+    CHECK_INT(counted(&p.e, &p.res, K_OSC_RB, 10, 0), 0);
+    CHECK_INT(counted(&p.e, &p.res, K_READ_BYTES, 0, 0), 0);	/* the fs's llite stats: cleared */
     CHECK_INT(reason(&p.res, LC_JS_OSC_STATS, 11), 0);
     CHECK_U64(delta(&p.e, &p.res, K_OSC_RB, 11, 0), 100000 - 100 - K_OSC_RB);
     CHECK_INT(reason(&p.res, LC_JS_OSC_IMPORT, 10), 0);	/* import has no start time */
@@ -342,6 +360,8 @@ test_not_read(void)
     CHECK_INT(run(&p), 0);
     CHECK_INT(p.res.nleft, 0);
     CHECK_U64(delta(&p.e, &p.res, K_OPEN, 0, 0), 1000 - 100 - K_OPEN);
+    CHECK_INT(counted(&p.e, &p.res, K_LAT_READ, 0, 0), 0);   /* no value at either end: not sent */
+    CHECK_INT(counted(&p.e, &p.res, K_OPEN, 0, 0), 1);
     done(&p);
 
     /* read at begin, not now (still listed) -> 5 */
