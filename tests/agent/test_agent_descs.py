@@ -11,14 +11,16 @@ from lustre_sim import SimClient
 from pcp import pmapi
 from privpmcd import PrivatePmcd
 
-INSTANT = re.compile(r"\.(rpcs_in_flight\.\w+|pending_pages\.\w+|state|lnet\.msgs_(alloc|max)|agent\.fetch\.\w+)$")
+INSTANT = re.compile(r"\.(rpcs_in_flight\.\w+|pending_pages\.\w+|state|lnet\.msgs_(alloc|max)|agent\.fetch\.\w+"
+                     r"|left_out\.\w+)$")
 # settings (tunables) and identity strings are discrete
 DISCRETE = re.compile(r"(\.version|\.pagesize|\.mount_id|\.device|_start|\.max_pages_per_rpc|\.max_rpcs_in_flight"
                       r"|\.max_dirty_mb|\.checksums|\.max_read_ahead\w*_mb|\.hybrid_io\w*|^lustreclient\.kernel"
-                      r"|^lustreclient\.os)$")
+                      r"|^lustreclient\.os|^lustreclient\.control\.job_\w+|^lustreclient\.job\.(begin_time|slots))$")
 BYTES = re.compile(r"(_bytes|_length|\.pagesize)$")
 USEC = re.compile(r"(\.latency\.\w+|\.req_waittime)$")
-STRING = re.compile(r"(\.version|\.mount_id|\.device|\.state|^lustreclient\.kernel|^lustreclient\.os)$")
+STRING = re.compile(r"(\.version|\.mount_id|\.device|\.state|^lustreclient\.kernel|^lustreclient\.os"
+                    r"|^lustreclient\.control\.job_\w+)$")
 MIB = re.compile(r"_mb$")
 
 
@@ -45,7 +47,7 @@ def test_descriptors_help_and_rates(tmp_path):
                 bad.append(f"{name}: not usec")
             if MIB.search(name) and not (u.dimSpace == 1 and u.scaleSpace == c_api.PM_SPACE_MBYTE):
                 bad.append(f"{name}: not MiB")
-            if name.endswith("_start") and not (u.dimTime == 1 and u.scaleTime == c_api.PM_TIME_SEC
+            if name.endswith(("_start", "job.begin_time")) and not (u.dimTime == 1 and u.scaleTime == c_api.PM_TIME_SEC
                                                  and dd.type == c_api.PM_TYPE_DOUBLE):
                 bad.append(f"{name}: not a double in seconds")
             if dd.sem == c_api.PM_SEM_COUNTER and dd.type not in (c_api.PM_TYPE_U64, c_api.PM_TYPE_U32):
@@ -58,7 +60,9 @@ def test_descriptors_help_and_rates(tmp_path):
             except pmapi.pmErr as e:
                 bad.append(f"{name}: no help ({e})")
         assert not bad, "\n".join(bad)
-        assert len(names) == 188
+        # 188 of the client, 4 of the job view's control and slots, 8 job slots of 52 deltas and
+        # 6 left_out each
+        assert len(names) == 188 + 4 + 8 * (52 + 6)
         # pmval turns a counter into a rate, and shows a gauge as it is
         out = subprocess.run(["pmval", "-h", pmcd.spec, "-s", "2", "-t", "0.2",
                               "lustreclient.osc.write_bytes"], capture_output=True, text=True).stdout
