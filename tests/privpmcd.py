@@ -60,6 +60,7 @@ class Pmcd:
     value once the agent answers. Subclasses say what those are."""
 
     probe_metric = ""
+    access = ""     # a pmcd.conf [access] section (DEFAULT_ACCESS: the one PCP ships); "": none, all allowed
 
     def __init__(self, workdir: Path):
         self.workdir = Path(workdir)
@@ -74,6 +75,11 @@ class Pmcd:
     def socket_path(self) -> Path:
         return self.workdir / "pmcd.socket"
 
+    @property
+    def local_spec(self) -> str:
+        """This pmcd over its unix socket: what pmcd's access control calls a local connection."""
+        return f"unix:{self.socket_path}"
+
     def prepare(self) -> tuple[str, str]:
         """Write what the agent needs; return (pmcd.conf line, PMNS text)."""
         raise NotImplementedError
@@ -82,7 +88,7 @@ class Pmcd:
         self.workdir.mkdir(parents=True, exist_ok=True)
         conf_line, pmns = self.prepare()
         (self.workdir / "root").write_text(pmns)
-        (self.workdir / "pmcd.conf").write_text(conf_line + "\n")
+        (self.workdir / "pmcd.conf").write_text(conf_line + "\n" + self.access)
         last_error = ""
         for _attempt in range(3):  # a port picked free can be taken before pmcd binds it
             self.port = free_port()
@@ -124,14 +130,19 @@ class Pmcd:
         self.stop()
 
 
+# pmcd.conf's [access] as Debian's pcp ships it: stores only over local (unix socket) connections
+DEFAULT_ACCESS = '[access]\ndisallow ".*" : store;\ndisallow ":*" : store;\nallow "local:*" : all;\n'
+
+
 class PrivatePmcd(Pmcd):
     """The real pmdalustreclient on a client tree."""
 
     probe_metric = "lustreclient.version"
 
     def __init__(self, workdir: Path, tree: Path, *, page_size: int | None = None,
-                 agent: Path = AGENT, extra_agent_args: tuple[str, ...] = ()):
+                 agent: Path = AGENT, extra_agent_args: tuple[str, ...] = (), access: str = ""):
         super().__init__(workdir)
+        self.access = access
         self.tree, self.agent = Path(tree), Path(agent)
         self.page_size, self.extra_agent_args = page_size, extra_agent_args
 

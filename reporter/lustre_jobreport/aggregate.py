@@ -111,7 +111,12 @@ def aggregate(delta: JobDelta) -> dict[str, FsTotals]:
                    if m.startswith(P + "osc.") for d in _present_instances(delta, m)}
     buckets: dict[str, list[str]] = {}
     for metric in catalog.names(catalog.RPC_HISTOGRAM):
-        for inst in _present_instances(delta, metric):
+        # the buckets the agents export at the end; read through the job view (no end values
+        # of the histogram), those its deltas have: the agent sends every bucket counted, zeros too
+        table = delta.tables.get(metric)
+        exported = (_present_instances(delta, metric) if metric in delta.end_snapshot.metrics
+                    else table.instances if table is not None else [])
+        for inst in exported:
             fs, _, size = inst.rpartition(":")
             if not catalog.is_size_label(size):
                 delta.issues.append(Issue("METRIC_TYPE", None, fs or None,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 ROOT = "lustreclient"
 P = ROOT + "."
+DOMAIN = 220               # pmdalustreclient's PMDA domain (pmda-lustre/domain.h)
 
 # Roles (what the report does with a metric).
 VOLUME = "volume"          # llite bytes and calls, summed per filesystem
@@ -240,3 +241,74 @@ def cluster_of_pmid(pmid: str | None, name: str) -> int | None:
 
 def wanted(name: str) -> bool:
     return name in BY_NAME
+
+
+# ---- the agent's job view (issue 11) ---------------------------------------------------------
+# A job on many nodes is not snapshotted centrally at its start: each node's prolog stores the
+# job id into its own agent (lustreclient.control.job_begin, a local store), which keeps the
+# job's begin values and serves the job's deltas since then, already differenced by diff's
+# rules, under lustreclient.job.slot<S>.<metric> (S: the job's slot, found by its id in the
+# JOB_INDOM instance domain). Zero deltas are not sent; a device whose values the delta leaves
+# out is listed, with why, under lustreclient.job.slot<S>.left_out.<source>. PMIDs, items and
+# codes are the agent's contract (pmda-lustre/README.md, "Per-job deltas").
+JOB_BEGIN_CONTROL = P + "control.job_begin"
+JOB_BEGIN_TIME = P + "job.begin_time"
+JOB_INDOM_SERIAL = 5
+JOB_SLOTS = 8
+JOB_CLUSTER = 21
+JOB_SLOT_CLUSTER0 = 22
+# The summed counters the agent keeps per job, in the agent's item order (item = index).
+JOB_METRICS: tuple[str, ...] = tuple(P + n for n in (
+    "llite.read_bytes", "llite.write_bytes", "llite.read_calls", "llite.write_calls",
+    *(f"llite.{op}" for op in METADATA_OPS),
+    "llite.latency.read", "llite.latency.write",
+    *(f"llite.readahead.{k}" for k in ("hits", "misses", "read_but_discarded", "readahead_pages")),
+    *(f"llite.hybrid.{k}" for k in HYBRID_COUNTERS),
+    "fs.rpc.read", "fs.rpc.write",
+    *(f"osc.{k}" for k in ("read_bytes", "write_bytes", "read_rpcs", "write_rpcs", "req_waittime", "req_count")),
+    "osc.reconnects", "mdc.reconnects"))
+JOB_LEFT_OUT_ITEM0 = 56
+
+
+@dataclass(frozen=True)
+class JobSource:
+    """A stats file whose devices the job view can leave out: its agent name and indom."""
+    key: str                # lustreclient.job.slot<S>.left_out.<key>
+    source: Source
+    indom: str
+
+
+_SRC = {s.name: s for s in SOURCES}
+JOB_SOURCES: tuple[JobSource, ...] = (
+    JobSource("llite_stats", _SRC["llite stats"], FS),
+    JobSource("llite_read_ahead", _SRC["llite read_ahead_stats"], FS),
+    JobSource("osc_rpc_stats", _SRC["osc rpc_stats"], FS_BUCKET),   # the per-fs histogram, per fs
+    JobSource("osc_stats", _SRC["osc stats"], OSC),
+    JobSource("osc_import", _SRC["osc import"], OSC),
+    JobSource("mdc_import", _SRC["mdc import"], MDC),
+)
+# Why the agent left a device's values of a source out of the job's delta (left_out.* values);
+# each is one of the diff's cases (diff.py), told by the agent, which saw both ends.
+CLEARED, REPLACED, REMOUNTED, NOT_READ_AT_BEGIN, NOT_READ_AT_END, GONE, NOT_READ = range(1, 8)
+
+
+def job_view_name(name: str) -> str:
+    """lustreclient.osc.read_bytes -> lustreclient.job.osc.read_bytes: a job delta, slot aside."""
+    return P + "job." + name[len(P):]
+
+
+def job_left_out_name(js: JobSource) -> str:
+    return P + "job.left_out." + js.key
+
+
+def job_slot_names(slot: int) -> dict[str, str]:
+    """The agent's names of a slot's metrics -> the slot-free names a snapshot keeps them under."""
+    out = {f"{P}job.slot{slot}.{m[len(P):]}": job_view_name(m) for m in JOB_METRICS}
+    out.update({f"{P}job.slot{slot}.left_out.{js.key}": job_left_out_name(js) for js in JOB_SOURCES})
+    return out
+
+
+# What the end of a job read through the job view fetches beside the deltas: everything the end
+# snapshot has but the counters (their deltas come from the agent) and the start times (the
+# agent judged the clears).
+JOB_END_METRICS = tuple(m.name for m in METRICS if m.role not in SUMMED and m.role != START)

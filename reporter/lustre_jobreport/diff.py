@@ -90,14 +90,17 @@ def device_of(instance: str) -> str:
 GROUP_HOSTS_FROM = 4
 
 
-def _host_issues(begin: Snapshot, end: Snapshot) -> tuple[list[str], list[str], list[Issue]]:
+def host_issues(begin_hosts: dict, end: Snapshot, *, job_view: bool = False) -> tuple[list[str], list[str], list[Issue]]:
+    """The hosts whose deltas are used, those left out, and why (HOST_UNREACHABLE). begin_hosts:
+    the begin snapshot's hosts; job_view: there is none (the agents kept the start), every host
+    of the end fetch is the job's."""
     used, missing = [], []
     alike: dict[tuple[str, str], list[str]] = {}     # (at job start|end, why) -> hosts
-    for name in sorted(set(begin.hosts) | set(end.hosts)):
-        b, e = begin.hosts.get(name), end.hosts.get(name)
-        if b is None:
+    for name in sorted(set(begin_hosts) | set(end.hosts)):
+        b, e = begin_hosts.get(name), end.hosts.get(name)
+        if b is None and not job_view:
             key = ("start", "")
-        elif not b.ok:    # whether or not the end read it: nothing to difference from
+        elif b is not None and not b.ok:    # whether or not the end read it: nothing to difference from
             key = ("start", b.error or "")
         elif e is None:
             key = ("end", "")
@@ -228,7 +231,7 @@ def _read_mask(group: _Group, pairs: dict[str, _Pair], n_hosts: int, at_end: boo
 
 
 def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
-    hosts, missing, issues = _host_issues(begin, end)
+    hosts, missing, issues = host_issues(begin.hosts, end)
     b = _Side(begin, rows_of(begin, hosts), "start")
     e = _Side(end, rows_of(end, hosts), "end")
     n = len(hosts)
@@ -310,17 +313,22 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
         left_out.incomplete.setdefault(host, set()).add(fs)
     issues += left_out.issues
 
+    versions = lustre_facts(end, hosts, issues)
+    return JobDelta(begin=begin.taken_at, end=end.taken_at, hosts=hosts, hosts_missing=missing,
+                    versions=versions, tables=tables, end_snapshot=end, issues=issues,
+                    incomplete=left_out.incomplete)
+
+
+def lustre_facts(end: Snapshot, hosts: list[str], issues: list[Issue]) -> dict[str, str]:
+    """Each host's Lustre version at the end; a host with no filesystem mounted is said (NO_LUSTRE)."""
     versions = {}
-    for r, host in enumerate(hosts):
+    for host in hosts:
         v = end.value(P + "version", host, SINGULAR)
         if isinstance(v, str):
             versions[host] = v
         if not _mount_ids(end, host):
             issues.append(Issue("NO_LUSTRE", host, None, f"no Lustre filesystem is mounted on {host}"))
-
-    return JobDelta(begin=begin.taken_at, end=end.taken_at, hosts=hosts, hosts_missing=missing,
-                    versions=versions, tables=tables, end_snapshot=end, issues=issues,
-                    incomplete=left_out.incomplete)
+    return versions
 
 
 def _mount_ids(snap: Snapshot, host: str) -> dict[str, str]:

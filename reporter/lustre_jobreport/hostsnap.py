@@ -61,6 +61,14 @@ def not_reached(seconds: float) -> str:
     return f"not reached: the snapshot stopped after {seconds:.3g} s to keep its time bound"
 
 
+def no_job_values(job_id: str, reason: str, unknown: bool) -> str:
+    """A host whose agent cannot give the job's deltas (the job view, issue 11)."""
+    if unknown:
+        return (f"its agent has no begin values of job {job_id} (the agent restarted during the job, "
+                f"the node's prolog could not store the job's start, or newer jobs took its slot)")
+    return f"its agent has no job view ({reason}: pmdalustreclient older than the reporter?)"
+
+
 PMINFO_MISSING = "pminfo not found (install pcp)"
 
 

@@ -113,6 +113,41 @@ class Catalog:
             return self._entry
 
 
+class JobCatalogs:
+    """What the end of a job read through the agent's job view fetches from each host: the job
+    end metrics (catalog.JOB_END_METRICS) and the deltas of the job's slot, which the host's
+    agent names (one pmLookupInDom of the job id). Slots differ between hosts (each agent gives
+    out its own), so there is a Catalog per slot; the deltas are kept under slot-free names
+    (catalog.job_slot_names), so the hosts stack into one table per metric whatever their slot."""
+
+    def __init__(self, job_id: str) -> None:
+        self.job_id = job_id
+        self._by_slot: dict[int, tuple[Catalog, dict[str, str]]] = {}
+        self._lock = threading.Lock()
+
+    def for_slot(self, slot: int) -> tuple[Catalog, dict[str, str]]:
+        with self._lock:
+            got = self._by_slot.get(slot)
+            if got is None:
+                rename = catalog.job_slot_names(slot)
+                got = (Catalog(catalog.JOB_END_METRICS + (catalog.JOB_BEGIN_TIME,) + tuple(rename)), rename)
+                self._by_slot[slot] = got
+            return got
+
+
+JOB_INDOM = (catalog.DOMAIN << 22) | catalog.JOB_INDOM_SERIAL
+
+
+def _job_slot(ctx, job_id: str) -> int:
+    """The slot the host's agent keeps the job in (pmLookupInDom of JOB_INDOM)."""
+    sts = pmapi.LIBPCP.pmUseContext(ctx.ctx)
+    if sts >= 0:
+        sts = pmapi.LIBPCP.pmLookupInDom(JOB_INDOM, job_id.encode("ascii", "replace"))
+    if sts < 0:
+        raise pmapi.pmErr(sts)
+    return sts
+
+
 def _reason(exc) -> str:
     """libpcp's words for an error, as pminfo prints them (the bindings append their call's
     arguments, e.g. the host list, which the report does not need)."""
@@ -122,16 +157,24 @@ def _reason(exc) -> str:
 
 
 def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None,
-                given_up: Callable[[], bool] = lambda: False) -> HostSnapshot:
+                given_up: Callable[[], bool] = lambda: False, job: JobCatalogs | None = None) -> HostSnapshot:
     """One host's values. given_up: asked once the answer is in; True (the fan-out stopped
     waiting for this host) skips decoding it, which would only take the CPU from the work that
-    goes on (writing the spool, the report)."""
+    goes on (writing the spool, the report). job: read the job's deltas from the agent's job
+    view, with the job end metrics (a host whose agent does not know the job is not read)."""
     try:
         ctx = pmapi.pmContext(c_api.PM_CONTEXT_HOST, spec)
     except pmapi.pmErr as exc:
         return hostsnap.failed(host, spec, hostsnap.cannot_connect(_reason(exc)))
     cat = catalog_cache or Catalog()
+    rename: dict[str, str] = {}
     try:
+        if job is not None:
+            try:
+                cat, rename = job.for_slot(_job_slot(ctx, job.job_id))
+            except pmapi.pmErr as exc:
+                return hostsnap.failed(host, spec, hostsnap.no_job_values(job.job_id, _reason(exc),
+                                                                          exc.code == c_api.PM_ERR_INST))
         names, pmids, pmid_texts, descs = cat.lookup(ctx)
         result = ctx.pmFetch(pmids)
         if given_up():
@@ -158,6 +201,7 @@ def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None,
                         keep = [j for j, label in enumerate(labels) if label is not None]
                         labels = [labels[j] for j in keep]
                         values = values[keep] if isinstance(values, np.ndarray) else [values[j] for j in keep]
+                name = rename.get(name, name)
                 snap.metrics[name] = Column(labels, values)
                 snap.sems[name] = _SEMS.get(sem, "instant")
                 snap.pmids[name] = pmid

@@ -12,7 +12,7 @@ from . import REPORT_SCHEMA
 from .aggregate import aggregate
 from .clients import clients
 from .config import Config
-from .diff import Issue, diff
+from .diff import Issue, JobDelta, diff
 from .flags import JobContext, evaluate
 from .snapfile import Snapshot
 
@@ -25,12 +25,18 @@ def _iso(epoch: float) -> str:
 JOB_FACTS = ("name", "partition", "account", "command", "num_nodes", "num_tasks")
 
 
-def build(begin: Snapshot, end: Snapshot, cfg: Config, *, job_id: str | None = None,
-          user: str | None = None, shared_hosts: dict[str, str] | None = None,
-          facts: dict | None = None) -> dict:
-    """The report document. shared_hosts: hosts the scheduler says other jobs used meanwhile;
-    facts: the scheduler's JOB_FACTS of the job (job name, partition ...)."""
-    delta = diff(begin, end)
+def build(begin: Snapshot, end: Snapshot, cfg: Config, **kw) -> dict:
+    """The report document of two snapshots (kw: from_delta's)."""
+    return from_delta(diff(begin, end), cfg, **kw)
+
+
+def from_delta(delta: JobDelta, cfg: Config, *, job_id: str | None = None,
+               user: str | None = None, shared_hosts: dict[str, str] | None = None,
+               facts: dict | None = None) -> dict:
+    """The report document of a job's deltas (diff.diff's, or jobview.delta's: the agents' job
+    view). shared_hosts: hosts the scheduler says other jobs used meanwhile; facts: the
+    scheduler's JOB_FACTS of the job (job name, partition ...)."""
+    end = delta.end_snapshot
     totals = aggregate(delta)
     min_elapsed = cfg.values["flags"]["min_elapsed_s"]
     rates_judged = delta.elapsed_s >= min_elapsed

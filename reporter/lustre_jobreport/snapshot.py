@@ -148,7 +148,7 @@ def fetch_pminfo(t: HostTarget, timeout_s: float, env: dict[str, str],
 def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_timeout_s: float,
               parallel: int = 64, backend: str = "auto", deadline_s: float | None = None,
               metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS, after_each_s: float = 0,
-              processes: int = 1) -> Fetched:
+              processes: int = 1, job_id: str | None = None) -> Fetched:
     """Fetch all targets, at most `parallel` at a time; a host that fails is recorded with its
     error, never raised. metrics: what to fetch (catalog.BEGIN_METRICS for a job's start).
 
@@ -166,8 +166,13 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
 
     processes: a PMAPI fan-out of hundreds of hosts is spread over this many worker processes
     (0: one per core; see procfanout), each fanning out over its share as above.
+
+    job_id: read each host's deltas of this job from its agent's job view (with the job end
+    metrics; `metrics` is not used): PCP's bindings only.
     """
     backend = choose_backend(backend)
+    if job_id is not None and backend != "pmapi":
+        raise JobReportError("reading the agents' job view needs PCP's Python bindings (python3-pcp)")
     stopped = threading.Event()   # set when the fan-out gives up: hosts still answering skip decoding
     # A duplicated name would silently overwrite a host: refuse it instead.
     seen: set[str] = set()
@@ -187,12 +192,13 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
         if workers > 1:
             taken_at = time.time()
             kw = {"connect_timeout_s": connect_timeout_s, "fetch_timeout_s": fetch_timeout_s,
-                  "parallel": parallel, "backend": backend, "metrics": metrics}
+                  "parallel": parallel, "backend": backend, "metrics": metrics, "job_id": job_id}
             return Fetched(taken_at, procfanout.fetch(targets, workers, deadline_s, after_each_s, kw))
         cache = pcpfetch.Catalog(metrics)
+        job = pcpfetch.JobCatalogs(job_id) if job_id is not None else None
 
         def fetch(t: HostTarget) -> HostSnapshot:
-            return pcpfetch.fetch_pmapi(t.name, t.spec, cache, given_up=stopped.is_set)
+            return pcpfetch.fetch_pmapi(t.name, t.spec, cache, given_up=stopped.is_set, job=job)
     else:
         env = dict(os.environ, **timeouts)
 

@@ -1,0 +1,89 @@
+"""jobview.delta on hand-made job view answers: each reason code the agent gives becomes the
+data_quality entry diff.py writes for the same case, values it left out are not counted, and an
+OSC the agent sent no delta for counts as zero unless it was left out on that host."""
+
+from __future__ import annotations
+
+from lustre_jobreport import catalog, jobview
+from lustre_jobreport.catalog import P
+from lustre_jobreport.hostsnap import HostSnapshot, failed
+from lustre_jobreport.snapfile import SINGULAR, Column, Snapshot
+
+JOB = "77"
+OSTS = ["scratch-OST0000", "scratch-OST0001", "scratch-OST0002"]
+
+
+def host(name: str, *, osc_read: dict[str, int], left_out: dict[str, dict[str, int]] | None = None,
+         llite_read: dict[str, int] | None = None) -> HostSnapshot:
+    h = HostSnapshot(name, name, ok=True, fetched_at=1000.0)
+
+    def put(metric: str, values: dict, sem: str = "counter") -> None:
+        h.metrics[metric] = Column.from_dict(values)
+        h.sems[metric] = sem
+
+    put(P + "version", {SINGULAR: "2.15.4"}, "discrete")
+    put(P + "llite.mount_id", {"scratch": "scratch-ffff0001", "home": "home-ffff0002"}, "discrete")
+    put(P + "osc.device", {o: o + "-osc-ffff0001" for o in OSTS}, "discrete")
+    put(catalog.JOB_BEGIN_TIME, {JOB: 400 * catalog.START_UNIT_US}, "discrete")
+    put(catalog.job_view_name(P + "llite.read_bytes"), llite_read if llite_read is not None else {"scratch": 10, "home": 0})
+    if osc_read:
+        put(catalog.job_view_name(P + "osc.read_bytes"), osc_read)
+    for key, codes in (left_out or {}).items():
+        js = next(j for j in catalog.JOB_SOURCES if j.key == key)
+        put(catalog.job_left_out_name(js), codes, "instant")
+    return h
+
+
+def delta(*hosts: HostSnapshot):
+    return jobview.delta(Snapshot.from_hosts(1000.0, list(hosts)), JOB)
+
+
+def test_sent_deltas_are_counted_and_absent_osc_deltas_are_zero():
+    d = delta(host("a", osc_read={"scratch-OST0001": 5}), host("b", osc_read={"scratch-OST0000": 7}))
+    t = d.tables[P + "osc.read_bytes"]
+    assert t.instances == ["scratch-OST0001", "scratch-OST0000"]
+    assert t.delta.tolist() == [[5, 0], [0, 7]] and t.counted.all()
+    assert d.issues == [] and d.hosts == ["a", "b"] and d.begin == 400.0 and d.end == 1000.0
+
+
+def test_a_cleared_osc_is_a_counter_reset_and_not_counted_on_that_host_only():
+    d = delta(host("a", osc_read={"scratch-OST0001": 5}, left_out={"osc_stats": {"scratch-OST0001": catalog.CLEARED}}),
+              host("b", osc_read={"scratch-OST0001": 7}))
+    t = d.tables[P + "osc.read_bytes"]
+    assert t.counted.tolist() == [[False], [True]] and t.delta.tolist() == [[0], [7]]
+    [q] = d.issues
+    assert (q.id, q.host, q.fs) == ("COUNTER_RESET", "a", "scratch")
+    assert q.detail == ("osc stats of scratch-OST0001 on a were cleared during the job; left out of the totals, "
+                        "which come from the rest")
+    assert d.incomplete == {"a": {"scratch"}}
+
+
+def test_each_missing_code_is_said_as_the_diff_says_it():
+    codes = {"scratch-OST0000": catalog.NOT_READ_AT_BEGIN, "scratch-OST0001": catalog.NOT_READ_AT_END,
+             "scratch-OST0002": catalog.GONE}
+    d = delta(host("a", osc_read={}, left_out={"osc_stats": codes}))
+    said = sorted(q.detail for q in d.issues)
+    assert [q.id for q in d.issues] == ["VALUES_MISSING"] * 3
+    assert any("OST0000" in s and "could not be read at job start on a" in s for s in said)
+    assert any("OST0001" in s and "could not be read at job end on a" in s for s in said)
+    assert any("OST0002" in s and "were gone at job end on a" in s for s in said)
+
+
+def test_a_remount_is_one_remount_entry_and_the_filesystem_left_out():
+    d = delta(host("a", osc_read={"scratch-OST0000": 3}, llite_read={"scratch": 10},
+                   left_out={"llite_stats": {"home": catalog.REMOUNTED}}))
+    [q] = d.issues
+    assert (q.id, q.host, q.fs) == ("REMOUNT", "a", "home")
+    assert d.incomplete == {"a": {"home"}}
+    t = d.tables[P + "llite.read_bytes"]
+    assert t.instances == ["scratch"] and t.counted.tolist() == [[True]]
+
+
+def test_hosts_not_read_or_without_the_job_are_left_out_and_grouped():
+    hosts = [host("a", osc_read={})] + [failed(f"n{i}", f"n{i}", "its agent has no begin values of job 77 (...)")
+                                       for i in range(5)]
+    d = delta(*hosts)
+    assert d.hosts == ["a"] and d.hosts_missing == [f"n{i}" for i in range(5)]
+    [q] = d.issues
+    assert q.id == "HOST_UNREACHABLE" and q.host is None
+    assert q.detail.startswith("5 hosts could not be read at job end: its agent has no begin values of job 77")
