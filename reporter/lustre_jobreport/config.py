@@ -26,6 +26,9 @@ DEFAULTS: dict[str, Any] = {
         "parallel": 64,             # hosts fetched at once (per process)
         "processes": 1,             # large fan-outs over this many processes; 0 = one per core, at most 8
         "host_spec": "{host}",      # PCP host spec of a scheduler node name, e.g. "{host}-ib:44321"
+        # Where a node's prolog stores a job's start into its own agent (the job view): a local
+        # connection, which pmcd's default access control allows to store ({host}: the node name).
+        "local_spec": "local:",
     },
     # Node name -> PCP host spec, for nodes whose pmcd is not at host_spec (free-form keys).
     "hosts": {},
@@ -39,6 +42,10 @@ DEFAULTS: dict[str, Any] = {
         "log": "syslog",       # "syslog" (daemon facility) or a log file path
         "prolog_timeout_s": 5.0,
         "prolog_cli_max_hosts": 16,    # jobs on <= this many nodes: one pminfo per node at start
+        # Slurm jobs on at least this many nodes are read through the agents' job view: each
+        # node's prolog stores the job's start into its own agent, the epilog reads the deltas
+        # (nothing spooled; the way a 12,000-node job fits the bounds). 0 = never.
+        "job_view_from_nodes": 512,
         "epilog_timeout_s": 30.0,
         "scheduler_timeout_s": 10.0,   # scontrol show job, squeue
         "check_shared_nodes": True,    # Slurm: ask squeue which other jobs used the job's nodes
@@ -100,6 +107,10 @@ class Config:
     @property
     def snapshot(self) -> dict[str, Any]:
         return self.values["snapshot"]
+
+    def local_spec(self, node: str) -> str:
+        """Where a node's own pmcd is, for the local store of a job's start (the job view)."""
+        return self.values["snapshot"]["local_spec"].format(host=node)
 
     def host_spec(self, node: str) -> str:
         """Where the pmcd of a scheduler node is: the [hosts] map, else the host_spec pattern."""
@@ -184,6 +195,7 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     "snapshot.parallel": _number(1, whole=True),
     "snapshot.processes": _number(0, 64, whole=True),
     "snapshot.host_spec": _host_pattern,
+    "snapshot.local_spec": _host_pattern,
     "hooks.spool_dir": _path(False),
     "hooks.spool_max_age_days": _number(MIN_SPOOL_AGE_DAYS),
     "hooks.records_dir": _path(True),
@@ -192,6 +204,7 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     "hooks.log": _path(False, also="syslog"),
     "hooks.prolog_timeout_s": _HOOK_TIMEOUT,
     "hooks.prolog_cli_max_hosts": _number(0, whole=True),
+    "hooks.job_view_from_nodes": _number(0, whole=True),
     "hooks.epilog_timeout_s": _HOOK_TIMEOUT,
     "hooks.scheduler_timeout_s": _TIMEOUT,
     "hooks.check_shared_nodes": _bool,

@@ -8,6 +8,9 @@ taken is a change here only.
   format either way (snapshot.fetch_all).
 - end (epilog): the hosts of the begin snapshot, in-process, within END_SNAPSHOT_SHARE of the
   time left (the rest is the report's).
+- a Slurm job on at least [hooks] job_view_from_nodes nodes is not snapshotted at its start:
+  every node's prolog stores the job's start into its own agent (store_begin), and the epilog
+  reads the job's deltas from every agent (end_job_view; jobview.py makes the JobDelta).
 Light at import: each function imports what its path needs.
 """
 
@@ -96,6 +99,72 @@ def end(begin_snap, cfg, budget: Budget) -> Taken:
     targets = [snapshot.HostTarget(name, h.spec) for name, h in begin_snap.hosts.items() if h.ok]
     taken = _fetch(targets, cfg, budget, budget.left() * END_SNAPSHOT_SHARE, "auto", after_each_s=REPORT_S_PER_HOST)
     return replace(taken, snap=Snapshot.from_hosts(taken.snap.taken_at, taken.snap.hosts, consume=True))
+
+
+# ---- the agents' job view (issue 11) -----------------------------------------------------------
+
+def job_view(job, cfg) -> bool:
+    """Whether the job is read through the agents' job view: a Slurm job on at least [hooks]
+    job_view_from_nodes nodes (Slurm runs the prolog on every node of a job, which the job view
+    needs; a PBS prologue runs on the primary host only)."""
+    least = int(cfg.values["hooks"]["job_view_from_nodes"])
+    return job.scheduler == "slurm" and least > 0 and len(set(job.nodes)) >= least
+
+
+STORE_TIMEOUT_S = 3.0     # a local pmcd answers a store in milliseconds; a hung one costs this
+
+
+def store_begin(job, cfg, budget: Budget) -> str:
+    """Tell this node's agent that the job starts (one local pmstore of
+    lustreclient.control.job_begin): the agent keeps the job's begin values for the epilog.
+    Returns what the store said; raises JobReportError (one line) if it failed."""
+    import os
+    import subprocess
+
+    from .errors import JobReportError
+
+    spec = cfg.local_spec(job.this_node)
+    budget.step = f"storing the job's start into the local agent ({spec})"
+    timeout = max(MIN_STEP_S, min(STORE_TIMEOUT_S, budget.left() - AFTER_SNAPSHOT_S))
+    env = dict(os.environ, PMCD_CONNECT_TIMEOUT=f"{timeout:g}", PMCD_REQUEST_TIMEOUT=f"{timeout:g}")
+    cmd = ["pmstore", "-h", spec, catalog.JOB_BEGIN_CONTROL, job.job_id]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
+                              stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise JobReportError("pmstore not found (install pcp): the job's start is not kept") from None
+    except subprocess.TimeoutExpired:
+        raise JobReportError(f"the local pmcd ({spec}) did not answer the store of the job's start "
+                             f"within {timeout:.3g} s") from None
+    said = " ".join((proc.stderr or proc.stdout).split())[:300]
+    if proc.returncode != 0:
+        raise JobReportError(f"the local agent did not keep the job's start ({spec}): {said or 'pmstore failed'}")
+    return said
+
+
+def end_job_view(job, cfg, budget: Budget) -> Taken:
+    """The job's deltas from every node's agent (and the end metrics), stacked for the report."""
+    from .snapfile import Snapshot
+
+    budget.step = "reading the node list"
+    targets = _targets(job, cfg)
+    left = budget.left() * END_SNAPSHOT_SHARE
+    budget.step = f"reading the job view of {len(targets)} host(s)"
+    from . import snapshot
+    fetched = snapshot.fetch_all(targets, parallel=int(cfg.snapshot["parallel"]), backend="auto",
+                                 processes=int(cfg.snapshot["processes"]), job_id=job.job_id,
+                                 after_each_s=REPORT_S_PER_HOST, **_times(cfg, left))
+    taken = _taken(fetched)
+    return replace(taken, snap=Snapshot.from_hosts(fetched.taken_at, fetched.hosts, consume=True))
+
+
+def job_delta(begin_snap, end_snap, job_id: str):
+    """The job's deltas: of the two snapshots, or (no begin snapshot) of the agents' job view."""
+    if begin_snap is None:
+        from . import jobview
+        return jobview.delta(end_snap, job_id)
+    from .diff import diff
+    return diff(begin_snap, end_snap)
 
 
 def _targets(job, cfg):
