@@ -1,10 +1,10 @@
 """`lustre-jobreport prolog` / `epilog`: the scheduler hooks' work (DESIGN §5).
 
 prolog (job start, first node of a Slurm job / PBS primary host): snapshot every node of the job
-into the spool; for a Slurm job read through the agents' job view, every node stores the job's
-start into its own agent instead (hooksnap.job_view). epilog (job end, same node): snapshot the same hosts again, build the report,
-deliver it to the job (delivery), write the HTML where configured, store the job record, drop
-the begin snapshot and expire stale ones. `--limits` tells the wrappers their bound and log.
+into the spool (a large Slurm job's: every node keeps its start in its own agent, hooksnap.
+job_view). epilog (job end, same node): read the hosts again, build the report, deliver it to
+the job (delivery), write the HTML where configured, store the job record, drop the begin
+snapshot and expire stale ones. `--limits` tells the wrappers their bound and log.
 
 Rules: the command always exits 0 and gives up by itself before [hooks] <kind>_timeout_s
 (watchdog); every problem is one line in the log (hooklog: syslog or a file), never a word to
@@ -54,9 +54,7 @@ def _read_enough(taken: hooksnap.Taken, at: str, log: HookLog, otherwise: str) -
 
 def prolog(job, cfg, log: HookLog, budget: Budget) -> None:
     if hooksnap.job_view(job, cfg):   # every node: its own agent keeps the job's start
-        said = _attempt(log, budget, "storing the job's start into the local agent", hooksnap.store_begin,
-                        job, cfg, budget)
-        if said is not None:
+        if (said := _attempt(log, budget, "keeping the job's start", hooksnap.store_begin, job, cfg, budget)):
             log.info(f"job start kept by the local agent: {said}")
         return
     if not job.acts_here:
@@ -97,9 +95,8 @@ def _slurm_facts(job, hk: dict, log: HookLog, budget: Budget) -> tuple[dict | No
 
 def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin, argv: list[str],
             env: dict[str, str]) -> None:
-    """The end snapshot, the report and its delivery: each step that fails is one log line and
-    costs only what needs it (no text: no delivery; the record needs the report alone).
-    begin: the begin snapshot; None: the job is read through the agents' job view."""
+    """The end snapshot (begin None: the agents' job view), the report and its delivery: a step
+    that fails is one log line and costs only what needs it (the record needs the report alone)."""
     from . import delivery
 
     hk = cfg.values["hooks"]
@@ -107,8 +104,7 @@ def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin, argv: li
     if begin is not None and not any(h.ok for h in begin.hosts.values()):
         log.error("no host was read at job start; no report")
         return
-    # the report's heavier modules load while the end snapshot waits on the network
-    threading.Thread(target=_preload, args=(hk["html"] != "off",), daemon=True).start()
+    threading.Thread(target=_preload, args=(hk["html"] != "off",), daemon=True).start()   # during the fetch
     end = hooksnap.end(begin, cfg, budget) if begin is not None else hooksnap.end_job_view(job, cfg, budget)
     if not _read_enough(end, "end", log, "no report"):
         return
@@ -117,11 +113,9 @@ def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin, argv: li
     from . import jobenv, render, report
     facts = (jobenv.slurm_facts(fields, env, job) if job.scheduler == "slurm"
              else jobenv.pbs_epilogue_facts(argv, job))
-    delta = _attempt(log, budget, "differencing the counters", hooksnap.job_delta, begin, end.snap, job.job_id)
-    if delta is None:
-        return
-    doc = _attempt(log, budget, "building the report", report.from_delta, delta, cfg, job_id=job.job_id,
-                   user=job.user, shared_hosts=shared or None, facts=facts)
+    doc = _attempt(log, budget, "building the report", lambda: report.from_delta(
+        hooksnap.job_delta(begin, end.snap, job.job_id), cfg, job_id=job.job_id, user=job.user,
+        shared_hosts=shared or None, facts=facts))
     if doc is None:
         return
     text = _attempt(log, budget, "rendering the report", render.render_text, doc)
@@ -149,8 +143,7 @@ def epilog(job, cfg, log: HookLog, budget: Budget, out: TextIO, argv: list[str] 
     argv, env = argv or [], env or {}
     hk = cfg.values["hooks"]
     if hooksnap.job_view(job, cfg):   # nothing spooled: the agents kept the job's start
-        _report(job, cfg, log, budget, out, None, argv, env)
-        return
+        return _report(job, cfg, log, budget, out, None, argv, env)
     budget.step = "opening the spool"
     spool_dir = hooksnap.open_spool(hk)
     try:
@@ -190,15 +183,13 @@ def run(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
             log.error(str(exc))
             return 0
         log.context = f"{scheduler} {kind} job {job.job_id}"
-        if not job.acts_here and not (kind == "prolog" and scheduler == "slurm"):
-            return 0  # another node of the job: the first one does the work for all of them
         try:
             cfg = config.load(config_path, strict=False)
         except Exception as exc:
             log.error(f"configuration unusable, nothing done: {exc}")
             return 0
-        if not job.acts_here and not hooksnap.job_view(job, cfg):
-            return 0  # another node of the job, not read through the job view: nothing to do here
+        if not job.acts_here and not (kind == "prolog" and hooksnap.job_view(job, cfg)):
+            return 0  # another node of the job: the first one does the work for all of them
         log.target = cfg.values["hooks"]["log"]
         for problem in cfg.problems:
             log.error(f"config: {problem}")

@@ -251,9 +251,9 @@ def test_reporter_missing_crashing_or_hanging(rig, case):
     assert "error: slurm prolog job 7: " in line
 
 
-@pytest.mark.parametrize("broken", ["report.build", "render.render_text"])
+@pytest.mark.parametrize("broken", ["report.from_delta", "render.render_text"])
 def test_an_internal_error_is_one_log_line_and_exit_0(rig, node, monkeypatch, broken):
-    """The reporter's own code failing in the middle (report.build, render) is caught and logged
+    """The reporter's own code failing in the middle (building the report, render) is caught and logged
     in one line; the job's begin snapshot does not stay behind in the spool, and what does not
     need the failed step still happens (the record needs the report, not its text)."""
     from hookkit import slurm_env

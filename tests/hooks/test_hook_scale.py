@@ -2,8 +2,8 @@
 read in its bound and names the rest; the epilog reads only those again and reports their
 numbers, exactly, with the hosts not read named in one "Not trusted" line and in the record.
 
-2,000 node names of one job all lead to one private pmcd running the real agent on a sim tree
-of 100 OSTs: one pmcd answers far fewer than 2,000 fetches in the prolog's 3 s, whatever the
+2,000 node names of one job (read the central way: the job view's is test_hook_jobview) all lead
+to one private pmcd running the real agent on a sim tree of 100 OSTs: one pmcd answers far fewer than 2,000 fetches in the prolog's 3 s, whatever the
 machine, so the job is always too large for its bound here.
 """
 
@@ -35,7 +35,7 @@ def test_a_job_too_large_for_the_bounds_reports_what_was_read_and_names_the_rest
     client, pmcd = wide_node
     names = [f"n{i:04d}" for i in range(NODES)]
     rig = Rig(wdir, job_user, {n: pmcd.spec for n in names}, prolog_timeout_s=3.0, epilog_timeout_s=12.0,
-              hooks_extra="prolog_cli_max_hosts = 0", snapshot="parallel = 16")
+              hooks_extra="prolog_cli_max_hosts = 0\njob_view_from_nodes = 0", snapshot="parallel = 16")
     job = dict(nodelist=f"n[0000-{NODES - 1}]", node="n0000")
 
     rc, took, out, err = rig.prolog(**job)

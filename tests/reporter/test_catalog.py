@@ -30,8 +30,32 @@ def test_every_catalogued_metric_is_the_agents_with_the_cluster_the_catalog_says
     for m in catalog.METRICS:
         assert m.name in pmns, f"{m.name} is not in the agent's pmns"
         assert pmns[m.name][0] == m.cluster, f"{m.name}: pmns cluster {pmns[m.name][0]}, catalog {m.cluster}"
-    # every cluster the agent has is one stats file the catalog can name
-    assert {c for c, _ in pmns.values()} <= {c for s in catalog.SOURCES for c in s.clusters}
+    # every cluster the agent has is one stats file the catalog can name, or the job view's
+    job_view = {catalog.JOB_CLUSTER, *range(catalog.JOB_SLOT_CLUSTER0, catalog.JOB_SLOT_CLUSTER0 + catalog.JOB_SLOTS)}
+    assert {c for c, _ in pmns.values()} - job_view <= {c for s in catalog.SOURCES for c in s.clusters}
+
+
+def test_the_job_view_is_the_agents_item_for_item():
+    """catalog.JOB_METRICS and JOB_SOURCES are the agent's slot tables (pmda-lustre/src/jobdiff.c)
+    in its item order: a row added or moved there without here would put deltas under wrong names."""
+    pmns = agent_pmids()
+    P = catalog.P
+    assert pmns[catalog.JOB_BEGIN_CONTROL] == (catalog.JOB_CLUSTER, 0)
+    assert pmns[catalog.JOB_BEGIN_TIME] == (catalog.JOB_CLUSTER, 2)
+    slot_items = {}
+    for name, (cluster, item) in pmns.items():
+        if re.match(re.escape(P) + r"job\.slot\d+\.", name):
+            slot_items.setdefault(cluster, {})[item] = name
+    assert sorted(slot_items) == list(range(catalog.JOB_SLOT_CLUSTER0, catalog.JOB_SLOT_CLUSTER0 + catalog.JOB_SLOTS))
+    for s in range(catalog.JOB_SLOTS):
+        names = catalog.job_slot_names(s)
+        want = {k: f"{P}job.slot{s}.{m[len(P):]}" for k, m in enumerate(catalog.JOB_METRICS)}
+        want.update({catalog.JOB_LEFT_OUT_ITEM0 + j: f"{P}job.slot{s}.left_out.{js.key}"
+                     for j, js in enumerate(catalog.JOB_SOURCES)})
+        assert slot_items[catalog.JOB_SLOT_CLUSTER0 + s] == want
+        assert set(names) == set(want.values())
+    # the deltas are of the counters the report sums, each of them
+    assert set(catalog.JOB_METRICS) == set(catalog.names(*catalog.SUMMED))
 
 
 def test_a_snapshot_takes_exactly_the_catalogued_metrics():
