@@ -309,6 +309,8 @@ def job_slot_names(slot: int) -> dict[str, str]:
 
 
 # What the end of a job read through the job view fetches beside the deltas: everything the end
-# snapshot has but the counters (their deltas come from the agent) and the start times (the
-# agent judged the clears).
-JOB_END_METRICS = tuple(m.name for m in METRICS if m.role not in SUMMED and m.role != START)
+# snapshot has but the counters (their deltas come from the agent), the start times and the OSC
+# and MDC device names (the agent judged the clears and the replaced devices; the OSTs a job
+# has are those with a state). The mounts stay: the report's filesystems are the mounted ones.
+JOB_END_METRICS = tuple(m.name for m in METRICS if m.role not in SUMMED and m.role != START
+                        and not (m.role == DEVICE and m.indom in (OSC, MDC)))
