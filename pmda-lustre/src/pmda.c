@@ -486,13 +486,45 @@ store_id(const pmValueSet *vs, const char *what, char id[LC_JOB_ID_MAX + 2])
     return 0;
 }
 
+/*
+ * Who each client context is: pmcd passes the uid it has from a unix socket
+ * connection's credentials (PMDA_FLAG_AUTHORIZE).  pmcd's shipped [access]
+ * lets every local user store; a job's start is root's word only (the
+ * prolog runs as root), else any user on a node could take a job's slot
+ * again mid-job, or evict it, and make its deltas wrong.
+ */
+#define LC_MAX_CONTEXTS	4096
+static int	ctx_uid[LC_MAX_CONTEXTS];	/* uid + 1; 0: not told */
+
+static int
+lc_attribute(int ctx, int attr, const char *value, int length, pmdaExt *pmda)
+{
+    if (attr == PMDA_ATTR_USERID && ctx >= 0 && ctx < LC_MAX_CONTEXTS) {
+	char	*end;
+	long	uid = strtol(value, &end, 10);
+
+	ctx_uid[ctx] = (end != value && *end == '\0' && uid >= 0 && uid < INT32_MAX) ? (int)uid + 1 : 0;
+    }
+    return pmdaAttribute(ctx, attr, value, length, pmda);
+}
+
+static void
+lc_end_context(int ctx)
+{
+    if (ctx >= 0 && ctx < LC_MAX_CONTEXTS)
+	ctx_uid[ctx] = 0;
+}
+
 static int
 lc_store(pmResult *result, pmdaExt *pmda)
 {
     char	id[LC_JOB_ID_MAX + 2];
-    int		i, sts;
+    int		i, sts, ctx = pmdaGetContext();
 
     (void)pmda;
+    /* root only, as pmcd saw it on a unix socket (over TCP pmcd knows no uid) */
+    if (ctx < 0 || ctx >= LC_MAX_CONTEXTS || ctx_uid[ctx] != 0 + 1)
+	return PM_ERR_PERMISSION;
     /* all or nothing: every value set checked before any is acted on */
     for (i = 0; i < result->numpmid; i++) {
 	pmID pmid = result->vset[i]->pmid;
@@ -1016,6 +1048,9 @@ main(int argc, char **argv)
     dispatch.version.seven.fetch = lc_fetch;
     dispatch.version.seven.instance = lc_instance;
     dispatch.version.seven.store = lc_store;
+    dispatch.version.seven.attribute = lc_attribute;
+    dispatch.comm.flags |= PMDA_FLAG_AUTHORIZE;	/* pmcd tells each client's uid */
+    pmdaSetEndContextCallBack(&dispatch, lc_end_context);
     pmdaSetFetchCallBack(&dispatch, lc_fetchCallBack);
     if (!use_pmdafetch)
 	pmdaSetResultCallBack(&dispatch, lc_fast_fetch_done);

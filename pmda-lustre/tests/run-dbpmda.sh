@@ -138,6 +138,7 @@ check_only "" lustreclient.job.slot0.llite.read_bytes
 : > "$log"
 { echo "debug appl0"
   echo "open pipe $AGENT -d 220 -h $HERE/help -l $log -r $tree -D appl0"
+  echo 'attr 11 "0"'
   echo 'store lustreclient.control.job_begin "42"'
   echo "fetch lustreclient.job.slot3.osc.read_bytes"
   echo "fetch lustreclient.job.slot0.llite.read_bytes"; } | timeout 60 dbpmda -n root -ie > "$OUT/jobreads.out" 2>&1

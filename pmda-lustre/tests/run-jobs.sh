@@ -9,8 +9,10 @@
 #   - an osc stats file cleared (start time moved, counts down): left_out 1;
 #     an OST gone: left_out 6, its name still looked up; the fs histogram
 #     summed over fewer OSCs went backwards: left_out 1 on that fs;
-#   - a store over TCP (inet) is refused by pmcd (no permission), a bad job
-#     id and a store to another metric by the agent; job_end frees the slot.
+#   - a store from another host is refused by pmcd (no permission); a store
+#     over TCP even from this host, or by a user other than root over the
+#     unix socket, by the agent (a job's start is root's word: the prolog's);
+#     a bad job id and a store to another metric too; job_end frees the slot.
 # pmcd is stopped by PID.  UPDATE=1 sh tests/run-jobs.sh rewrites the golden.
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
@@ -169,13 +171,31 @@ expect "fs histogram went backwards: reason 1" "$W/rpc.out" 'inst \[[0-9]* or "p
 # 6. access control: "local:" is the unix socket and localhost (127.0.0.1);
 # a store over TCP from any other address is refused by pmcd's [access]
 # section: a store through this host's own non-loopback address stands for
-# one from another host.
+# one from another host.  pmcd lets every local user store; the agent takes
+# a job's start from root only, by the uid pmcd has from the unix socket
+# (over TCP, even from localhost, pmcd knows no uid).
 if pmstore -h "$H" lustreclient.control.job_begin 998 > "$W/localhost.out" 2>&1; then
-    ok "localhost (TCP) store allowed, as local:"
+    bad "localhost (TCP) store refused by the agent" "accepted"
 else
-    bad "localhost (TCP) store allowed, as local:"; cat "$W/localhost.out"
+    expect "localhost (TCP) store refused by the agent" "$W/localhost.out" 'No permission'
 fi
-pmstore -h "$L" lustreclient.control.job_end 998 > /dev/null 2>&1 || bad "job_end 998"
+if ! command -v setpriv > /dev/null 2>&1; then
+    echo "jobs store by another user refused: skipped (no setpriv)"
+else
+    chmod 755 "$W"
+    if setpriv --reuid=65534 --regid=65534 --clear-groups \
+	pmstore -h "$L" lustreclient.control.job_begin 997 > "$W/user.out" 2>&1; then
+	bad "store by another user refused" "accepted"
+    else
+	expect "store by another user refused" "$W/user.out" 'No permission'
+    fi
+fi
+pminfo -h "$L" -f lustreclient.job.begin_time > "$W/after-local.out" 2>&1
+if grep -q '"99[78]"' "$W/after-local.out"; then
+    bad "refused stores had no effect"
+else
+    ok "refused stores had no effect"
+fi
 if [ -z "$R" ]; then
     echo "jobs remote store refused: skipped (this host has no non-loopback IPv4 address)"
 elif pmstore -h "$R" lustreclient.control.job_begin 999 > "$W/remote.out" 2>&1; then
