@@ -88,9 +88,9 @@ class Catalog:
             got = self._raw_listings.setdefault(key, self.listing(indom, ids, names))
         return got
 
-    def labels(self, listing: tuple[int, dict[int, str]], insts: np.ndarray) -> list[str | None]:
+    def labels(self, listing: tuple[int, dict[int, str]], insts: np.ndarray | tuple[int, ...]) -> list[str | None]:
         """The names of a metric's instances (None: not in the listing), in the result's order."""
-        key = (listing[0], np.ascontiguousarray(insts, dtype=np.int32).tobytes())
+        key = (listing[0], insts if isinstance(insts, tuple) else np.ascontiguousarray(insts, dtype=np.int32).tobytes())
         got = self._labels.get(key)
         if got is None:
             names = listing[1]
@@ -197,7 +197,7 @@ def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None,
                 if indom == c_api.PM_INDOM_NULL:
                     labels = [SINGULAR] * len(insts)
                 elif indom == JOB_INDOM and job is not None:   # the slot is the job: no listing to read
-                    labels = [job.job_id if inst == slot else None for inst in insts.tolist()]
+                    labels = [job.job_id if inst == slot else None for inst in list(insts)]
                     if None in labels:
                         keep = [j for j, label in enumerate(labels) if label is not None]
                         labels, values = [labels[j] for j in keep], values[keep]
@@ -326,9 +326,9 @@ def _vsets(res) -> list[int]:
 
 
 def _values(ctx, res, i: int, vset: int, numval: int, valfmt: int, mtype: int,
-            strings: dict | None = None) -> tuple[np.ndarray, np.ndarray | list[str]]:
-    """Instance ids and values of one metric in a fetch result (doubles as float64, the rest
-    of the numbers as uint64).
+            strings: dict | None = None) -> tuple[np.ndarray | tuple[int, ...], np.ndarray | list[str]]:
+    """Instance ids (a tuple for the small sets read without numpy) and values of one metric
+    in a fetch result (doubles as float64, the rest of the numbers as uint64).
 
     pmExtractValue through the bindings costs ~7 us a value: 0.2 s for the 25,000 values of a
     2,048-OSC client, 200 s of one core for a 1,000-host job. For 64-bit values (u64 counters,
@@ -354,7 +354,7 @@ def _values(ctx, res, i: int, vset: int, numval: int, valfmt: int, mtype: int,
                 got = flat[1::2]
         if got is not None:
             raw = np.array(got, dtype=np.uint64)
-            return np.array(insts, dtype=np.int32), raw.view(as_dtype) if wide else raw
+            return insts, raw.view(as_dtype) if wide else raw     # a tuple: labels key on it as it is
     vlist = np.frombuffer(ctypes.string_at(vset + _VLIST_OFFSET, numval * _VALUE.itemsize), _VALUE)
     if mtype == c_api.PM_TYPE_U32 and valfmt == c_api.PM_VAL_INSITU:   # the value is in the pmValue
         return vlist["inst"], (vlist["ptr"] & 0xFFFFFFFF).astype(np.uint64)

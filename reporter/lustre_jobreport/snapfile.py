@@ -116,19 +116,20 @@ class Snapshot:
             names.update(dict.fromkeys(h.metrics))
         metrics = {}
         for metric in names:
-            columns = [(row, h.metrics[metric]) for row, h in enumerate(fetched) if metric in h.metrics]
+            # (row, column, whether its values are strings) of the hosts that have the metric
+            columns = [(row, c, not isinstance(c.values, np.ndarray)) for row, h in enumerate(fetched)
+                       if (c := h.metrics.get(metric)) is not None]
             declared = catalog.get(metric)
             if declared is not None:
                 is_string = declared.kind == "string"
             else:   # not in the catalog: the type most hosts gave
-                is_string = 2 * sum(c.is_string for _, c in columns) > len(columns)
-            columns = [(row, c) for row, c in columns if c.is_string == is_string]
+                is_string = 2 * sum(s for _, _, s in columns) > len(columns)
             sem = next((h.sems[metric] for h in fetched if metric in h.sems), "instant")
             pmid = next((h.pmids[metric] for h in fetched if metric in h.pmids), None)
             # Hosts fetched together share their instance lists (pcpfetch.Catalog hands out one
             # list per distinct listing): each distinct list is looked at once, not per host.
             instances: dict[str, None] = {}
-            distinct = {id(c.instances): c.instances for _, c in columns}
+            distinct = {id(c.instances): c.instances for _, c, s in columns if s == is_string}
             for names_of_host in distinct.values():
                 instances.update(dict.fromkeys(names_of_host))
             order = list(instances)
@@ -137,10 +138,15 @@ class Snapshot:
             shape = (len(fetched), len(order))
             values = np.full(shape, "", dtype=object) if is_string else np.zeros(shape, dtype=np.uint64)
             present = np.zeros(shape, dtype=bool)
-            for row, c in columns:
+            for row, c, s in columns:
+                if s != is_string:
+                    continue      # another type than the catalog's: left out (diff says so)
                 if in_order[id(c.instances)]:
                     values[row] = c.values
                     present[row] = True
+                elif len(c.instances) == 1:       # a sparse answer (a job view delta): one value
+                    values[row, col[c.instances[0]]] = c.values[0]
+                    present[row, col[c.instances[0]]] = True
                 else:
                     idx = np.array([col[i] for i in c.instances], dtype=np.intp)
                     values[row, idx] = c.values
@@ -194,6 +200,8 @@ def _parsed(h: HostSnapshot, repeats: dict[int, tuple[list, bool]]) -> HostSnaps
         from .pminfoparse import parse_pminfo
         h = parse_pminfo(h.pminfo.decode("utf-8", "replace"), h.host, h.spec, h.fetched_at or 0.0)
     for name, c in h.metrics.items():
+        if len(c.instances) < 2:
+            continue                      # nothing to repeat
         seen = repeats.get(id(c.instances))
         if seen is None:
             seen = repeats[id(c.instances)] = (c.instances, len(set(c.instances)) != len(c.instances))
