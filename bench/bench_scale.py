@@ -14,12 +14,20 @@ epilog's, so that each one's peak RSS is that size's:
   epilog: the begin snapshot taken out of the spool (spool.take), the end snapshot of the same
           hosts (fetch_all of catalog.SNAPSHOT_METRICS, stacked as hooksnap.end stacks it),
           report.build, render.render_text and records.store, as hooks._report calls them
-          (no scheduler facts; delivery, appending <= 40 lines of text, is not measured).
+          (no scheduler facts; delivery, appending <= 40 lines of text, is not measured);
+  job view: the same job read the agents' way (a Slurm job on [hooks] job_view_from_nodes nodes
+          or more): before the prolog, each stand-in agent is told the job's start as each node's
+          prolog tells its own (one local pmstore of lustreclient.control.job_begin: its wall
+          time and the agent's CPU are printed, with the reporter's start-up: a node's prolog);
+          after the I/O, the first node's epilog in a fresh process: fetch_all with job_id
+          (the deltas and the end metrics), stacked, jobview.delta + report.from_delta,
+          render_text, records.store. Nothing is spooled.
 
 Floors, measured in the same processes just before the subject: (a) per host one pmNewContext +
 pmLookupName of the same metrics + one pmFetch + pmFreeResult, nothing decoded, on the same
 number of threads and (the first --floor-hosts of) the same hosts: what any PMAPI fan-out pays;
-(b) snapfile.read of the spool file: the way back of what the prolog writes.
+(b) snapfile.read of the spool file: the way back of what the prolog writes. The job view's
+floor (a) is the same bare fetch of its metrics (the job's slot, the end metrics).
 
 The stand-in pmcds and agents share this machine's cores with the reporter, so the wall times
 here are the stand-ins' more than the reporter's. Printed beside them: the reporter's own CPU
@@ -157,7 +165,9 @@ def values_per_host(fetched) -> dict:
     if host is None:
         return {"all": 0, "u64": 0, "osc": 0}
     sizes = {name: len(c.instances) for name, c in host.metrics.items()}
-    declared = {name: catalog.get(name) for name in sizes}
+    # a job view delta (lustreclient.job.<metric>) is counted as its metric's kind
+    declared = {name: catalog.get(name) or catalog.get(name.replace(catalog.P + "job.", catalog.P, 1))
+                for name in sizes}
     return {"all": sum(sizes.values()),
             "u64": sum(n for name, n in sizes.items() if not host.metrics[name].is_string),
             "osc": sum(n for name, n in sizes.items() if declared[name] is not None
@@ -250,6 +260,77 @@ def epilog_child(a: dict) -> dict:
     out["report_lines"] = len(text.splitlines())
     out["hosts_in_report"] = len(doc["job"]["hosts"])
     return out
+
+
+def job_view_child(a: dict) -> dict:
+    """The epilog of a job read through the agents' job view (hooks._report with no begin
+    snapshot): every host's deltas and end metrics (fetch_all job_id=), stacked, jobview.delta,
+    report.from_delta, render, record. Floor (a): the same metrics of the job's slot, bare."""
+    from lustre_jobreport import (catalog, config, hooks, jobview, pcpfetch, records, render, report,  # noqa: F401
+                                  snapfile, snapshot)
+
+    startup = own_cpu()
+    standins, parallel, n = a["standins"], a["parallel"], a["hosts"]
+    targets = [snapshot.HostTarget(f"node{h:05d}", a["specs"][h % len(a["specs"])]) for h in range(n)]
+    os.environ.update(PMCD_CONNECT_TIMEOUT=f"{CONNECT_S:g}", PMCD_REQUEST_TIMEOUT=f"{FETCH_S:g}")
+    out: dict = {"startup": startup}
+    slot_names = tuple(catalog.job_slot_names(a["slot"]))
+    floor, floor_stage = measured(lambda: floor_fan_out([t.spec for t in targets[:a["floor_hosts"]]],
+                                                        catalog.JOB_END_METRICS + (catalog.JOB_BEGIN_TIME,)
+                                                        + slot_names, parallel), standins)
+    out["floor"] = {**floor, **floor_stage}
+    fetched, fetch = measured(lambda: snapshot.fetch_all(targets, backend="pmapi", parallel=parallel, job_id=a["job"],
+                                                         connect_timeout_s=CONNECT_S, fetch_timeout_s=FETCH_S),
+                              standins)
+    out["fetch"], out["values"] = {**fetch, **failures(fetched)}, values_per_host(fetched)
+    end, out["stack"] = measured(lambda: snapfile.Snapshot.from_hosts(fetched.taken_at, fetched.hosts, consume=True),
+                                 standins)
+    del fetched
+    doc, out["build"] = measured(lambda: report.from_delta(jobview.delta(end, a["job"]), config.Config(),
+                                                           job_id=a["job"]), standins)
+    text, out["render"] = measured(lambda: render.render_text(doc), standins)
+    _, out["record"] = measured(lambda: records.store(doc, a["records"], "bench", a["job"], {"scheduler": "slurm"}),
+                                standins)
+    out["report_lines"] = len(text.splitlines())
+    out["hosts_in_report"] = len(doc["job"]["hosts"])
+    out["read_bytes"] = sum(fs["read_bytes"] + fs["write_bytes"] for fs in doc["filesystems"].values())
+    return out
+
+
+def store_job_begin(pmcds, job: str) -> dict:
+    """What each node's prolog does for a job read through the job view: one local pmstore of
+    lustreclient.control.job_begin (over the pmcd's unix socket); wall time of each, and the
+    agents' CPU for keeping the job's begin values (their reading of every stats file)."""
+    from lustre_jobreport import catalog
+
+    walls, agent_cpu = [], 0.0
+    for p in pmcds:
+        agents = children_of(p.proc.pid)
+        c0 = standin_cpu(agents)
+        t0 = time.perf_counter()
+        subprocess.run(["pmstore", "-h", p.local_spec, catalog.JOB_BEGIN_CONTROL, job], check=True,
+                       stdout=subprocess.DEVNULL)
+        walls.append(time.perf_counter() - t0)
+        agent_cpu += standin_cpu(agents) - c0
+    return {"wall_max": max(walls), "wall_median": sorted(walls)[len(walls) // 2], "agent_cpu": agent_cpu / len(pmcds)}
+
+
+def job_slot(spec: str, job: str) -> int:
+    from lustre_jobreport import catalog
+
+    got = subprocess.run(["pminfo", "-h", spec, "-f", catalog.JOB_BEGIN_TIME], check=True, capture_output=True,
+                         text=True).stdout
+    for line in got.splitlines():
+        if f'"{job}"' in line:
+            return int(line.split("inst [", 1)[1].split(" ", 1)[0])
+    raise RuntimeError(f"no slot for job {job} on {spec}: {got}")
+
+
+def reporter_startup() -> float:
+    """Wall time of starting the reporter as a node's prolog does (interpreter, the hook modules)."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import lustre_jobreport.hooks, lustre_jobreport.hooksnap"], check=True)
+    return time.perf_counter() - t0
 
 
 def run_child(kind: str, args: dict) -> dict:
@@ -350,6 +431,44 @@ def print_size(n: int, pro: dict, epi: dict) -> dict:
     return row
 
 
+def print_job_view(n: int, stored: dict, startup_wall: float, v: dict) -> dict:
+    """One size's figures of the job view: each node's prolog, then the first node's epilog."""
+    print(f"job view, {n:,} hosts (every node's prolog stores the job's start into its own agent; nothing spooled)")
+    prolog_wall = startup_wall + stored["wall_max"]
+    print(f"  each node's prolog: reporter start {startup_wall:.2f} s + local pmstore {stored['wall_median'] * 1000:.0f} ms "
+          f"(slowest {stored['wall_max'] * 1000:.0f} ms; the agent's CPU to keep the begin values "
+          f"{stored['agent_cpu'] * 1000:.0f} ms) = {prolog_wall:.2f} s, whatever the job's size")
+    print(f"  epilog (start-up {v['startup']:.2f} s CPU)")
+    for line in fan_out_lines("job view fetch", v["fetch"], v["floor"], n, v["values"]):
+        print(line)
+    for key, label in (("stack", "stacking"), ("build", "delta + report"), ("render", "render_text"),
+                       ("record", "records.store")):
+        print(stage_line(label, v[key], n))
+    stages = [v[k] for k in ("fetch", "stack", "build", "render", "record")]
+    row = {"hosts": n, "prolog_wall": prolog_wall, "epilog_wall": sum(s["wall"] for s in stages),
+           "epilog_cpu": v["startup"] + sum(s["cpu"] for s in stages),
+           "epilog_per_host": sum(s["cpu"] for s in stages) / n, "epilog_rss": max(s["rss"] for s in stages),
+           "read": v["hosts_in_report"]}
+    row["epilog_covers"] = covered(EPILOG_GOAL_S, v["startup"], row["epilog_per_host"])
+    print(f"  on one core, from the reporter's CPU alone: the {EPILOG_GOAL_S:g} s epilog covers "
+          f"{row['epilog_covers']:,} hosts ({ms(row['epilog_cpu'] - v['startup'], n)}); "
+          f"{v['hosts_in_report']:,} hosts in the report")
+    return row
+
+
+def print_job_view_summary(rows: list[dict]) -> None:
+    print("\njob view against the goals (prolog: each node's own; epilog: the first node's; no spool)")
+    print(f"  {'hosts':>6}  {'prolog wall':>11}  {'epilog wall':>11} {'cpu':>7}  {'peak RSS':>9}")
+    for r in rows:
+        print(f"  {r['hosts']:>6,}  {r['prolog_wall']:>9.2f} s  {r['epilog_wall']:>9.1f} s {r['epilog_cpu']:>5.1f} s  "
+              f"{r['epilog_rss'] / MiB:>5.0f} MiB")
+    big = rows[-1]
+    print(f"  largest job, {big['hosts']:,} hosts: prolog {met(big['prolog_wall'] <= PROLOG_GOAL_S)}; epilog wall "
+          f"{met(big['epilog_wall'] <= EPILOG_GOAL_S)}, reporter CPU {met(big['epilog_cpu'] <= EPILOG_GOAL_S)} "
+          f"(one core covers {big['epilog_covers']:,}); peak RSS {met(big['epilog_rss'] <= RSS_GOAL)}; "
+          f"spool met (none)")
+
+
 def _share(stages: list[dict]) -> float:
     standin, own = sum(s["standin"] for s in stages), sum(s["cpu"] for s in stages)
     return standin / (standin + own) if standin + own else 0.0
@@ -404,21 +523,29 @@ def run_sizes(sizes: list[int], n_pmcds: int, parallel: int, floor_hosts: int) -
               f"fan-out {parallel} threads, {CONNECT_S:g} s connect, {FETCH_S:g} s fetch, no deadline; "
               f"floors on at most {floor_hosts:,} of the hosts; {os.cpu_count()} cores shared by reporter "
               f"and stand-ins")
-        rows = []
+        rows, view_rows = [], []
+        startup_wall = reporter_startup()
         for n in sizes:
             job = f"scale{n}"
             common = {"hosts": n, "specs": specs, "standins": standins, "parallel": parallel,
                       "floor_hosts": min(n, floor_hosts), "spool": str(base / "spool"),
                       "records": str(base / "records"), "job": job}
             warm(specs)
+            # the same job read the job view's way too: every node's prolog stores its start
+            view_job = f"view{n}"
+            stored = store_job_begin(pmcds, view_job)
             pro = run_child("prolog", common)
             for i, tree in enumerate(trees):      # the job's I/O, so that its report has numbers
                 tree.run("ior", f"fs{i % FILESYSTEMS}")
             warm(specs)
             epi = run_child("epilog", common)
             rows.append(print_size(n, pro, epi))
+            warm(specs)
+            view = run_child("jobview", {**common, "job": view_job, "slot": job_slot(specs[0], view_job)})
+            view_rows.append(print_job_view(n, stored, startup_wall, view))
             sys.stdout.flush()
         print_summary(rows)
+        print_job_view_summary(view_rows)
     finally:
         for p in pmcds:
             p.stop()
@@ -427,7 +554,7 @@ def run_sizes(sizes: list[int], n_pmcds: int, parallel: int, floor_hosts: int) -
 
 def main(argv: list[str]) -> int:
     if len(argv) == 5 and argv[1] == "--child":   # one size's prolog or epilog (run_child)
-        figures = (prolog_child if argv[2] == "prolog" else epilog_child)(json.loads(argv[3]))
+        figures = {"prolog": prolog_child, "epilog": epilog_child, "jobview": job_view_child}[argv[2]](json.loads(argv[3]))
         Path(argv[4]).write_text(json.dumps(figures))
         return 0
     from lustre_jobreport import config
