@@ -146,7 +146,7 @@ def _aligned(t: MetricTable | None, rows: np.ndarray, instances: list[str]) -> t
 
 
 @dataclass
-class _Side:
+class Side:
     """One snapshot restricted to the job's hosts (rows in JobDelta.hosts order)."""
     snap: Snapshot
     rows: np.ndarray
@@ -178,7 +178,7 @@ def _comparable(t: MetricTable | None) -> bool:
 class _Pair:
     """One summed counter at both ends, in one instance order (the union of both snapshots')."""
     instances: list[str]
-    cols: np.ndarray      # each instance's device column in its _Group
+    cols: np.ndarray      # each instance's device column in its SourceGroup
     b_vals: np.ndarray
     b_pres: np.ndarray
     e_vals: np.ndarray
@@ -186,7 +186,7 @@ class _Pair:
 
 
 @dataclass
-class _Group:
+class SourceGroup:
     """The summed counters of one source kind (stats file) over one kind of device."""
     source: catalog.Source
     indom: str
@@ -202,7 +202,7 @@ class _Group:
         return np.array([self.index.setdefault(d, len(self.index)) for d in devices], dtype=np.intp)
 
 
-def _device_table(side: _Side, indom: str, devices: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _device_table(side: Side, indom: str, devices: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Which devices the host's device listing had (known), their identities, and whether the
     host's fetch had a device listing at all (without one, known falls back to 'was read')."""
     metric = catalog.DEVICE_METRIC.get(indom)
@@ -215,7 +215,7 @@ def _device_table(side: _Side, indom: str, devices: list[str]) -> tuple[np.ndarr
     return known, ids, listed
 
 
-def _read_mask(group: _Group, pairs: dict[str, _Pair], n_hosts: int, at_end: bool) -> np.ndarray:
+def _read_mask(group: SourceGroup, pairs: dict[str, _Pair], n_hosts: int, at_end: bool) -> np.ndarray:
     """read[h, d]: some summed value of the group's source was there for device d on host h."""
     out = np.zeros((n_hosts, len(group.index)), dtype=bool)
     for metric in group.metrics:
@@ -232,12 +232,12 @@ def _read_mask(group: _Group, pairs: dict[str, _Pair], n_hosts: int, at_end: boo
 
 def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
     hosts, missing, issues = host_issues(begin.hosts, end)
-    b = _Side(begin, rows_of(begin, hosts), "start")
-    e = _Side(end, rows_of(end, hosts), "end")
+    b = Side(begin, rows_of(begin, hosts), "start")
+    e = Side(end, rows_of(end, hosts), "end")
     n = len(hosts)
 
     # The summed counters, grouped by the stats file their values come from.
-    groups: dict[tuple[str, str], _Group] = {}
+    groups: dict[tuple[str, str], SourceGroup] = {}
     pairs: dict[str, _Pair] = {}
     for m in catalog.with_role(*catalog.SUMMED):
         tb, te = b.table(m.name), e.table(m.name)
@@ -250,7 +250,7 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
             continue
         instances = list(dict.fromkeys((te.instances if te else []) + (tb.instances if tb else [])))
         source = catalog.source_of_cluster((end if te is not None else begin).cluster(m.name))
-        g = groups.setdefault((source.name, m.indom), _Group(source, m.indom))
+        g = groups.setdefault((source.name, m.indom), SourceGroup(source, m.indom))
         g.metrics.append(m.name)
         pairs[m.name] = _Pair(instances, g.add(device_of(i) for i in instances),
                               *b.aligned(m.name, instances), *e.aligned(m.name, instances))
@@ -266,7 +266,7 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
     remounted = _remounts(b, e, hosts, issues)
 
     tables: dict[str, DeltaTable] = {}
-    left_out = _LeftOut(hosts)
+    left_out = LeftOut(hosts)
     row_of = {h: r for r, h in enumerate(hosts)}
     for g in sorted(groups.values(), key=lambda g: (g.source.name, g.indom)):
         devices = g.devices
@@ -335,7 +335,7 @@ def _mount_ids(snap: Snapshot, host: str) -> dict[str, str]:
     return {k: v for k, v in snap.instance_values(P + "llite.mount_id", host).items() if isinstance(v, str)}
 
 
-def _remounts(b: _Side, e: _Side, hosts: list[str], issues: list[Issue]) -> set[tuple[str, str]]:
+def _remounts(b: Side, e: Side, hosts: list[str], issues: list[Issue]) -> set[tuple[str, str]]:
     """(host, fs) where the filesystem's mount changed or it was unmounted."""
     out: set[tuple[str, str]] = set()
     for host in hosts:
@@ -351,7 +351,7 @@ def _remounts(b: _Side, e: _Side, hosts: list[str], issues: list[Issue]) -> set[
     return out
 
 
-def _restarted(b: _Side, e: _Side, g: _Group) -> np.ndarray:
+def _restarted(b: Side, e: Side, g: SourceGroup) -> np.ndarray:
     """[h, d]: the source's start time (2.15+ stats files carry it) moved between the snapshots:
     a clear, even when no counter went backwards (busy counters can climb past their old
     values before the end snapshot). Per-OSC start times of rpc_stats stand for the
@@ -379,7 +379,7 @@ _WHEN = {"start": "could not be read at job start", "end": "could not be read at
 _KIND = {catalog.OSC: "OSC", catalog.MDC: "MDC"}
 
 
-class _LeftOut:
+class LeftOut:
     """What the diff left out, as data_quality issues and the filesystems of each host it
     touched: per host for resets (rare, and each host's own), per filesystem and stats file
     for values that were not read (which can hit thousands of hosts at once: one line each)."""
@@ -407,8 +407,8 @@ class _LeftOut:
                                          f"{source.name} of {summarise([devices[c] for c in hit])} on {host} "
                                          f"{how} during the job; left out of the totals, which come from the rest"))
 
-    def missing(self, devices: list[str], g: _Group, device_fs: np.ndarray, mask: np.ndarray, how: str,
-                b: _Side, e: _Side) -> None:
+    def missing(self, devices: list[str], g: SourceGroup, device_fs: np.ndarray, mask: np.ndarray, how: str,
+                b: Side, e: Side) -> None:
         for fs in sorted(set(device_fs[mask.any(axis=0)])):
             cols = np.flatnonzero(device_fs == fs)
             hit = mask[:, cols]

@@ -17,7 +17,8 @@ import numpy as np
 
 from . import catalog
 from .catalog import P
-from .diff import DeltaTable, Issue, JobDelta, _Group, _LeftOut, device_of, fs_of, host_issues, lustre_facts, rows_of
+from .diff import (DeltaTable, Issue, JobDelta, LeftOut, Side, SourceGroup, device_of, fs_of, host_issues,
+                   lustre_facts, rows_of)
 from .snapfile import Snapshot
 
 # the diff's masks, by the agent's reason codes
@@ -38,17 +39,6 @@ class _NoNote:
         return ""
 
 
-class _EndNote:
-    """The agent's account of the fetch at the job's end (diff._Side.agent_note's words)."""
-
-    when = "end"
-
-    def __init__(self, end: Snapshot, rows: np.ndarray):
-        from .diff import _Side
-        self._side = _Side(end, rows, "end")
-
-    def agent_note(self, r: int) -> str:
-        return self._side.agent_note(r)
 
 
 def begin_time(end: Snapshot, hosts: list[str], job_id: str) -> float:
@@ -79,8 +69,9 @@ def delta(end: Snapshot, job_id: str) -> JobDelta:
     hosts, missing, issues = host_issues({}, end, job_view=True)
     rows = rows_of(end, hosts)
     n = len(hosts)
-    left_out = _LeftOut(hosts)
-    notes = {"start": _NoNote(), "end": _EndNote(end, rows)}
+    left_out = LeftOut(hosts)
+    # the agent's account of the fetch at the job's end (diff's words); none of its start
+    notes = {"start": _NoNote(), "end": Side(end, rows, "end")}
 
     # Filesystems remounted or unmounted on a host: every source of them there is left out.
     remounted: set[tuple[str, str]] = set()
@@ -97,7 +88,7 @@ def delta(end: Snapshot, job_id: str) -> JobDelta:
         if not devices:
             continue
         device_fs = np.array([fs_of(d) for d in devices], dtype=object)
-        group = _Group(js.source, js.indom)
+        group = SourceGroup(js.source, js.indom)
         group.add(devices)
         reset = np.isin(codes, _RESET)
         left_out.resets(devices, js.source, device_fs, reset, codes == catalog.REPLACED)
