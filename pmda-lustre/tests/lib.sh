@@ -26,3 +26,24 @@ stop_pid() {
     wait "$1" 2>/dev/null
     return 0
 }
+
+# free_port BASE: a TCP port free on 127.0.0.1 now (BASE plus a bit of the pid if
+# python3 cannot say)
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' \
+	2>/dev/null || echo $(($1 + $$ % 90))
+}
+
+# wait_pmcd PID SPEC DIR WHAT: until lustreclient.version answers at SPEC (10 s);
+# else say so with DIR's pmcd.log and pmcd.out and exit 1
+wait_pmcd() {
+    _i=0
+    until pminfo -h "$2" lustreclient.version > /dev/null 2>&1; do
+	_i=$((_i + 1))
+	case "$(ps -o stat= -p "$1" 2>/dev/null)" in ""|Z*) _i=999 ;; esac
+	if [ $_i -gt 100 ]; then
+	    echo "$4: pmcd did not start"; cat "$3/pmcd.log" "$3/pmcd.out" 2>/dev/null; exit 1
+	fi
+	sleep 0.1
+    done
+}

@@ -127,7 +127,8 @@ make -s install > "$W/make-install.out" 2>&1
 check "make install" $?
 (cd "$PMDADIR" && LUSTRECLIENT_ARGS="-r $W/tree" ./Install < /dev/null) > "$W/Install.out" 2>&1
 sts=$?
-grep -q "Check lustreclient metrics have appeared \.\.\. 1[0-9][0-9] metrics and [0-9]* values" "$W/Install.out"
+# 188 of the client and 468 of the job view (its slots have values only while a job is kept)
+grep -q "Check lustreclient metrics have appeared \.\.\. 656 metrics and [0-9]* values" "$W/Install.out"
 check "./Install (exit $sts)" $(( sts | $? ))
 cp "$CONF" "$W/pmcd.conf.installed"
 grep -Eq "^lustreclient[[:space:]]+220[[:space:]]+pipe[[:space:]]+binary[[:space:]]+$PMDADIR/pmdalustreclient .*-r $W/tree" "$CONF"
@@ -141,12 +142,19 @@ check "version through pmcd" $?
 grep -A1 '^lustreclient.llite.mount_id$' "$W/pminfo.out" | grep -q "inst \[.* or \"scratch\"\] value \"$SBI\""
 check "mount_id through pmcd" $?
 n=$(grep -c '^    inst \[' "$W/pminfo.out")
-# metrics a 2.15 client has no file or line for (hybrid I/O: 2.16+) aside
-nov=$(grep -B1 'No value' "$W/pminfo.out" | grep '^lustreclient\.' | grep -vc '^lustreclient\.llite\.hybrid')
+# metrics a 2.15 client has no file or line for (hybrid I/O: 2.16+) and the job view's slots
+# (no job kept) aside
+nov=$(grep -B1 'No value' "$W/pminfo.out" | grep '^lustreclient\.' | grep -v '^lustreclient\.job\.slot' |
+    grep -vc '^lustreclient\.llite\.hybrid')
 [ "$n" -gt 300 ] && [ "$nov" -le 2 ]
 check "values through pmcd ($n instance values, $nov metrics without values)" $?
 pminfo -T lustreclient.osc.req_waittime | grep -q 'Divide its rate'
 check "help text installed" $?
+# the job view as a node's prolog uses it: root's local store through the system pmcd and its
+# shipped pmcd.conf [access] section, then the job's slot by its id
+pmstore -h local: lustreclient.control.job_begin 4321 > "$W/store.out" 2>&1 &&
+    pminfo -f lustreclient.job.begin_time | grep -q 'inst \[[0-7] or "4321"\]'
+check "job start stored locally through the system pmcd" $?
 
 # --- ./Remove -------------------------------------------------------------------
 (cd "$PMDADIR" && ./Remove < /dev/null) > "$W/Remove.out" 2>&1

@@ -50,8 +50,7 @@ printf '\n[access]\ndisallow ".*" : store;\ndisallow ":*" : store;\nallow "local
     >> "$W/pmcd.conf"
 { echo 'root { lustreclient }'; sed 's/LUSTRECLIENT:/220:/' pmns; } > "$W/root"
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null)
-[ -n "$port" ] || port=$((44900 + $$ % 90))
+port=$(free_port 44900)
 H=localhost:$port
 # an address of this host that is not loopback: a store from it is a remote one
 ext=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+(\.[0-9]+){3}$' | grep -v '^127\.' | head -1)
@@ -60,14 +59,7 @@ L=unix:$W/pmcd.socket
 ( cd "$W" && exec "$PMCD" -f -i 127.0.0.1 ${ext:+-i $ext} -c ./pmcd.conf -s ./pmcd.socket -p "$port" \
     -l ./pmcd.log -n ./root ) > "$W/pmcd.out" 2>&1 &
 pmcdpid=$!
-i=0
-until pminfo -h "$L" lustreclient.version > /dev/null 2>&1; do
-    i=$((i + 1))
-    if [ $i -gt 100 ] || ! kill -0 "$pmcdpid" 2>/dev/null; then
-	echo "jobs: pmcd did not start"; cat "$W/pmcd.log" "$W/pmcd.out" 2>/dev/null; exit 1
-    fi
-    sleep 0.1
-done
+wait_pmcd "$pmcdpid" "$L" "$W" jobs
 
 # grow NAME FILE DCOUNT DSUM: add to a stats line's count and sum
 grow() {

@@ -45,21 +45,13 @@ printf 'lustreclient\t220\tpipe\tbinary\t%s -d 220 -h %s -r %s -l %s\n' \
 # flattened PMNS: pmcd -n wants numeric PMIDs
 { echo 'root { lustreclient }'; sed 's/LUSTRECLIENT:/220:/' pmns; } > "$W/root"
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null)
-[ -n "$port" ] || port=$((44500 + $$ % 400))
+port=$(free_port 44500)
 H=localhost:$port
 
 ( cd "$W" && exec "$PMCD" -f -i 127.0.0.1 -c ./pmcd.conf -s ./pmcd.socket -p "$port" \
     -l ./pmcd.log -n ./root ) > "$W/pmcd.out" 2>&1 &
 pmcdpid=$!
-i=0
-until pminfo -h "$H" lustreclient.version > /dev/null 2>&1; do
-    i=$((i + 1))
-    if [ $i -gt 100 ] || ! kill -0 "$pmcdpid" 2>/dev/null; then
-	echo "pmcd: did not start"; cat "$W/pmcd.log" "$W/pmcd.out" 2>/dev/null; exit 1
-    fi
-    sleep 0.1
-done
+wait_pmcd "$pmcdpid" "$H" "$W" pmcd
 agentpid=$(ps -o pid= --ppid "$pmcdpid" | tr -d ' ' | head -1)
 
 # 1. everything, through pmcd

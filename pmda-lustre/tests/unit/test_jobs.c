@@ -111,29 +111,34 @@ get(struct lc_jobrec *r, unsigned kind, int inst)
     return NULL;
 }
 
-/* whether value b of metric k of device inst counts (1), does not (0), or no such device (-1) */
-static int
-counted(const struct lc_jobrec *e, const struct lc_jobres *res, unsigned k, int inst, unsigned b)
+/* where value b of metric k of device inst is in a result's arrays; -1: no such device */
+static long
+value_at(const struct lc_jobrec *e, unsigned k, int inst, unsigned b)
 {
     unsigned	kind = lc_job_kind(k);
     size_t	i;
 
     for (i = 0; i < e->n[kind]; i++)
 	if (e->dev[kind][i].inst == inst)
-	    return res->counted[kind][i * lc_job_kind_nval(kind) + lc_job_off(k) + b];
+	    return (long)(i * lc_job_kind_nval(kind) + lc_job_off(k) + b);
     return -1;
+}
+
+/* whether value b of metric k of device inst counts (1), does not (0), or no such device (-1) */
+static int
+counted(const struct lc_jobrec *e, const struct lc_jobres *res, unsigned k, int inst, unsigned b)
+{
+    long	at = value_at(e, k, inst, b);
+
+    return at < 0 ? -1 : res->counted[lc_job_kind(k)][at];
 }
 
 static uint64_t
 delta(const struct lc_jobrec *e, const struct lc_jobres *res, unsigned k, int inst, unsigned b)
 {
-    unsigned	kind = lc_job_kind(k);
-    size_t	i;
+    long	at = value_at(e, k, inst, b);
 
-    for (i = 0; i < e->n[kind]; i++)
-	if (e->dev[kind][i].inst == inst)
-	    return res->delta[kind][i * lc_job_kind_nval(kind) + lc_job_off(k) + b];
-    return 0xdead;
+    return at < 0 ? 0xdead : res->delta[lc_job_kind(k)][at];
 }
 
 static unsigned
