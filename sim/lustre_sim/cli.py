@@ -35,7 +35,8 @@ def _pairs(items, what: str) -> dict:
     return out
 
 
-def main(argv=None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (sim/lustre-sim.1 documents every subcommand and option of it)."""
     ap = argparse.ArgumentParser(prog="lustre-sim", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
 
@@ -86,8 +87,11 @@ def main(argv=None) -> int:
     s.add_argument("root")
 
     sub.add_parser("workloads", help="list workloads")
+    return ap
 
-    a = ap.parse_args(argv)
+
+def main(argv=None) -> int:
+    a = parser().parse_args(argv)
     try:
         if a.cmd == "create":
             fss = a.fs or ["scratch:8:1"]

@@ -1,0 +1,41 @@
+"""sim/lustre-sim.1 stays true to lustre-sim's command line: every subcommand has its SYNOPSIS
+form with every option and choice; every workload, quirk and setting key is named; the page
+renders without a warning (groff -ww) and man reads it."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import manpages
+from lustre_sim import cli, faults, settings, workloads
+
+PAGE = Path(__file__).resolve().parents[2] / "sim" / "lustre-sim.1"
+
+
+def test_every_subcommand_has_a_synopsis_form_with_all_its_options_and_choices():
+    assert set(manpages.commands(cli.parser())) == {"create", "run", "fault", "set", "show", "workloads", "quirks"}
+    assert manpages.missing_from_synopsis(PAGE, cli.parser()) == []
+
+
+def test_every_workload_fault_quirk_and_setting_is_named():
+    text = manpages.plain(PAGE.read_text())
+    named = [*workloads.REGISTRY, *faults.FAULTS, *settings.QUIRKS, *settings.KEYS]
+    assert [n for n in named if not re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text)] == []
+
+
+@pytest.mark.skipif(shutil.which("groff") is None, reason="groff is not installed")
+def test_groff_renders_it_without_warnings():
+    r = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", str(PAGE)], capture_output=True, text=True)
+    assert (r.returncode, r.stderr) == (0, "")
+
+
+@pytest.mark.skipif(shutil.which("man") is None, reason="man is not installed")
+def test_man_reads_it():
+    r = subprocess.run(["man", "-l", str(PAGE)], capture_output=True, text=True,
+                       env={"MANWIDTH": "80", "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0 and "workloads" in r.stdout, r.stderr
