@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 from pathlib import Path
 
 
@@ -66,3 +67,16 @@ def missing_from_synopsis(page: Path, parser: argparse.ArgumentParser) -> list[s
                 if not re.search(rf"(?<![\w-]){re.escape(choice)}(?![\w-])", form):
                     missing.append(f"{command}: {choice}")
     return missing
+
+
+def groff_complaints(page: Path) -> tuple[int, str]:
+    """groff's exit status and warnings rendering the page (-ww: every warning)."""
+    r = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", str(page)], capture_output=True, text=True)
+    return r.returncode, r.stderr
+
+
+def man_reads(page: Path) -> tuple[int, str, str]:
+    """man's exit status, output and errors on the page (80 columns)."""
+    r = subprocess.run(["man", "-l", str(page)], capture_output=True, text=True,
+                       env={"MANWIDTH": "80", "PATH": "/usr/bin:/bin"})
+    return r.returncode, r.stdout, r.stderr

@@ -47,3 +47,15 @@ wait_pmcd() {
 	sleep 0.1
     done
 }
+
+# golden TAG NAME FILE: FILE against tests/pmcd/NAME.out ("TAG NAME: ok" or FAILED with the
+# diff, fail=1); UPDATE=1 rewrites the golden instead.  $W holds the diff.
+golden() {
+    if [ -n "$UPDATE" ]; then
+	cp "$3" "tests/pmcd/$2.out"; echo "$1 $2: golden updated"
+    elif diff -u "tests/pmcd/$2.out" "$3" > "$W/$2.diff"; then
+	echo "$1 $2: ok"
+    else
+	echo "$1 $2: FAILED"; head -40 "$W/$2.diff"; fail=1
+    fi
+}

@@ -30,15 +30,7 @@ ok() { echo "jobs $1: ok"; }
 bad() { echo "jobs $1: FAILED${2:+ ($2)}"; fail=1; }
 # expect NAME FILE PATTERN: FILE has a line matching PATTERN
 expect() { if grep -q -- "$3" "$2"; then ok "$1"; else bad "$1" "no '$3' in $2"; cat "$2"; fi; }
-check() {	# name file: compare with tests/pmcd/<name>.out
-    if [ -n "$UPDATE" ]; then
-	cp "$2" "tests/pmcd/$1.out"; echo "jobs $1: golden updated"
-    elif diff -u "tests/pmcd/$1.out" "$2" > "$W/$1.diff"; then
-	ok "$1"
-    else
-	bad "$1"; head -40 "$W/$1.diff"
-    fi
-}
+check() { golden jobs "$1" "$2"; }	# name file: against tests/pmcd/<name>.out
 
 cp -a tests/trees/2.15 "$W/tree"
 T=$W/tree

@@ -28,15 +28,7 @@ stop_pmcd() {
 }
 trap stop_pmcd EXIT INT TERM
 
-check() {	# name file: compare with tests/pmcd/<name>.out
-    if [ -n "$UPDATE" ]; then
-	cp "$2" "tests/pmcd/$1.out"; echo "pmcd $1: golden updated"
-    elif diff -u "tests/pmcd/$1.out" "$2" > "$W/$1.diff"; then
-	echo "pmcd $1: ok"
-    else
-	echo "pmcd $1: FAILED"; head -40 "$W/$1.diff"; fail=1
-    fi
-}
+check() { golden pmcd "$1" "$2"; }	# name file: against tests/pmcd/<name>.out
 
 cp -a tests/trees/2.15 "$W/tree"
 T=$W/tree
