@@ -1,8 +1,8 @@
 """The pmieconf rules (packaging/pcp/pmieconf/lustre/, installed under
 /var/lib/pcp/config/pmieconf/; issue 12): the real pmieconf makes a pmie config of them (with
 PCP's own global parameters), and the real pmie, against a private pmcd running the real agent
-on a sim client, finds both rules true while the client runs a job that storms (Enzo's small
-reads and open/close storm) and false all along on a healthy one (IOR's 1 MiB transfers)."""
+on a sim client, finds both rules true while the client runs a job that storms (MITgcm-like:
+4 KiB record reads, an open storm) and false all along on a healthy one (IOR's 1 MiB transfers)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import os
 import re
 import shutil
 import subprocess
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -37,9 +37,10 @@ def pmie_config(tmp_path_factory):
     return tmp / "config", text
 
 
-def evaluations(tmp: Path, config: Path, seed: int, workload: str) -> dict[str, list[str]]:
-    """Each rule's value at each evaluation, the client running `workload` once pmie has taken
-    its first sample (so that the job falls between two of pmie's samples, whatever the load)."""
+def evaluations(tmp: Path, config: Path, seed: int, workload: str, pause_s: float) -> dict[str, list[str]]:
+    """Each rule's value at each evaluation, the client running `workload` again and again
+    (`pause_s` apart) from pmie's first sample to its end: whatever the machine's load, some of
+    pmie's 1 s intervals hold the job's I/O."""
     client = SimClient.create(tmp / "tree", version="2.15.4", filesystems=[("scratch", 4, 1), ("home", 2, 1)],
                               seed=seed)
     with PrivatePmcd(tmp / "pmcd", tmp / "tree") as pmcd:
@@ -51,9 +52,20 @@ def evaluations(tmp: Path, config: Path, seed: int, workload: str) -> dict[str, 
             first.append(proc.stdout.readline())
             if not first[-1]:
                 break                        # pmie ended: its output says why below
-        time.sleep(0.3)
-        client.run(workload, fs="scratch")
-        out, _ = proc.communicate(timeout=60)
+        done = threading.Event()
+
+        def job() -> None:
+            while not done.is_set():
+                client.run(workload, fs="scratch")
+                done.wait(pause_s)
+
+        runner = threading.Thread(target=job)
+        runner.start()
+        try:
+            out, _ = proc.communicate(timeout=60)
+        finally:
+            done.set()
+            runner.join()
         out = "".join(first) + out
     got = {n: re.findall(rf"^{re.escape(n)}: (\w+)$", out, re.M) for n in NAMES}
     assert all(len(v) >= 3 for v in got.values()), out
@@ -68,12 +80,14 @@ def test_pmieconf_makes_both_rules_enabled_with_their_thresholds(pmie_config):
 
 
 def test_a_storming_job_fires_both_rules(pmie_config, tmp_path):
-    got = evaluations(tmp_path, pmie_config[0], 3, "enzo")
+    # MITgcm-like: its grid read in 4 KiB records, thousands of small per-rank files
+    got = evaluations(tmp_path, pmie_config[0], 3, "mitgcm", 0)
     for name in NAMES:
         assert "true" in got[name], got
 
 
 def test_a_healthy_job_fires_none(pmie_config, tmp_path):
-    got = evaluations(tmp_path, pmie_config[0], 3, "ior")
+    # IOR, 1 MiB transfers, a file per task, twice a second
+    got = evaluations(tmp_path, pmie_config[0], 3, "ior", 0.5)
     for name in NAMES:
         assert "true" not in got[name] and "false" in got[name], got

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -42,16 +41,20 @@ def values(pmcd: PrivatePmcd, metric: str) -> dict[str, float]:
 
 
 def view(pmcd: PrivatePmcd, name: str, during=None) -> tuple[list[str], dict[str, list[str]]]:
-    """pmrep :name over two samples 2 s apart, `during` run between them: the column labels and,
-    per row (instance), the second sample's values."""
-    proc = subprocess.Popen(["pmrep", "-c", str(VIEWS), "-h", pmcd.spec, "-t", "2", "-s", "2", ":" + name],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
-    time.sleep(0.6)
+    """pmrep :name over two samples 3 s apart, `during` run between them (once pmrep has printed
+    its first sample): the column labels and, per row (instance), the second sample's values."""
+    proc = subprocess.Popen(["stdbuf", "-oL", "pmrep", "-c", str(VIEWS), "-h", pmcd.spec, "-t", "3", "-s", "2",
+                             ":" + name], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    first: list[str] = []
+    while len(first) < 500 and not (first and TIME.match(first[-1])):
+        first.append(proc.stdout.readline())
+        if not first[-1]:
+            break                              # pmrep ended: its errors say why below
     if during:
         during()
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
-    lines = [line for line in out.splitlines() if line.strip()]
+    lines = [line for line in "".join(first + [out]).splitlines() if line.strip()]
     header = next(line for line in lines if not TIME.match(line)).split()
     rows = [line.split() for line in lines if TIME.match(line)]
     stamps = sorted({r[0] for r in rows})
