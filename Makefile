@@ -19,7 +19,7 @@ deps:
 
 # What only the tests need: a browser to check the HTML report's charts; Slurm and munge for
 # the end-to-end scheduler-hook test (tests/slurm), which starts its own daemons.
-TEST_PKGS := chromium slurmctld slurmd slurm-client munge
+TEST_PKGS := chromium slurmctld slurmd slurm-client munge pcp-gui xvfb xauth
 deps-test:
 	@scripts/install-deps.sh $(TEST_PKGS)
 
