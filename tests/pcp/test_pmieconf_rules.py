@@ -32,12 +32,18 @@ def pmie_config(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("pmieconf")
     shutil.copytree(PCP_GLOBAL, tmp / "rules" / "global")
     shutil.copytree(RULES, tmp / "rules" / "lustre")
-    subprocess.run(["pmieconf", "-F", "-f", str(tmp / "config"), "-r", str(tmp / "rules")], check=True, env=ENV,
-                   capture_output=True, timeout=60)
-    text = (tmp / "config").read_text()
-    # the rules evaluate every minute; the test every second (an admin's pmieconf modify ... delta)
-    (tmp / "config").write_text(text.replace("delta = 1 min;", "delta = 1 sec;"))
-    return tmp / "config", text
+    pmieconf = ["pmieconf", "-f", str(tmp / "config"), "-r", str(tmp / "rules")]
+    subprocess.run([*pmieconf[:1], "-F", *pmieconf[1:]], check=True, env=ENV, capture_output=True, timeout=60)
+    shipped = (tmp / "config").read_text()
+    # as an admin would: every second instead of every minute, and thresholds a loaded test
+    # machine's sim reaches with a margin (a MITgcm-like run: 5,765 metadata operations and
+    # 65,536 4 KiB reads; IOR's: 40 and none, twice a second)
+    for change in (["lustre", "delta", "1 sec"], ["lustre.metadata_storm", "threshold", "500"],
+                   ["lustre.small_read_rpcs", "threshold", "500"]):
+        subprocess.run([*pmieconf, "modify", *change], check=True, env=ENV, capture_output=True, timeout=60)
+    modified = (tmp / "config").read_text()
+    assert modified.count("> 500") == 2 and "delta = 1 sec;" in modified, modified
+    return tmp / "config", shipped
 
 
 def evaluations(tmp: Path, config: Path, seed: int, workload: str, pause_s: float) -> dict[str, list[str]]:
