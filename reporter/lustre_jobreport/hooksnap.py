@@ -66,12 +66,14 @@ def _times(cfg, left: float) -> dict[str, float]:
 
 
 def _fetch(targets, cfg, budget: Budget, left: float, backend: str,
-           metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS, after_each_s: float = 0):
+           metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS, after_each_s: float = 0,
+           job_id: str | None = None):
     from . import snapshot
 
-    budget.step = f"snapshot of {len(targets)} host(s)" + (" by pminfo" if backend == "pminfo" else "")
+    budget.step = (f"{'job view' if job_id else 'snapshot'} of {len(targets)} host(s)"
+                   + (" by pminfo" if backend == "pminfo" else ""))
     fetched = snapshot.fetch_all(targets, parallel=int(cfg.snapshot["parallel"]), backend=backend,
-                                 processes=int(cfg.snapshot["processes"]),
+                                 processes=int(cfg.snapshot["processes"]), job_id=job_id,
                                  metrics=metrics, after_each_s=after_each_s, **_times(cfg, left))
     return _taken(fetched)
 
@@ -147,15 +149,9 @@ def end_job_view(job, cfg, budget: Budget) -> Taken:
     from .snapfile import Snapshot
 
     budget.step = "reading the node list"
-    targets = _targets(job, cfg)
-    left = budget.left() * END_SNAPSHOT_SHARE
-    budget.step = f"reading the job view of {len(targets)} host(s)"
-    from . import snapshot
-    fetched = snapshot.fetch_all(targets, parallel=int(cfg.snapshot["parallel"]), backend="auto",
-                                 processes=int(cfg.snapshot["processes"]), job_id=job.job_id,
-                                 after_each_s=REPORT_S_PER_HOST, **_times(cfg, left))
-    taken = _taken(fetched)
-    return replace(taken, snap=Snapshot.from_hosts(fetched.taken_at, fetched.hosts, consume=True))
+    taken = _fetch(_targets(job, cfg), cfg, budget, budget.left() * END_SNAPSHOT_SHARE, "auto",
+                   after_each_s=REPORT_S_PER_HOST, job_id=job.job_id)
+    return replace(taken, snap=Snapshot.from_hosts(taken.snap.taken_at, taken.snap.hosts, consume=True))
 
 
 def job_delta(begin_snap, end_snap, job_id: str):

@@ -39,8 +39,6 @@ class _NoNote:
         return ""
 
 
-
-
 def begin_time(end: Snapshot, hosts: list[str], job_id: str) -> float:
     """When the job's begin values were taken: the earliest of its hosts' (the prologs of one job
     run within seconds of each other); the end snapshot's time if no host says."""
@@ -73,18 +71,19 @@ def delta(end: Snapshot, job_id: str) -> JobDelta:
     # the agent's account of the fetch at the job's end (diff's words); none of its start
     notes = {"start": _NoNote(), "end": Side(end, rows, "end")}
 
+    # what the agent left out, per stats file: read once, used by every step below
+    left = {js: _codes(end, rows, js) for js in catalog.JOB_SOURCES}
+
     # Filesystems remounted or unmounted on a host: every source of them there is left out.
     remounted: set[tuple[str, str]] = set()
-    for js in catalog.JOB_SOURCES:
-        devices, codes = _codes(end, rows, js)
+    for devices, codes in left.values():
         for r, c in zip(*np.nonzero(codes == catalog.REMOUNTED)):
             remounted.add((hosts[r], fs_of(devices[c])))
     for host, fs in sorted(remounted):
         issues.append(Issue("REMOUNT", host, fs, f"{fs} was remounted or unmounted on {host} during the job; "
                                                  f"its counters on {host} are left out"))
 
-    for js in catalog.JOB_SOURCES:
-        devices, codes = _codes(end, rows, js)
+    for js, (devices, codes) in left.items():
         if not devices:
             continue
         device_fs = np.array([fs_of(d) for d in devices], dtype=object)
@@ -115,7 +114,7 @@ def delta(end: Snapshot, job_id: str) -> JobDelta:
         if m.indom in _SPARSE:
             # absent: a zero delta, unless the agent left the device out on that host
             js = next(j for j in catalog.JOB_SOURCES if j.source == m.source and j.indom == m.indom)
-            out_devices, codes = _codes(end, rows, js)
+            out_devices, codes = left[js]
             counted = np.ones((n, len(devices)), dtype=bool)
             col = {d: i for i, d in enumerate(out_devices)}
             for i, d in enumerate(devices):
