@@ -7,19 +7,16 @@ colour than the quiet one's (where only the axes' background shows)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import threading
 from pathlib import Path
 
 import pytest
 
-from lustre_sim import SimClient
-from privpmcd import PrivatePmcd
+import pcpkit
 
 VIEW = Path(__file__).resolve().parents[2] / "packaging" / "pcp" / "pmchart" / "Lustre"
-ENV = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
+ENV = pcpkit.ENV
 SAMPLES = 8
 
 pytestmark = pytest.mark.skipif(shutil.which("pmchart") is None or shutil.which("xvfb-run") is None,
@@ -28,29 +25,10 @@ pytestmark = pytest.mark.skipif(shutil.which("pmchart") is None or shutil.which(
 
 def chart(tmp: Path, busy: bool) -> Path:
     """The view of an archive of SAMPLES one-second samples, the client busy or not meanwhile."""
-    client = SimClient.create(tmp / "tree", version="2.15.4", filesystems=[("scratch", 4, 1), ("home", 2, 1)],
-                              seed=5)
-    (tmp / "log.conf").write_text("log mandatory on 1 sec {\n\tlustreclient.fs.rpc\n\tlustreclient.llite\n}\n")
-    done = threading.Event()
-
-    def job() -> None:
-        while busy and not done.is_set():
-            client.run("mitgcm", fs="scratch")       # 4 KiB record reads, an open storm
-            done.wait(0.3)
-
-    with PrivatePmcd(tmp / "pmcd", tmp / "tree") as pmcd:
-        runner = threading.Thread(target=job)
-        runner.start()
-        try:
-            subprocess.run(["pmlogger", "-c", str(tmp / "log.conf"), "-h", pmcd.spec, "-s", str(SAMPLES),
-                            "-l", str(tmp / "pmlogger.log"), str(tmp / "archive")],
-                           check=True, capture_output=True, timeout=120, env=ENV)
-        finally:
-            done.set()
-            runner.join()
+    archive = pcpkit.record(tmp, SAMPLES, 5, "mitgcm" if busy else None, 0.3)   # 4 KiB reads, an open storm
     image = tmp / "lustre.png"
     # the whole archive in view: one-second points, SAMPLES of them, up to its end
-    r = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1280x1024x24", "pmchart", "-a", str(tmp / "archive"),
+    r = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1280x1024x24", "pmchart", "-a", str(archive),
                         "-c", str(VIEW), "-g", "1000x800", "-t", "1sec", "-v", str(SAMPLES), "-O", "-0",
                         "-o", str(image)], capture_output=True, text=True, timeout=120, env=ENV)
     assert r.returncode == 0 and image.stat().st_size > 0, r.stderr

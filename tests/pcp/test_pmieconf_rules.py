@@ -8,21 +8,18 @@ let a whole storm pass between its samples.)"""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
-import threading
 from pathlib import Path
 
 import pytest
 
-from lustre_sim import SimClient
-from privpmcd import PrivatePmcd
+import pcpkit
 
 RULES = Path(__file__).resolve().parents[2] / "packaging" / "pcp" / "pmieconf" / "lustre"
 PCP_GLOBAL = Path("/var/lib/pcp/config/pmieconf/global")    # pmieconf's $hosts$ and actions, from pcp
-ENV = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
+ENV = pcpkit.ENV
 NAMES = ("lustre.small_read_rpcs", "lustre.metadata_storm")
 SAMPLES = 8
 
@@ -49,27 +46,8 @@ def evaluations(tmp: Path, config: Path, seed: int, workload: str, pause_s: floa
     sample a second for SAMPLES seconds, while the client ran `workload` again and again
     (`pause_s` apart). pmie replays the archive at its own pace, so what it finds depends on
     the recorded values only, not on how busy the machine was when it ran."""
-    client = SimClient.create(tmp / "tree", version="2.15.4", filesystems=[("scratch", 4, 1), ("home", 2, 1)],
-                              seed=seed)
-    (tmp / "log.conf").write_text("log mandatory on 1 sec {\n\tlustreclient.fs.rpc\n\tlustreclient.llite\n}\n")
-    done = threading.Event()
-
-    def job() -> None:
-        while not done.is_set():
-            client.run(workload, fs="scratch")
-            done.wait(pause_s)
-
-    with PrivatePmcd(tmp / "pmcd", tmp / "tree") as pmcd:
-        runner = threading.Thread(target=job)
-        runner.start()
-        try:
-            subprocess.run(["pmlogger", "-c", str(tmp / "log.conf"), "-h", pmcd.spec, "-s", str(SAMPLES),
-                            "-l", str(tmp / "pmlogger.log"), str(tmp / "archive")],
-                           check=True, capture_output=True, timeout=120, env=ENV)
-        finally:
-            done.set()
-            runner.join()
-    r = subprocess.run(["pmie", "-a", str(tmp / "archive"), "-c", str(config), "-v"], capture_output=True, text=True,
+    archive = pcpkit.record(tmp, SAMPLES, seed, workload, pause_s)
+    r = subprocess.run(["pmie", "-a", str(archive), "-c", str(config), "-v"], capture_output=True, text=True,
                        timeout=120, env=ENV)
     got = {n: re.findall(rf"^{re.escape(n)}(?: \(.*?\))?: (\w+)$", r.stdout, re.M) for n in NAMES}
     assert all(len(v) >= 3 for v in got.values()), r.stdout + r.stderr

@@ -6,7 +6,6 @@ the views, and the archive holds the agent's values, no per-OST ones and no job 
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -15,12 +14,13 @@ from pathlib import Path
 import pytest
 
 from lustre_sim import SimClient
+import pcpkit
 from privpmcd import PrivatePmcd
 
 REPO = Path(__file__).resolve().parents[2]
 GROUP = REPO / "packaging" / "pcp" / "pmlogconf" / "lustreclient"
 VIEWS = REPO / "packaging" / "pcp" / "pmrep" / "lustreclient.conf"
-ENV = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))   # PCP's Python tools want Debian's python3
+ENV = pcpkit.ENV
 
 
 def run(*cmd: str, timeout: float = 60) -> str:

@@ -9,7 +9,6 @@ two counters' deltas, and the per-OST RPC size and wait are deltas over deltas.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -17,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from lustre_sim import SimClient
+import pcpkit
 from privpmcd import PrivatePmcd
 
 VIEWS = Path(__file__).resolve().parents[2] / "packaging" / "pcp" / "pmrep" / "lustreclient.conf"
-# pmrep is a Python script of PCP's: Debian's python3 has the bindings, a pyenv one first on PATH not
-ENV = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
+ENV = pcpkit.ENV
 TIME = re.compile(r"^\d\d:\d\d:\d\d\s")
 
 
