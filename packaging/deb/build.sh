@@ -1,0 +1,73 @@
+#!/bin/sh
+# Build the two Debian 12 packages from the tree (make deb):
+#   pcp-pmda-lustreclient_<version>_<arch>.deb   the agent, PCP's views and rules
+#   lustre-jobreport_<version>_<arch>.deb        the reporter, hooks, config, systemd files
+# Files come from packaging/install.sh (the layout the RPM spec uses too); this script adds
+# what Debian needs: control (dependencies from dpkg-shlibdeps), conffiles (everything under
+# /etc), maintainer scripts, md5sums, changelog.Debian.gz. Plain dpkg-deb, not debhelper: the
+# reporter bundles prebuilt wheels that dh_strip and dh_shlibdeps would rewrite or reject.
+#
+#   packaging/deb/build.sh OUTDIR
+# Environment: PIP_PYTHON as for install.sh; DEB_VERSION (default <pyproject version>-1);
+# DEB_ONLY=<package> builds that one alone; DEB_COMPRESS (default zstd, which dpkg 1.21 reads).
+set -eu
+OUT=${1:?output directory}
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+HERE=$TOP/packaging/deb
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+W=$OUT/.build
+UPSTREAM=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$TOP/reporter/pyproject.toml")
+VERSION=${DEB_VERSION:-$UPSTREAM-1}
+ARCH=$(dpkg --print-architecture)
+PYTHON=${PYTHON:-/usr/bin/python3}
+export PYTHON
+rm -rf "$W"
+mkdir -p "$W/shlibs/debian"
+# dpkg-shlibdeps wants a source package around it
+printf 'Source: lustre-jobreport\n\nPackage: lustre-jobreport\nArchitecture: any\n' > "$W/shlibs/debian/control"
+
+shlibs() {	# ROOT: the Depends of the ELF files under ROOT (libraries bundled there excluded)
+    elves=$(find "$1" -type f \( -name '*.so' -o -name '*.so.*' -o -perm -u+x \) -exec sh -c \
+        'for f; do if head -c 4 "$f" | grep -q ELF; then echo "$f"; fi; done' sh {} +)
+    dirs=$(for e in $elves; do dirname "$e"; done | sort -u | sed 's/^/-l/')
+    # shellcheck disable=SC2086
+    (cd "$W/shlibs" && dpkg-shlibdeps --ignore-missing-info -O $dirs $elves 2>/dev/null) |
+        sed -n 's/^shlibs:Depends=//p'
+}
+
+build() {	# PACKAGE PART
+    pkg=$1 root=$W/$1
+    sh "$TOP/packaging/install.sh" "$2" "$root"
+    doc=$root/usr/share/doc/$pkg
+    sed "s/@VERSION@/$VERSION/" "$HERE/changelog" | gzip -9n > "$doc/changelog.Debian.gz"
+    chmod 0644 "$doc/changelog.Debian.gz"
+    mkdir -m 0755 "$root/DEBIAN"
+    (cd "$root" && find etc -type f 2>/dev/null | sed 's|^|/|' | sort) > "$root/DEBIAN/conffiles"
+    [ -s "$root/DEBIAN/conffiles" ] || rm "$root/DEBIAN/conffiles"
+    for s in preinst postinst prerm postrm; do    # packaging/scriptlets.sh's functions, called
+        [ -f "$HERE/$pkg/$s" ] || continue
+        { printf '#!/bin/sh\nset -e\n'; cat "$TOP/packaging/scriptlets.sh" "$HERE/$pkg/$s"; echo 'exit 0'; } \
+            > "$root/DEBIAN/$s"
+        chmod 0755 "$root/DEBIAN/$s"
+    done
+    pyver=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    next=$("$PYTHON" -c 'import sys; print("%d.%d" % (sys.version_info[0], sys.version_info[1] + 1))')
+    size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
+    sed -e "s/@VERSION@/$VERSION/" -e "s/@ARCH@/$ARCH/" -e "s/@SIZE@/$size/" \
+        -e "s/@SHLIBS@/$(shlibs "$root")/" \
+        -e "s/@PYDEPENDS@/python3 (>= $pyver~), python3 (<< $next)/" \
+        "$HERE/$pkg/control" > "$root/DEBIAN/control"
+    (cd "$root" && find . -path ./DEBIAN -prune -o -type f -print | sed 's|^\./||' | LC_ALL=C sort |
+        xargs -d '\n' md5sum) > "$root/DEBIAN/md5sums"
+    chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"
+    [ -f "$root/DEBIAN/conffiles" ] && chmod 0644 "$root/DEBIAN/conffiles"
+    deb=$OUT/${pkg}_${VERSION}_$ARCH.deb
+    dpkg-deb --root-owner-group -Z"${DEB_COMPRESS:-zstd}" --build "$root" "$deb" >/dev/null
+    echo "$deb"
+}
+
+for p in pcp-pmda-lustreclient:agent lustre-jobreport:reporter; do
+    [ -z "${DEB_ONLY:-}" ] || [ "$DEB_ONLY" = "${p%%:*}" ] && build "${p%%:*}" "${p#*:}"
+done
+rm -rf "$W"
