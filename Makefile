@@ -3,6 +3,8 @@
 #   make demo-compare - a simulated cluster's Lustre upgrade caught by `lustre-jobreport compare`
 #   make test   - install what is missing, run every test (C unit, dbpmda golden, pytest)
 #   make bench  - performance figures (see bench/)
+#   make deb    - the Debian 12 packages in build/packages (make rpm: the RPMs, from the same layout)
+#   make test-packages - build both, install the .debs for real, run a Slurm job, remove them
 # Both are idempotent: what is already installed or built is left alone.
 
 VENV      := .venv
@@ -10,7 +12,8 @@ PY        := $(VENV)/bin/python
 SYSPYTHON := /usr/bin/python3
 STAMP     := $(VENV)/.installed
 
-.PHONY: all deps deps-test venv agent demo demo-compare test bench clean
+.PHONY: all deps deps-test venv agent demo demo-compare test test-packages bench clean \
+	install install-agent install-reporter deb rpm
 
 all: agent venv
 
@@ -19,7 +22,8 @@ deps:
 
 # What only the tests need: a browser to check the HTML report's charts; Slurm and munge for
 # the end-to-end scheduler-hook test (tests/slurm), which starts its own daemons.
-TEST_PKGS := chromium slurmctld slurmd slurm-client munge pcp-gui xvfb xauth
+# rpm: rpmbuild, to build the RPMs of the package test (tests/packages).
+TEST_PKGS := chromium slurmctld slurmd slurm-client munge pcp-gui xvfb xauth rpm
 deps-test:
 	@scripts/install-deps.sh $(TEST_PKGS)
 
@@ -43,8 +47,30 @@ demo-compare: agent venv
 
 test: agent venv deps-test
 	$(MAKE) -C pmda-lustre test
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q tests --ignore=tests/packages
 	$(MAKE) -C pmda-lustre test-install
+	$(MAKE) test-packages
+
+# Builds the .debs and RPMs, then installs the .debs into this machine's system (apt-get), runs
+# the agent in the system pmcd and a Slurm job through the installed hooks, and removes them
+# (tests/packages/README.md). Acts on the system pmcd: run last, never beside other agent tests.
+test-packages: agent venv deps-test
+	$(PY) -m pytest -q tests/packages
+
+# --- installing and packaging: one file layout (packaging/install.sh) for the .deb and the .rpm
+DESTDIR ?=
+PKGDIR  ?= build/packages
+install: install-agent install-reporter
+install-agent: agent
+	sh packaging/install.sh agent "$(or $(DESTDIR),/)"
+install-reporter: venv
+	PIP_PYTHON=$(CURDIR)/$(PY) sh packaging/install.sh reporter "$(or $(DESTDIR),/)"
+
+deb: agent venv
+	PIP_PYTHON=$(CURDIR)/$(PY) sh packaging/deb/build.sh $(PKGDIR)
+
+rpm: agent venv
+	sh packaging/rpm/build.sh $(PKGDIR)
 
 # Performance figures as ratios against a floor or peer measured in the same run.
 bench: agent venv

@@ -1,0 +1,358 @@
+"""The packages, built and installed for real (issue 12; `make test-packages`, run last by
+`make test`: it acts on this machine's system pmcd and its package database).
+
+1. `packaging/deb/build.sh` builds the two .debs and `packaging/rpm/build.sh` the two RPMs with
+   rpmbuild; both take their files from packaging/install.sh, and the lists must agree.
+2. `apt-get install ./*.deb` into this system; the agent's ./Install into the system pmcd
+   (started and stopped by PID when none runs) on a simulated Lustre client; pmrep, pmlogconf
+   and pmieconf find the installed views, group and rules by name.
+3. A real Slurm (tests/slurmkit.py) whose slurm.conf names the installed hooks, with the
+   installed config as an admin edits it: an unprivileged user's Enzo job gets its report at
+   the end of its output, with the numbers of the I/O it did; the installed
+   `lustre-jobreport records compact` gathers its record into the dataset.
+4. Upgrading the agent's package makes pmcd run the new binary with the admin's options.
+5. `apt-get remove` leaves only the conffiles (the admin's change in one of them intact) and the
+   data the packages made; `apt-get purge` leaves only the job records, the site's data.
+   Every path under /etc, /usr, /var/lib/pcp and the packages' own directories is compared
+   with what was there before.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from hookkit import REPO, SIM, ensure_user, is_root, world_dir
+from lustre_sim import SimClient
+from slurmkit import Cluster, install_if_missing
+from syspmcd import PMCD_CONF, SystemPmcd, pmcd_conf_entries, pminfo
+
+pytestmark = pytest.mark.skipif(not is_root(), reason="installs packages into this system: needs root (CI is)")
+
+PKGS = ("pcp-pmda-lustreclient", "lustre-jobreport")
+UPSTREAM = re.search(r'^version = "(.*)"$', (REPO / "reporter" / "pyproject.toml").read_text(), re.M).group(1)
+ENV = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""), DEBIAN_FRONTEND="noninteractive")
+BUCKETS = ["4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", "1M"]
+TABLE_I_READ = [12243, 264, 56, 81, 242, 269, 543, 1812, 26572]     # the Enzo job (notes/io-findings.md)
+TABLE_I_WRITE = [393, 62, 198, 155, 96, 74, 199, 595, 52606]
+# What the comparison of the system before and after looks at: everything a package or the
+# agent's Install/Remove could leave behind.
+WATCHED = ("/etc", "/usr", "/var/lib/pcp", "/var/lib/lustre-jobreport", "/var/spool/lustre-jobreport",
+           "/var/log/pcp/pmcd")
+DATA = "/var/lib/lustre-jobreport"
+
+
+def run(*cmd: str, timeout: float = 300, check: bool = True, **kw) -> subprocess.CompletedProcess:
+    proc = subprocess.run(list(cmd), capture_output=True, text=True, timeout=timeout, env=kw.pop("env", ENV), **kw)
+    if check:
+        assert proc.returncode == 0, f"{cmd}: exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+# Where the system pmcd and its other agents write while it runs: only the agent's own files
+# there are the packages' business (pmcd's logs, pmdalinux's instance caches come and go).
+SHARED = {"/var/log/pcp/pmcd/": "lustreclient", "/var/lib/pcp/config/pmda/": "220."}
+
+
+def system_paths() -> set[str]:
+    """Every path under WATCHED; in pmcd's log and cache directories only the agent's."""
+    found: set[str] = set()
+    for top in WATCHED:
+        if not os.path.lexists(top):
+            continue
+        found.add(top)
+        for root, dirs, files in os.walk(top):
+            for n in dirs + files:
+                found.add(os.path.join(root, n))
+    return {p for p in found if not any(p.startswith(d) and not p.startswith(d + own) for d, own in SHARED.items())}
+
+
+def dpkg_status(pkg: str) -> str:
+    """ii installed, rc removed with its conffiles left, "" or un: not known to dpkg."""
+    return run("dpkg-query", "-W", "-f=${db:Status-Abbrev}", pkg, check=False).stdout.strip()
+
+
+def installed(pkg: str) -> bool:
+    return dpkg_status(pkg).startswith("ii")
+
+
+def purge_all() -> None:
+    """Purge whatever dpkg still knows of the packages (installed, or removed with conffiles)."""
+    known = [p for p in PKGS if dpkg_status(p) not in ("", "un")]
+    if known:
+        run("apt-get", "purge", "-y", "-q", *known, check=False)
+
+
+# --- building --------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def built():
+    with world_dir("ljr-packages-") as out:       # apt's _apt user reads the .debs from here
+        env = dict(ENV, PIP_PYTHON=sys.executable)
+        t0 = time.monotonic()
+        debs = run("sh", str(REPO / "packaging/deb/build.sh"), str(out), env=env, timeout=900).stdout.split()
+        t_deb = time.monotonic() - t0
+        t0 = time.monotonic()
+        rpms = run("sh", str(REPO / "packaging/rpm/build.sh"), str(out), env=env, timeout=900).stdout.split()
+        t_rpm = time.monotonic() - t0
+        # the agent again, one Debian revision later, for the upgrade
+        up = out / "upgrade"
+        upgrade = run("sh", str(REPO / "packaging/deb/build.sh"), str(up),
+                      env=dict(env, DEB_VERSION=f"{UPSTREAM}-2", DEB_ONLY="pcp-pmda-lustreclient")).stdout.split()
+        sizes = {Path(p).name: os.path.getsize(p) >> 20 for p in debs + rpms}
+        print(f"\npackages: .debs built in {t_deb:.1f} s, RPMs in {t_rpm:.1f} s; MiB: {sizes}")
+        yield SimpleNamespace(dir=out, debs={pkg: Path(next(d for d in debs if Path(d).name.startswith(pkg + "_")))
+                                             for pkg in PKGS},
+                              rpms={pkg: Path(next(r for r in rpms if Path(r).name.startswith(pkg + f"-{UPSTREAM}")))
+                                    for pkg in PKGS},
+                              upgrade=Path(upgrade[0]))
+
+
+def deb_entries(deb: Path) -> dict[str, tuple[str, int]]:
+    """path -> (type, permission bits) of a .deb's data, read as the tar it is."""
+    tar = subprocess.run(["dpkg-deb", "--fsys-tarfile", str(deb)], capture_output=True, check=True).stdout
+    out = {}
+    with tarfile.open(fileobj=io.BytesIO(tar)) as t:
+        for m in t.getmembers():
+            p = "/" + m.name.lstrip("./")
+            if p != "/":
+                out[p.rstrip("/")] = ("d" if m.isdir() else "l" if m.issym() else "f", stat.S_IMODE(m.mode))
+    return out
+
+
+def rpm_entries(rpm: Path) -> dict[str, tuple[str, int]]:
+    out = {}
+    q = run("rpm", "-qp", "--qf", "[%{FILEMODES:octal} %{FILENAMES}\n]", str(rpm)).stdout
+    for line in q.splitlines():
+        mode, path = line.split(" ", 1)
+        m = int(mode, 8)
+        out[path] = ("d" if stat.S_ISDIR(m) else "l" if stat.S_ISLNK(m) else "f", stat.S_IMODE(m))
+    return out
+
+
+def test_the_rpms_hold_the_files_of_the_debs(built):
+    """Same layout: every file and symlink with its mode, the same conffiles (%config), the RPM's
+    own directories among the .deb's. Two differences by design: Debian's changelog.Debian.gz,
+    and systemd units in /lib/systemd/system (Debian 12) against %{_unitdir} — the same
+    directory on a merged /usr."""
+    for pkg in PKGS:
+        deb, rpm = deb_entries(built.debs[pkg]), rpm_entries(built.rpms[pkg])
+        deb_files = {p.replace("/lib/systemd/", "/usr/lib/systemd/", 1) if p.startswith("/lib/systemd/") else p: e
+                     for p, e in deb.items() if e[0] != "d" and p != f"/usr/share/doc/{pkg}/changelog.Debian.gz"}
+        rpm_files = {p: e for p, e in rpm.items() if e[0] != "d"}
+        assert set(deb_files) == set(rpm_files), (pkg, sorted(set(deb_files) ^ set(rpm_files))[:20])
+        modes = {p for p in deb_files if deb_files[p][0] != "l" and deb_files[p] != rpm_files[p]}
+        assert not modes, (pkg, [(p, deb_files[p], rpm_files[p]) for p in sorted(modes)[:10]])
+        assert {p for p, e in rpm.items() if e[0] == "d"} <= set(deb), pkg
+        conffiles = run("dpkg-deb", "--info", str(built.debs[pkg]), "conffiles").stdout.split()
+        assert sorted(conffiles) == sorted(run("rpm", "-qpc", str(built.rpms[pkg])).stdout.split()), pkg
+        assert conffiles and all(c.startswith("/etc/") for c in conffiles)
+    assert len(deb_files) > 5000      # the reporter's private Python packages are in it
+    # both formats run the same scriptlet functions at the same points
+    deb_prerm = run("dpkg-deb", "--info", str(built.debs["pcp-pmda-lustreclient"]), "prerm").stdout
+    rpm_scripts = run("rpm", "-qp", "--scripts", str(built.rpms["pcp-pmda-lustreclient"])).stdout
+    shared = (REPO / "packaging" / "scriptlets.sh").read_text()
+    assert shared in deb_prerm and shared in rpm_scripts
+    assert 'if [ "$1" = remove ]; then\n    agent_remove' in deb_prerm
+    assert re.search(r"preuninstall scriptlet.*?\nif \[ \"\$1\" -eq 0 \]; then agent_remove; fi", rpm_scripts, re.S)
+
+
+def test_the_debs_declare_what_they_need(built):
+    agent = run("dpkg-deb", "-f", str(built.debs["pcp-pmda-lustreclient"]), "Depends").stdout
+    assert re.search(r"\bpcp\b", agent) and "libpcp-pmda3" in agent and "libpcp3" in agent and "libc6" in agent
+    rep = run("dpkg-deb", "-f", str(built.debs["lustre-jobreport"]), "Depends").stdout
+    py = "%d.%d" % sys.version_info[:2]
+    assert f"python3 (>= {py}~)" in rep and "python3 (<< " in rep and "python3-pcp" in rep
+    assert "libstdc++6" in rep      # the bundled wheels' C++ libraries
+
+
+# --- installed into this system ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def system(built):
+    purge_all()                          # a leftover of an interrupted run on a dev machine
+    had_data = os.path.lexists(DATA)
+    pw = ensure_user()
+    with world_dir("ljr-pkgtest-") as base, SystemPmcd(base / "pmcd-save") as pmcd:
+        before = system_paths()
+        entries_before = pmcd_conf_entries()
+        t0 = time.monotonic()
+        run("apt-get", "install", "-y", "-q", "--no-install-recommends", *(str(built.debs[p]) for p in PKGS))
+        tree = base / "tree"
+        client = SimClient.create(tree, version="2.15.4", filesystems=[("scratch", 8, 1)], seed=7)
+        for root, dirs, files in os.walk(tree):      # the job itself drives the sim, as its user
+            for n in [root, *(os.path.join(root, f) for f in files)]:
+                os.chown(n, pw.pw_uid, pw.pw_gid)
+        state = SimpleNamespace(base=base, pw=pw, pmcd=pmcd, before=before, entries_before=entries_before,
+                                tree=tree, client=client, install_s=time.monotonic() - t0, built=built)
+        try:
+            yield state
+        finally:
+            purge_all()
+            if not had_data:
+                shutil.rmtree(DATA, ignore_errors=True)
+            run("systemctl", "disable", "lustre-jobreport-compact.timer", check=False)
+
+
+def test_apt_installs_both_packages_where_pcp_and_admins_look(system):
+    assert all(installed(p) for p in PKGS)
+    print(f"\npackages: apt-get install of both {system.install_s:.1f} s")
+    for p in ("/usr/bin/lustre-jobreport", "/usr/share/lustre-jobreport/hooks/slurm/prolog",
+              "/var/lib/pcp/pmdas/lustreclient/Install", "/var/lib/pcp/pmdas/lustreclient/pmdalustreclient"):
+        assert os.access(p, os.X_OK), p
+    # the postinst made the directories the hooks check, root's and in their modes
+    for d, mode in (("/var/spool/lustre-jobreport", 0o700), (f"{DATA}/records", 0o750), (f"{DATA}/dataset", 0o750)):
+        st = os.stat(d)
+        assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, mode), d
+    assert run("man", "-w", "lustre-jobreport").stdout.strip().endswith("lustre-jobreport.1.gz")
+    assert run("man", "-w", "pmdalustreclient").stdout.strip().endswith("pmdalustreclient.1.gz")
+    # the installed command runs on Debian's python3 with its private packages and PCP's bindings
+    out = run("/usr/bin/lustre-jobreport", "--version").stdout
+    assert UPSTREAM in out
+    probe = run("/usr/bin/python3", "-I", "-c", "import sys; sys.path.insert(0, '/usr/lib/lustre-jobreport/python');"
+                "import numpy, pyarrow, duckdb, scipy, matplotlib, jinja2, hostlist;"
+                "from lustre_jobreport import pcpfetch; print(pcpfetch.HAVE_PMAPI, numpy.__file__)").stdout.split()
+    assert probe == ["True", "/usr/lib/lustre-jobreport/python/numpy/__init__.py"]
+    # PCP's tools find what the agent's package installed, by name
+    tmp = system.base / "pcpcfg"
+    tmp.mkdir()
+    run("pmieconf", "-F", "-f", str(tmp / "pmie.config"))
+    rules = run("pmieconf", "-f", str(tmp / "pmie.config"), "list", "lustre").stdout
+    assert "lustre.small_read_rpcs" in rules and "lustre.metadata_storm" in rules
+    assert os.path.isfile("/var/lib/pcp/config/pmchart/Lustre")
+    assert "[lustre-rpc]" in Path("/etc/pcp/pmrep/lustreclient.conf").read_text()
+
+
+def test_the_agent_installs_into_the_system_pmcd(system):
+    # -C on: the instance caches a production agent (ROOT /) keeps, which purge must remove
+    out = run("sh", "-c", f'cd /var/lib/pcp/pmdas/lustreclient && LUSTRECLIENT_ARGS="-r {system.tree} -C on" ./Install </dev/null')
+    assert re.search(r"Check lustreclient metrics have appeared \.\.\. \d+ metrics and \d+ values", out.stdout), out.stdout
+    line = [l for l in pmcd_conf_entries() if l.startswith("lustreclient")]
+    assert len(line) == 1 and "/var/lib/pcp/pmdas/lustreclient/pmdalustreclient" in line[0] and f"-r {system.tree} -C on" in line[0]
+    v = pminfo("-f", "lustreclient.version").stdout
+    assert 'value "2.15.4"' in v
+    assert system.pmcd.agent_pids(), "no pmdalustreclient under the system pmcd"
+    # pmrep's installed views and pmlogconf's installed group, through the system pmcd
+    rep = run("pmrep", "-h", "local:", "-t", "1", "-s", "2", ":lustre-health").stdout
+    assert "scratch-OST0000" in rep or "OST0000" in rep, rep
+    cfg = system.base / "pmlogger.config"
+    run("pmlogconf", "-c", "-q", "-r", "-h", "local:", str(cfg))
+    text = cfg.read_text()
+    assert re.search(r"#\+ lustreclient/summary:y:", text) and re.search(r"#\+ lustreclient/per-ost:n:", text), text[-2000:]
+
+
+@pytest.fixture(scope="module")
+def slurm_job(system):
+    """The admin's edit of the installed config, then an Enzo job through the installed hooks."""
+    install_if_missing()
+    cfg = Path("/etc/lustre-jobreport/config.toml")
+    base = system.base
+    cluster = Cluster(base / "slurm", system.pw, system.tree,
+                      installed_hooks={k: Path(f"/usr/share/lustre-jobreport/hooks/slurm/{k}") for k in ("prolog", "epilog")})
+    (base / "slurm").mkdir(mode=0o755)
+    log = base / "slurm" / "ljr" / "hooks.log"
+    text = cfg.read_text()
+    edited = text.replace('log = "syslog"', f'log = "{log}"', 1).replace('cluster = ""', 'cluster = "pkgtest"', 1)
+    assert edited != text
+    cfg.write_text(edited)
+    cluster.write_files()
+    script = cluster.work / "enzo.sh"
+    script.write_text(f"""#!/bin/sh
+echo "job $SLURM_JOB_ID starts"
+'{SIM}' run '{system.tree}' enzo --fs scratch >/dev/null
+echo "job $SLURM_JOB_ID done"
+""")
+    os.chown(script, system.pw.pw_uid, system.pw.pw_gid)
+    script.chmod(0o755)
+    cluster.start()
+    try:
+        job_id = cluster.submit(script, str(cluster.work / "enzo-%j.out"))
+        job = cluster.wait_done(job_id)
+    finally:
+        cluster.stop()
+    yield SimpleNamespace(id=job_id, job=job, log=log, cluster=cluster, config_text=edited)
+
+
+def test_a_slurm_job_gets_its_report_through_the_installed_hooks(system, slurm_job):
+    job, c = slurm_job.job, slurm_job.cluster
+    assert job["JobState"] == "COMPLETED", c.logs()
+    text = open(job["StdOut"]).read()
+    head = f"job {slurm_job.id} starts\njob {slurm_job.id} done\n"
+    assert text.startswith(head + "\n"), (text[:600], c.logs())
+    [path] = list(Path(f"{DATA}/records").rglob(f"pkgtest-{slurm_job.id}.json"))
+    doc = json.loads(path.read_text())
+    fs = doc["filesystems"]["scratch"]
+    assert [fs["rpc"]["read"][b] for b in BUCKETS] == TABLE_I_READ
+    assert [fs["rpc"]["write"][b] for b in BUCKETS] == TABLE_I_WRITE
+    assert (fs["read_bytes"], fs["write_bytes"]) == (54_000_000_000, 56_000_000_000)
+    assert "SMALL_RPC_READ" in text and "OPEN_CLOSE_STORM" in text and "12243" in text
+    assert not doc["data_quality"] or all(q["id"] not in ("HOST_UNREACHABLE", "COUNTER_RESET") for q in doc["data_quality"])
+    st = os.stat(job["StdOut"] + ".lustre.html")
+    assert st.st_uid == system.pw.pw_uid
+    lines = slurm_job.log.read_text().splitlines() if slurm_job.log.exists() else []
+    assert not [l for l in lines if ": error: " in l], lines
+    # the nightly compaction as its unit runs it: the installed command over the default dirs
+    out = run("/usr/bin/lustre-jobreport", "records", "compact")
+    assert list(Path(f"{DATA}/dataset").rglob("*.parquet")), out.stdout + out.stderr
+    # nothing was written under /usr at run time (bytecode, caches): every file there is the packages'
+    owned = set(run("dpkg", "-L", "lustre-jobreport").stdout.splitlines())
+    stray = [os.path.join(r, f) for r, _, fs_ in os.walk("/usr/lib/lustre-jobreport") for f in fs_
+             if os.path.join(r, f) not in owned]
+    assert not stray, stray[:10]
+
+
+def test_upgrading_the_agent_package_restarts_the_agent_with_the_admins_options(system, slurm_job):
+    [old] = system.pmcd.agent_pids()
+    line = [l for l in pmcd_conf_entries() if l.startswith("lustreclient")]
+    run("apt-get", "install", "-y", "-q", str(system.built.upgrade))
+    assert run("dpkg-query", "-W", "-f=${Version}", "pcp-pmda-lustreclient").stdout == f"{UPSTREAM}-2"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and (system.pmcd.agent_pids() in ([], [old])
+                                           or pminfo("-f", "lustreclient.version").returncode):
+        time.sleep(0.2)
+    new = system.pmcd.agent_pids()
+    assert new and new != [old], (old, new)
+    assert [l for l in pmcd_conf_entries() if l.startswith("lustreclient")] == line
+    assert 'value "2.15.4"' in pminfo("-f", "lustreclient.version").stdout
+
+
+def test_remove_leaves_the_conffiles_and_purge_only_the_job_records(system, slurm_job):
+    # the admin runs the compaction nightly on this node
+    run("systemctl", "enable", "lustre-jobreport-compact.timer")
+    wants = Path("/etc/systemd/system/timers.target.wants/lustre-jobreport-compact.timer")
+    assert wants.is_symlink()
+    run("apt-get", "remove", "-y", "-q", *PKGS)
+    assert [dpkg_status(p) for p in PKGS] == ["rc", "rc"]
+    # the agent left pmcd: no metrics, no process, pmcd.conf's entries as before
+    assert pminfo("lustreclient").returncode != 0
+    assert not system.pmcd.agent_pids()
+    assert pmcd_conf_entries() == system.entries_before
+    assert not wants.is_symlink()
+    new = system_paths() - system.before
+    assert not system.before - system_paths(), "removal deleted what was there before"
+    conffiles = {"/etc/lustre-jobreport/config.toml", "/etc/default/lustre-jobreport", "/etc/pcp/pmrep/lustreclient.conf"}
+    assert Path("/etc/lustre-jobreport/config.toml").read_text() == slurm_job.config_text    # the admin's change
+    made = {p for p in new if p.startswith((DATA, "/var/spool/lustre-jobreport", "/var/lib/pcp/config/pmda/220.",
+                                            "/var/log/pcp/pmcd/lustreclient.log"))}
+    assert new - made == conffiles | {"/etc/lustre-jobreport"}, sorted(new - made)
+    assert any(p.startswith("/var/lib/pcp/config/pmda/220.") for p in made)   # the agent's caches, until purge
+
+    run("apt-get", "purge", "-y", "-q", *PKGS)
+    left = system_paths() - system.before
+    assert system.before - system_paths() == set()
+    records = {p for p in left if p.startswith(f"{DATA}/records/") or p.startswith(f"{DATA}/dataset/")}
+    assert left - records - {DATA, f"{DATA}/records", f"{DATA}/dataset"} == set(), sorted(left)
+    assert any(p.endswith(f"pkgtest-{slurm_job.id}.json") for p in records), sorted(left)
+    assert [dpkg_status(p) for p in PKGS] == ["un", "un"] or [dpkg_status(p) for p in PKGS] == ["", ""]
