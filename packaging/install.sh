@@ -43,7 +43,7 @@ man() {	# compressed as Debian and RPM ship man pages (-n: no name or time insid
 }
 
 agent() {
-    make -s -C "$TOP/pmda-lustre" install DESTDIR="$DESTDIR" LIBDIR="$PMDA_LIBDIR" PMDADIR="$PMDA_DIR"
+    make -s --no-print-directory -C "$TOP/pmda-lustre" install DESTDIR="$DESTDIR" LIBDIR="$PMDA_LIBDIR" PMDADIR="$PMDA_DIR"
     man "$TOP/pmda-lustre/pmdalustreclient.1"
     p=$TOP/packaging/pcp
     f 0644 "$p/pmrep/lustreclient.conf" /etc/pcp/pmrep/lustreclient.conf

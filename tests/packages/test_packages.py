@@ -97,20 +97,25 @@ def purge_all() -> None:
 
 # --- building --------------------------------------------------------------------------------
 
+def built_files(proc: subprocess.CompletedProcess) -> list[str]:
+    """The packages a build script names on its output (one path a line, among make's notes)."""
+    return [l for l in proc.stdout.splitlines() if l.startswith("/") and l.endswith((".deb", ".rpm"))]
+
+
 @pytest.fixture(scope="module")
 def built():
     with world_dir("ljr-packages-") as out:       # apt's _apt user reads the .debs from here
         env = dict(ENV, PIP_PYTHON=sys.executable)
         t0 = time.monotonic()
-        debs = run("sh", str(REPO / "packaging/deb/build.sh"), str(out), env=env, timeout=900).stdout.split()
+        debs = built_files(run("sh", str(REPO / "packaging/deb/build.sh"), str(out), env=env, timeout=900))
         t_deb = time.monotonic() - t0
         t0 = time.monotonic()
-        rpms = run("sh", str(REPO / "packaging/rpm/build.sh"), str(out), env=env, timeout=900).stdout.split()
+        rpms = built_files(run("sh", str(REPO / "packaging/rpm/build.sh"), str(out), env=env, timeout=900))
         t_rpm = time.monotonic() - t0
         # the agent again, one Debian revision later, for the upgrade
         up = out / "upgrade"
-        upgrade = run("sh", str(REPO / "packaging/deb/build.sh"), str(up),
-                      env=dict(env, DEB_VERSION=f"{UPSTREAM}-2", DEB_ONLY="pcp-pmda-lustreclient")).stdout.split()
+        upgrade = built_files(run("sh", str(REPO / "packaging/deb/build.sh"), str(up),
+                                  env=dict(env, DEB_VERSION=f"{UPSTREAM}-2", DEB_ONLY="pcp-pmda-lustreclient")))
         sizes = {Path(p).name: os.path.getsize(p) >> 20 for p in debs + rpms}
         print(f"\npackages: .debs built in {t_deb:.1f} s, RPMs in {t_rpm:.1f} s; MiB: {sizes}")
         yield SimpleNamespace(dir=out, debs={pkg: Path(next(d for d in debs if Path(d).name.startswith(pkg + "_")))
@@ -251,6 +256,12 @@ def test_the_agent_installs_into_the_system_pmcd(system):
     run("pmlogconf", "-c", "-q", "-r", "-h", "local:", str(cfg))
     text = cfg.read_text()
     assert re.search(r"#\+ lustreclient/summary:y:", text) and re.search(r"#\+ lustreclient/per-ost:n:", text), text[-2000:]
+    # pmchart (Debian's pcp-gui, under Xvfb) opens the installed view by its name
+    if shutil.which("pmchart") and shutil.which("xvfb-run"):
+        image = system.base / "lustre.png"
+        r = run("xvfb-run", "-a", "-s", "-screen 0 1280x1024x24", "pmchart", "-h", "local:", "-c", "Lustre",
+                "-g", "800x600", "-t", "1sec", "-o", str(image), check=False, timeout=120)
+        assert r.returncode == 0 and image.stat().st_size > 10_000, (r.returncode, r.stderr[-2000:])
 
 
 @pytest.fixture(scope="module")
