@@ -121,6 +121,35 @@ buckets(struct lc_jobdev *d, struct lc_fs *fs)
     }
 }
 
+/* lc.fs's index of a device's filesystem (devices point at theirs), or -1 */
+static int
+fs_of(const struct lc_fs *fs)
+{
+    for (size_t f = 0; f < lc.nfs; f++)
+	if (lc.fs[f] == fs)
+	    return (int)f;
+    return -1;
+}
+
+/*
+ * An OSC or MDC's record, listed, tied to the record of its filesystem
+ * (fsidx: lc.fs's index -> record index).
+ */
+static struct lc_jobdev *
+device(struct lc_jobrec *r, unsigned kind, int indom, const char *name, const char *dir,
+       const struct lc_fs *fs, const int *fsidx)
+{
+    struct lc_jobdev	*d;
+    int			f;
+
+    if ((d = lc_jobrec_add(r, kind, inst_of(indom, name, NULL), NULL, dir)) == NULL)
+	return NULL;
+    d->listed = 1;
+    if ((f = fs_of(fs)) >= 0)
+	d->fs = fsidx[f];
+    return d;
+}
+
 /*
  * A record of the values lc_value gives now, for the job metrics: every
  * fs that is mounted or has devices, every OSC and MDC present.
@@ -129,23 +158,20 @@ static int
 build(struct lc_jobrec *r)
 {
     struct lc_jobdev	*d;
-    int			*fsidx;
+    int			*fsidx, f;
     size_t		i;
 
     if ((fsidx = calloc(lc.nfs ? lc.nfs : 1, sizeof(*fsidx))) == NULL)
 	return -1;
     for (i = 0; i < lc.nfs; i++)
 	fsidx[i] = -1;
+    /* a filesystem with devices present has a record even when not mounted */
     for (i = 0; i < lc.nosc; i++)
-	if (lc.osc[i]->present)
-	    for (size_t f = 0; f < lc.nfs; f++)
-		if (lc.fs[f] == lc.osc[i]->fs)
-		    fsidx[f] = 0;
+	if (lc.osc[i]->present && (f = fs_of(lc.osc[i]->fs)) >= 0)
+	    fsidx[f] = 0;
     for (i = 0; i < lc.nmdc; i++)
-	if (lc.mdc[i]->present)
-	    for (size_t f = 0; f < lc.nfs; f++)
-		if (lc.fs[f] == lc.mdc[i]->fs)
-		    fsidx[f] = 0;
+	if (lc.mdc[i]->present && (f = fs_of(lc.mdc[i]->fs)) >= 0)
+	    fsidx[f] = 0;
     for (i = 0; i < lc.nfs; i++) {
 	struct lc_fs *fs = lc.fs[i];
 
@@ -168,13 +194,8 @@ build(struct lc_jobrec *r)
 
 	if (!osc->present)
 	    continue;
-	if ((d = lc_jobrec_add(r, LC_JK_OSC, inst_of(OSC_INDOM, osc->name, NULL), NULL,
-			       osc->d.name)) == NULL)
+	if ((d = device(r, LC_JK_OSC, OSC_INDOM, osc->name, osc->d.name, osc->fs, fsidx)) == NULL)
 	    goto fail;
-	d->listed = 1;
-	for (size_t f = 0; f < lc.nfs; f++)
-	    if (lc.fs[f] == osc->fs)
-		d->fs = fsidx[f];
 	values(d, LC_JK_OSC, osc);
 	start(d, 0, CL_OSC_STATS, OSTATS_START, osc);
 	start(d, 1, CL_OSC_RPCHDR, RPCHDR_START, osc);
@@ -184,13 +205,8 @@ build(struct lc_jobrec *r)
 
 	if (!mdc->present)
 	    continue;
-	if ((d = lc_jobrec_add(r, LC_JK_MDC, inst_of(MDC_INDOM, mdc->name, NULL), NULL,
-			       mdc->d.name)) == NULL)
+	if ((d = device(r, LC_JK_MDC, MDC_INDOM, mdc->name, mdc->d.name, mdc->fs, fsidx)) == NULL)
 	    goto fail;
-	d->listed = 1;
-	for (size_t f = 0; f < lc.nfs; f++)
-	    if (lc.fs[f] == mdc->fs)
-		d->fs = fsidx[f];
 	values(d, LC_JK_MDC, mdc);
     }
     free(fsidx);
