@@ -36,6 +36,7 @@ import pytest
 
 from hookkit import REPO, SIM, ensure_user, is_root, world_dir
 from lustre_sim import SimClient
+from lustre_sim.workloads import TABLE_I_READ, TABLE_I_WRITE, TABLE_II   # the Enzo job (notes/io-findings.md)
 from slurmkit import Cluster, install_if_missing
 from syspmcd import PMCD_CONF, SystemPmcd, pmcd_conf_entries, pminfo
 
@@ -45,8 +46,6 @@ PKGS = ("pcp-pmda-lustreclient", "lustre-jobreport")
 UPSTREAM = re.search(r'^version = "(.*)"$', (REPO / "reporter" / "pyproject.toml").read_text(), re.M).group(1)
 ENV = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""), DEBIAN_FRONTEND="noninteractive")
 BUCKETS = ["4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", "1M"]
-TABLE_I_READ = [12243, 264, 56, 81, 242, 269, 543, 1812, 26572]     # the Enzo job (notes/io-findings.md)
-TABLE_I_WRITE = [393, 62, 198, 155, 96, 74, 199, 595, 52606]
 # What the comparison of the system before and after looks at: everything a package or the
 # agent's Install/Remove could leave behind.
 WATCHED = ("/etc", "/usr", "/var/lib/pcp", "/var/lib/lustre-jobreport", "/var/spool/lustre-jobreport",
@@ -305,9 +304,9 @@ def test_a_slurm_job_gets_its_report_through_the_installed_hooks(system, slurm_j
     [path] = list(Path(f"{DATA}/records").rglob(f"pkgtest-{slurm_job.id}.json"))
     doc = json.loads(path.read_text())
     fs = doc["filesystems"]["scratch"]
-    assert [fs["rpc"]["read"][b] for b in BUCKETS] == TABLE_I_READ
-    assert [fs["rpc"]["write"][b] for b in BUCKETS] == TABLE_I_WRITE
-    assert (fs["read_bytes"], fs["write_bytes"]) == (54_000_000_000, 56_000_000_000)
+    assert [fs["rpc"]["read"][b] for b in BUCKETS] == list(TABLE_I_READ)
+    assert [fs["rpc"]["write"][b] for b in BUCKETS] == list(TABLE_I_WRITE)
+    assert (fs["read_bytes"], fs["write_bytes"]) == (TABLE_II["read_bytes"], TABLE_II["write_bytes"])
     assert "SMALL_RPC_READ" in text and "OPEN_CLOSE_STORM" in text and "12243" in text
     assert not doc["data_quality"] or all(q["id"] not in ("HOST_UNREACHABLE", "COUNTER_RESET") for q in doc["data_quality"])
     st = os.stat(job["StdOut"] + ".lustre.html")

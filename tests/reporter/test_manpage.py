@@ -1,14 +1,11 @@
 """reporter/lustre-jobreport.1 stays true to the command line: every subcommand of cli.parser()
 has its line in the SYNOPSIS with every option and choice it takes; compare's selection and
-group keys are named; the page renders without a warning (groff -ww) and man reads it."""
+group keys are named; the page renders (tests/test_manpages.py)."""
 
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
-
-import pytest
 
 import manpages
 from lustre_jobreport import cli, config, recordset
@@ -45,13 +42,3 @@ def test_compare_keys_and_the_docs_are_named():
                  ".unreadable/", "lustre-jobreport-compact.timer"):
         assert path in files, path
 
-
-@pytest.mark.skipif(shutil.which("groff") is None, reason="groff is not installed")
-def test_groff_renders_it_without_warnings():
-    assert manpages.groff_complaints(PAGE) == (0, "")
-
-
-@pytest.mark.skipif(shutil.which("man") is None, reason="man is not installed")
-def test_man_reads_it():
-    status, out, err = manpages.man_reads(PAGE)
-    assert status == 0 and "compare" in out, err

@@ -1,14 +1,11 @@
 """sim/lustre-sim.1 stays true to lustre-sim's command line: every subcommand has its SYNOPSIS
 form with every option and choice; every workload, quirk and setting key is named; the page
-renders without a warning (groff -ww) and man reads it."""
+renders (tests/test_manpages.py)."""
 
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
-
-import pytest
 
 import manpages
 from lustre_sim import cli, faults, settings, workloads
@@ -26,13 +23,3 @@ def test_every_workload_fault_quirk_and_setting_is_named():
     named = [*workloads.REGISTRY, *faults.FAULTS, *settings.QUIRKS, *settings.KEYS]
     assert [n for n in named if not re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text)] == []
 
-
-@pytest.mark.skipif(shutil.which("groff") is None, reason="groff is not installed")
-def test_groff_renders_it_without_warnings():
-    assert manpages.groff_complaints(PAGE) == (0, "")
-
-
-@pytest.mark.skipif(shutil.which("man") is None, reason="man is not installed")
-def test_man_reads_it():
-    status, out, err = manpages.man_reads(PAGE)
-    assert status == 0 and "workloads" in out, err
