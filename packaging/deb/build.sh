@@ -22,6 +22,8 @@ VERSION=${DEB_VERSION:-$UPSTREAM-1}
 ARCH=$(dpkg --print-architecture)
 PYTHON=${PYTHON:-/usr/bin/python3}
 export PYTHON
+# the reporter's wheels are for this python3's minor version, and for no other
+PYDEPENDS=$("$PYTHON" -c 'import sys; v = sys.version_info; print(f"python3 (>= {v[0]}.{v[1]}~), python3 (<< {v[0]}.{v[1] + 1})")')
 rm -rf "$W"
 mkdir -p "$W/shlibs/debian"
 # dpkg-shlibdeps wants a source package around it
@@ -51,12 +53,10 @@ build() {	# PACKAGE PART
             > "$root/DEBIAN/$s"
         chmod 0755 "$root/DEBIAN/$s"
     done
-    pyver=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-    next=$("$PYTHON" -c 'import sys; print("%d.%d" % (sys.version_info[0], sys.version_info[1] + 1))')
     size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
     sed -e "s/@VERSION@/$VERSION/" -e "s/@ARCH@/$ARCH/" -e "s/@SIZE@/$size/" \
         -e "s/@SHLIBS@/$(shlibs "$root")/" \
-        -e "s/@PYDEPENDS@/python3 (>= $pyver~), python3 (<< $next)/" \
+        -e "s/@PYDEPENDS@/$PYDEPENDS/" \
         "$HERE/$pkg/control" > "$root/DEBIAN/control"
     (cd "$root" && find . -path ./DEBIAN -prune -o -type f -print | sed 's|^\./||' | LC_ALL=C sort |
         xargs -d '\n' md5sum) > "$root/DEBIAN/md5sums"

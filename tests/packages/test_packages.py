@@ -130,7 +130,7 @@ def deb_entries(deb: Path) -> dict[str, tuple[str, int]]:
     out = {}
     with tarfile.open(fileobj=io.BytesIO(tar)) as t:
         for m in t.getmembers():
-            p = "/" + m.name.lstrip("./")
+            p = "/" + m.name.removeprefix("./")
             if p != "/":
                 out[p.rstrip("/")] = ("d" if m.isdir() else "l" if m.issym() else "f", stat.S_IMODE(m.mode))
     return out
