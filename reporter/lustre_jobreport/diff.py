@@ -241,15 +241,15 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
     pairs: dict[str, _Pair] = {}
     for m in catalog.with_role(*catalog.SUMMED):
         tb, te = b.table(m.name), e.table(m.name)
-        if tb is None and te is None:
-            continue
+        source = catalog.source_of_cluster((end if te is not None else begin).cluster(m.name))
+        if tb is None and te is None and not source.required:
+            continue    # a file this Lustre need not have; one every layout has is never read (below)
         if not (_comparable(tb) and _comparable(te)):
             issues.append(Issue("METRIC_TYPE", None, None,
                                 f"{m.name} is not a counter in both snapshots (an agent or file mix-up): "
                                 "left out of the totals"))
             continue
         instances = list(dict.fromkeys((te.instances if te else []) + (tb.instances if tb else [])))
-        source = catalog.source_of_cluster((end if te is not None else begin).cluster(m.name))
         g = groups.setdefault((source.name, m.indom), SourceGroup(source, m.indom))
         g.metrics.append(m.name)
         pairs[m.name] = _Pair(instances, g.add(device_of(i) for i in instances),

@@ -264,7 +264,9 @@ def _histogram(rpc: dict[str, dict[str, int]]) -> dict | None:
             "read": row("read").rstrip(), "write": row("write").rstrip()}
 
 
-def _fs_view(name: str, fs: dict) -> dict:
+def _fs_view(name: str, fs: dict, left_out: bool) -> dict:
+    """left_out: values of this filesystem were left out on some host (so an empty histogram
+    is one that could not be read, not a job without RPCs)."""
     def volume(direction: str) -> str:
         nbytes, calls = fs.get(f"{direction}_bytes") or 0, fs.get(f"{direction}_calls") or 0
         mean = f", {human_bytes(nbytes // calls)} avg" if calls else ""
@@ -279,7 +281,8 @@ def _fs_view(name: str, fs: dict) -> dict:
     return {"name": name, "label": label, "indent": " " * (columns(label) + 2),
             "read": volume("read"), "write": volume("write"), "ops": ops_line,
             "osts": f"{osts} of {ost_count} OSTs used" if ost_count else "",
-            "per_host": per_host, "hist": _histogram(fs.get("rpc") or {})}
+            "per_host": per_host, "hist": _histogram(fs.get("rpc") or {}),
+            "no_hist": "not read (see Not trusted)" if left_out else "none reported"}
 
 
 def _finding(f: dict, detail: bool) -> list[str]:
@@ -320,7 +323,8 @@ def _text_view(doc: dict, detail: bool) -> dict:
     filesystems = doc.get("filesystems") or {}
     by_volume = sorted(filesystems.items(),
                        key=lambda kv: (-((kv[1].get("read_bytes") or 0) + (kv[1].get("write_bytes") or 0)), kv[0]))
-    active = [_fs_view(k, v) for k, v in by_volume if _touched(v)]
+    partly = {fs for names in (job.get("hosts_incomplete") or {}).values() for fs in names}
+    active = [_fs_view(k, v, k in partly) for k, v in by_volume if _touched(v)]
     idle = [shorten(k) for k, v in by_volume if not _touched(v)]
     empty = ("" if filesystems else "No Lustre filesystem was mounted on the job's hosts." if hosts
              else "No host of the job could be read.")

@@ -12,7 +12,26 @@ SEMS = {"version": "discrete", "llite.mount_id": "discrete", "osc.rpcs_in_flight
         "osc.state": "instant"}
 
 
-def host(name, metrics, ok=True, error=None, pmids=None, sems=None):
+def _source(short: str) -> str | None:
+    m = catalog.get(P + short)
+    return catalog.source_of_cluster(m.cluster).name if m and m.role in catalog.SUMMED else None
+
+
+def host(name, metrics, ok=True, error=None, pmids=None, sems=None, llite_stats=True, rpc_stats=True):
+    """A host read by the agent: as a real agent's, it has llite stats and an RPC histogram (zeros
+    unless given) for every filesystem it mounts, unless told its files could not be read
+    (llite_stats=False, rpc_stats=False)."""
+    metrics = dict(metrics)
+    mounted = metrics.get("llite.mount_id", {})
+    if llite_stats and not any(_source(k) == "llite stats" for k in metrics):
+        metrics["llite.read_calls"] = dict.fromkeys(mounted, 0)
+    if rpc_stats and mounted:
+        for direction in ("read", "write"):
+            buckets = dict(metrics.get(f"fs.rpc.{direction}", {}))
+            for fs in metrics["llite.mount_id"]:
+                if not any(b.startswith(fs + ":") for b in buckets):
+                    buckets[f"{fs}:4K"] = 0
+            metrics[f"fs.rpc.{direction}"] = buckets
     full = {P + k: Column.from_dict(v) for k, v in metrics.items()}
     sem_of = {m: (sems or {}).get(m[len(P):], SEMS.get(m[len(P):], "counter")) for m in full}
     ids = {m: f"220.{catalog.get(m).cluster}.0" for m in full if catalog.get(m)}

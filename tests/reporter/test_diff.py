@@ -115,3 +115,24 @@ def test_a_cleared_osc_rpc_stats_drops_that_hosts_filesystem_histogram():
     assert [(i.id, i.host) for i in d.issues] == [("COUNTER_RESET", "n1")]
     assert "rpc_stats of scratch on n1" in d.issues[0].detail
     assert aggregate(d)["scratch"].rpc["read"]["4K"] == 3
+
+
+def test_a_histogram_never_read_on_the_only_host_is_said():
+    """The agent gives a filesystem's RPC histogram all or nothing; with rpc_stats unreadable (or
+    skipped under its time budget) at both ends on every host, no bucket exists anywhere: the
+    histogram is not trusted, not an empty one."""
+    b = snap(0.0, host("n1", {"version": {"": "2.15.4"}, "llite.mount_id": {"scratch": "f1"},
+                              "llite.read_bytes": {"scratch": 0}}, rpc_stats=False))
+    e = snap(60.0, host("n1", {"version": {"": "2.15.4"}, "llite.mount_id": {"scratch": "f1"},
+                               "llite.read_bytes": {"scratch": 1 << 30}}, rpc_stats=False))
+    d = diff(b, e)
+    assert [(i.id, i.host, i.fs) for i in d.issues] == [("VALUES_MISSING", "n1", "scratch")]
+    assert d.issues[0].detail.startswith("osc rpc_stats of scratch could not be read at job start nor at its end on n1")
+    assert d.incomplete == {"n1": {"scratch"}}
+    assert aggregate(d)["scratch"].read_bytes == 1 << 30     # the llite stats it did read still count
+
+
+def test_llite_stats_never_read_on_the_only_host_is_said():
+    b = snap(0.0, host("n1", {"llite.mount_id": {"scratch": "f1"}}, llite_stats=False))
+    e = snap(60.0, host("n1", {"llite.mount_id": {"scratch": "f1"}}, llite_stats=False))
+    assert [(i.id, i.detail.split(" could")[0]) for i in diff(b, e).issues] == [("VALUES_MISSING", "llite stats of scratch")]

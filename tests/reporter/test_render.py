@@ -73,3 +73,13 @@ def test_multi_host_job_shows_the_spread():
              node("n2", llite={"write_bytes": 2 << 30}))
     text = render.render_text(doc_for(b, e))
     assert "per host: min 1.0 GiB, median 2.0 GiB, max 9.0 GiB (n0)" in text
+
+
+def test_a_histogram_that_could_not_be_read_is_not_shown_as_no_rpcs():
+    def n1(t, read, rpc_stats):
+        return snap(t, host("n1", {"version": {"": "2.15.4"}, "llite.mount_id": {"scratch": "f1"},
+                                   "llite.read_bytes": {"scratch": read}}, rpc_stats=rpc_stats))
+    unread = doc_for(n1(0.0, 0, False), n1(60.0, 1 << 30, False))
+    assert "RPC sizes: not read (see Not trusted)" in render.render_text(unread)
+    assert "RPC sizes: not read (see Not trusted)" in render.render_html(unread)
+    assert "not read" not in render.render_text(doc_for(n1(0.0, 0, True), n1(60.0, 1 << 30, True)))

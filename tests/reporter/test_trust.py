@@ -30,7 +30,7 @@ def llite_host(name, read_bytes, *, stats=True, mount="f1"):
     if stats:   # the agent gives no llite values when it could not read the stats file
         m["llite.read_bytes"] = {"scratch": read_bytes}
         m["llite.open"] = {"scratch": read_bytes // GIB}
-    return host(name, m)
+    return host(name, m, llite_stats=stats)
 
 
 def test_a_host_whose_llite_stats_is_unreadable_at_the_end_is_said_not_silently_dropped():
