@@ -131,8 +131,8 @@ def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin, argv: li
                 "report_delivered": bool(delivered), **job.extra}
         record = _attempt(log, budget, "storing the job record", records.store, doc,
                           hk["records_dir"], cluster, job.job_id, meta)
-    html = _attempt(log, budget, "writing the HTML report", delivery.html, job, doc, hk, delivered,
-                    cluster, budget, log)
+    html = (owner := jobenv.with_owner(job, hk, log, budget)) and _attempt(   # PBS: its ids from NSS, now
+        log, budget, "writing the HTML report", delivery.html, owner, doc, hk, delivered, cluster, budget, log)
     log.info(f"report {'to ' + delivered.where if delivered else 'not delivered'}; "
              f"HTML {html or 'none'}; record {record or 'none'}; {budget.elapsed():.2f} s")
 

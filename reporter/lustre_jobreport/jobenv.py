@@ -7,6 +7,8 @@
 - PBS/Torque (mom_priv/prologue, epilogue run by MoM as root on the primary host only):
   argv $1 job id, $2 user, $3 group (epilogue: ... $10 exit status); nodes from PBS_NODEFILE,
   else OpenPBS's $PBS_HOME/aux/<jobid>; the epilogue's stdout already is the job's output.
+  The user's and group's ids come from NSS (LDAP, NIS, ... which can hang), so from_pbs leaves
+  them out: pbs_ids looks them up in a bounded child, only where they are needed (with_owner).
 
 Everything here comes from root-controlled sources (the daemon's environment and argv), but job
 ids still go into file names, so they are checked. Light on purpose: the prolog imports it.
@@ -14,23 +16,25 @@ ids still go into file names, so they are checked. Light on purpose: the prolog 
 
 from __future__ import annotations
 
-import grp
 import os
-import pwd
 import re
 import socket
 import subprocess
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
 import hostlist
 
+from .budget import MIN_SCHEDULER_S, Budget
 from .errors import JobReportError
+from .hooklog import HookLog
 
 _JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+\-\[\]]{0,127}")
 _SCONTROL_KEY = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9_/:]*)=")
 _SCONTROL_JOBNAME = re.compile(r"(?:^|\s)JobName=(.*?) UserId=\S*\(\d+\) GroupId=")
+GETENT_NOT_FOUND = 2     # getent's exit status for a key its database does not have
 
 
 class JobEnvError(JobReportError):
@@ -52,6 +56,7 @@ class Job:
     workdir: str | None = None
     exit_code: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
+    group: str | None = None          # PBS: the job's group by name ($3); its id is gid once looked up
 
     @property
     def acts_here(self) -> bool:
@@ -133,24 +138,13 @@ def read_node_names(path: str) -> list[str]:
 
 
 def from_pbs(argv: list[str], env: dict[str, str]) -> Job:
-    """argv is the prologue's/epilogue's own: job id, user, group[, job name, ..., exit status]."""
+    """argv is the prologue's/epilogue's own: job id, user, group[, job name, ..., exit status].
+    The user's and group's ids are not looked up here (see pbs_ids): uid and gid are None."""
     if len(argv) < 2:
         raise JobEnvError(f"PBS hook needs at least job id and user as arguments, got {len(argv)}")
     job_id = check_job_id(argv[0])
     user = argv[1] or None
-    group = argv[2] if len(argv) > 2 else None
-    uid = gid = None
-    if user:
-        try:
-            pw = pwd.getpwnam(user)
-            uid, gid = pw.pw_uid, pw.pw_gid
-        except KeyError:
-            pass
-    if group:
-        try:
-            gid = grp.getgrnam(group).gr_gid
-        except KeyError:
-            pass
+    group = argv[2] if len(argv) > 2 and argv[2] else None
     this = short_hostname()
     nodefile = pbs_nodefile(job_id, env)
     nodes: list[str] = []
@@ -165,9 +159,52 @@ def from_pbs(argv: list[str], env: dict[str, str]) -> Job:
     exit_code = argv[9] if len(argv) > 9 else None
     extra = {"job_name": argv[3]} if len(argv) > 3 else {}
     # PBS runs these scripts on the primary host only, so this host acts whatever it is called.
-    return Job("pbs", job_id, user, uid, gid, nodes, nodes[0], safe_name(server, "pbs"),
+    return Job("pbs", job_id, user, None, None, nodes, nodes[0], safe_name(server, "pbs"),
                nodefile=nodefile, workdir=env.get("PBS_O_WORKDIR"),   # (PBS_JOBDIR may be a sandbox)
-               exit_code=exit_code, extra=extra)
+               exit_code=exit_code, extra=extra, group=group)
+
+
+def _nss_entry(database: str, name: str | None, timeout_s: float, getent: str) -> list[str] | None:
+    """The fields of `name`'s entry in an NSS database (passwd, group), or None if it has none.
+    getent, not pwd/grp: a child that can be killed when NSS hangs (and holds the GIL)."""
+    if not name or name.startswith("-") or not name.isprintable() or ":" in name:
+        return None   # not a name getent could be asked about, nor one NSS could hold
+    out = _run_tool([getent, database, name], f"getent {database} {name}", timeout_s,
+                    f"{getent} not found (PATH={os.environ.get('PATH', '')})",
+                    hung="a hung NSS source: LDAP, NIS, ...?", absent=GETENT_NOT_FOUND)
+    fields = (out or "").split("\n", 1)[0].split(":")
+    # getent takes a number for an id: a user "1001" must not be uid 1001's entry
+    return fields if len(fields) >= 4 and fields[0] == name else None
+
+
+def pbs_ids(user: str | None, group: str | None, timeout_s: float,
+            getent: str = "getent") -> tuple[int | None, int | None]:
+    """The uid of the PBS job's user and the gid of its group (else the user's own), as NSS has
+    them, within about timeout_s; None for what NSS does not know. JobEnvError if NSS does not
+    answer in time."""
+    deadline = time.monotonic() + timeout_s
+    pw = _nss_entry("passwd", user, timeout_s, getent)
+    uid, gid = (_int(pw[2]), _int(pw[3])) if pw else (None, None)
+    if group:
+        gr = _nss_entry("group", group, deadline - time.monotonic(), getent)
+        gid = _int(gr[2]) if gr else gid
+    return uid, gid
+
+
+def with_owner(job: Job, hk: dict, log: HookLog, budget: Budget) -> Job | None:
+    """The job as writing the HTML report beside its output (as the job user) needs it: a PBS
+    job's ids are looked up now, as a named step within the scheduler's time (hk:
+    scheduler_timeout_s), and only if the HTML goes there. None if NSS did not answer: one log
+    line, and nothing may be written as the user (never as root instead)."""
+    if job.scheduler != "pbs" or job.uid is not None or hk["html"] != "beside" or not job.workdir:
+        return job
+    budget.step = f"looking up the job's user {job.user} and group {job.group}"
+    try:
+        uid, gid = pbs_ids(job.user, job.group, budget.for_scheduler(float(hk["scheduler_timeout_s"])))
+    except (JobEnvError, OSError) as exc:   # (OSError: getent could not even be started)
+        log.error(f"{exc}; no HTML report beside the output")
+        return None
+    return replace(job, uid=uid, gid=gid)
 
 
 def parse_scontrol(line: str) -> dict[str, str]:
@@ -191,23 +228,29 @@ def parse_scontrol(line: str) -> dict[str, str]:
     return fields
 
 
-def _run_slurm_tool(argv: list[str], what: str, timeout_s: float, missing: str) -> str:
-    """A Slurm command's standard output; JobEnvError saying what went wrong otherwise."""
+def _run_tool(argv: list[str], what: str, timeout_s: float, missing: str, *, hung: str = "",
+              absent: int | None = None) -> str | None:
+    """A command's standard output (scontrol, squeue, getent), None if it exits `absent` (what
+    it was asked about does not exist); JobEnvError saying what went wrong otherwise (hung: what
+    no answer in time may mean)."""
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=max(0.1, timeout_s),
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=max(MIN_SCHEDULER_S, timeout_s),
                               stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         raise JobEnvError(missing) from None
     except subprocess.TimeoutExpired:
-        raise JobEnvError(f"{what}: no answer within {timeout_s:.1f} s") from None
+        raise JobEnvError(f"{what}: no answer within {max(MIN_SCHEDULER_S, timeout_s):.1f} s"
+                          + (f" ({hung})" if hung else "")) from None
+    if proc.returncode == absent:
+        return None
     if proc.returncode != 0:
         raise JobEnvError(f"{what}: {(proc.stderr.strip().splitlines() or [f'exit {proc.returncode}'])[-1]}")
     return proc.stdout
 
 
 def slurm_job_fields(job_id: str, timeout_s: float, scontrol: str = "scontrol") -> dict[str, str]:
-    out = _run_slurm_tool([scontrol, "show", "job", "-o", job_id], f"scontrol show job {job_id}",
-                          timeout_s, f"{scontrol} not found (PATH={os.environ.get('PATH', '')})")
+    out = _run_tool([scontrol, "show", "job", "-o", job_id], f"scontrol show job {job_id}",
+                    timeout_s, f"{scontrol} not found (PATH={os.environ.get('PATH', '')})")
     for line in out.splitlines():
         if line.strip().startswith(f"JobId={job_id} "):
             return parse_scontrol(line)
@@ -235,8 +278,8 @@ def slurm_shared_nodes(job: Job, fields: dict[str, str], timeout_s: float,
     me = {fields.get("JobId", job.job_id), job.job_id}
     if fields.get("ArrayJobId") and fields.get("ArrayTaskId"):
         me.add(f"{fields['ArrayJobId']}_{fields['ArrayTaskId']}")
-    out = _run_slurm_tool([squeue, "-h", "-t", "all", "-w", job.nodelist or ",".join(job.nodes),
-                           "-o", "%i|%N|%S|%e"], "squeue", timeout_s, f"{squeue} not found")
+    out = _run_tool([squeue, "-h", "-t", "all", "-w", job.nodelist or ",".join(job.nodes),
+                     "-o", "%i|%N|%S|%e"], "squeue", timeout_s, f"{squeue} not found")
     mine = set(job.nodes)
     others: dict[str, list[str]] = {}
     for line in out.splitlines():

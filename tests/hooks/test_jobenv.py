@@ -1,5 +1,7 @@
 """Job facts from the scheduler: Slurm hook environment, scontrol lines, PBS argv and node files."""
 
+import grp
+import time
 
 import pytest
 
@@ -82,8 +84,9 @@ def test_pbs_prologue_and_epilogue_argv(tmp_path):
     nodefile = tmp_path / "nodes"
     nodefile.write_text("nodeA\nnodeA\nnodeB\nnodeA\nnodeB\n")   # one line per slot
     env = {"PBS_NODEFILE": str(nodefile), "PBS_O_WORKDIR": "/home/ann/run"}
-    pro = jobenv.from_pbs(["123.pbs01", "root", "root"], env)
-    assert (pro.job_id, pro.user, pro.uid, pro.gid) == ("123.pbs01", "root", 0, 0)
+    pro = jobenv.from_pbs(["123.pbs01", "root", "wheel"], env)
+    # names only: their ids come from NSS, which may hang, so not here (pbs_ids, when needed)
+    assert (pro.job_id, pro.user, pro.group, pro.uid, pro.gid) == ("123.pbs01", "root", "wheel", None, None)
     assert pro.nodes == ["nodeA", "nodeB"] and pro.acts_here and pro.nodefile == str(nodefile)
     assert (pro.cluster, pro.workdir, pro.exit_code) == ("pbs01", "/home/ann/run", None)
     epi = jobenv.from_pbs(["123.pbs01", "root", "root", "my job", "4242", "ncpus=4,walltime=01:00:00",
@@ -105,10 +108,37 @@ def test_pbs_node_file_fallbacks(tmp_path):
     conf.write_text(f"PBS_EXEC=/opt/pbs\nPBS_HOME={tmp_path}\n")
     assert jobenv.from_pbs(["77.srv", "root", "root"], {"PBS_CONF_FILE": str(conf)}).nodes == \
         ["n1.example", "n2.example"]
-    # nothing at all: this host only; an unknown user has no uid (then nothing is written as it)
+    # nothing at all: this host only
     lone = jobenv.from_pbs(["78", "no-such-user-ljr", "nogroup"], {"PBS_HOME": str(tmp_path / "none")})
-    assert lone.nodes == [jobenv.short_hostname()] and lone.nodefile is None and lone.uid is None
+    assert lone.nodes == [jobenv.short_hostname()] and lone.nodefile is None
     assert lone.cluster == "pbs"
+
+
+def test_pbs_ids_as_nss_has_them():
+    """The job's group is PBS's $3 (qsub -W group_list), not always the user's own."""
+    nogroup = grp.getgrnam("nogroup").gr_gid
+    assert jobenv.pbs_ids("root", "root", 5) == (0, 0)
+    assert jobenv.pbs_ids("root", "nogroup", 5) == (0, nogroup)
+    assert jobenv.pbs_ids("root", None, 5) == (0, 0)                     # no $3: the user's own
+    # an unknown user has no uid (then nothing is written as it); an unknown group, the user's
+    assert jobenv.pbs_ids("no-such-user-ljr", "nogroup", 5) == (None, nogroup)
+    assert jobenv.pbs_ids("root", "no-such-group-ljr", 5) == (0, 0)
+    assert jobenv.pbs_ids("0", "0", 5) == (None, None)                  # names, never ids
+    assert jobenv.pbs_ids(None, None, 5) == (None, None)
+
+
+def test_a_hung_pbs_id_lookup_is_one_clear_error_in_its_time(tmp_path):
+    getent = tmp_path / "getent"
+    getent.write_text("#!/bin/sh\nexec sleep 30\n")
+    getent.chmod(0o755)
+    started = time.monotonic()
+    with pytest.raises(jobenv.JobEnvError) as err:
+        jobenv.pbs_ids("ann", "physics", 0.3, getent=str(getent))
+    assert str(err.value) == "getent passwd ann: no answer within 0.3 s (a hung NSS source: LDAP, NIS, ...?)"
+    assert time.monotonic() - started < 1.5
+    with pytest.raises(jobenv.JobEnvError) as err:
+        jobenv.pbs_ids("ann", "physics", 0.3, getent=str(tmp_path / "none"))
+    assert str(err.value).startswith(f"{tmp_path / 'none'} not found (PATH=")
 
 
 def test_slurm_shared_nodes_from_squeue(tmp_path):

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+from pathlib import Path
 
 import pytest
 
 from hookkit import HOOKS, dead_spec, fake_reporter, log_lines, run_hook, user_dir, user_file, write_config, write_defaults
 from lustre_jobreport import records, render
+from nsshang import HANG_S, UNKNOWN_GROUP, hung_group_lookups
 from lustre_sim import SimClient
 from privpmcd import PrivatePmcd
 
@@ -22,8 +25,12 @@ JOB = "123.pbs01"
 
 
 class PbsRig:
-    def __init__(self, d, pw, hosts, job=JOB):
+    """config_kw: write_config's; group: the job's ($3); nss: run the wrappers under it
+    (nsshang.HungGroupLookups)."""
+
+    def __init__(self, d, pw, hosts, job=JOB, group=None, **config_kw):
         self.d, self.pw, self.job = d, pw, job
+        self.group, self.nss = group or pw.pw_name, None
         self.workdir = user_dir(d / "home", pw)                      # PBS_O_WORKDIR
         self.out = user_file(self.workdir / f"myjob.o{job.split('.')[0]}", pw, "job output\n")
         self.nodefile = d / "aux" / job
@@ -31,21 +38,27 @@ class PbsRig:
         self.nodefile.write_text("".join(f"{h}\n" for h in ["nodeA"] * 4 + ["nodeB"] * 4))
         self.spool, self.records, self.log = d / "spool", d / "records", d / "hooks.log"
         self.config = write_config(d / "config.toml", hosts=hosts, spool=self.spool, records=self.records,
-                                   log=self.log)
+                                   log=self.log, **config_kw)
         self.defaults = write_defaults(d / "default", config=self.config)
 
     def env(self):
         return {"PBS_NODEFILE": str(self.nodefile), "PBS_O_WORKDIR": str(self.workdir), "PBS_JOBID": self.job,
                 "PBS_MSHOST": "nodeA", "PBS_NUM_NODES": "2", "LUSTRE_JOBREPORT_DEFAULTS": str(self.defaults)}
 
+    def run(self, script, argv, stdout=subprocess.PIPE):
+        if self.nss is None:
+            return run_hook(script, self.env(), argv, stdout=stdout)
+        unshare, *rest = self.nss.command([script, *argv])
+        return run_hook(Path(unshare), self.nss.env(self.env()), tuple(rest), stdout=stdout)
+
     def prologue(self):
-        return run_hook(HOOKS / "pbs" / "prologue", self.env(), (self.job, self.pw.pw_name, self.pw.pw_name))
+        return self.run(HOOKS / "pbs" / "prologue", (self.job, self.pw.pw_name, self.group))
 
     def epilogue(self):
-        argv = (self.job, self.pw.pw_name, self.pw.pw_name, "myjob", "4242", "ncpus=16,nodes=2,walltime=01:00:00",
+        argv = (self.job, self.pw.pw_name, self.group, "myjob", "4242", "ncpus=16,nodes=2,walltime=01:00:00",
                 "cput=00:10:00,mem=2gb,walltime=00:05:00", "workq", "null", "0")
         with open(self.out, "ab") as job_output:     # MoM opens it (as the user) and hands it over
-            return run_hook(HOOKS / "pbs" / "epilogue", self.env(), argv, stdout=job_output)
+            return self.run(HOOKS / "pbs" / "epilogue", argv, stdout=job_output)
 
     def errors(self):
         return [line for line in log_lines(self.log) if ": error: " in line]
@@ -126,3 +139,38 @@ def test_epilogue_with_a_broken_reporter_says_nothing_to_the_job(wdir, job_user)
     assert (rc, err) == (0, "") and rig.out.read_text() == "job output\n"
     [line] = rig.errors()
     assert line.endswith(f"error: pbs epilog job {JOB}: exit 3: partial-stderr")
+
+
+def test_a_hung_group_lookup_does_not_hold_the_prologue(wdir, job_user, two_nodes, tmp_path):
+    """The job's user and group are not needed to snapshot its nodes: the prologue does not ask
+    NSS for them (it used to, as root, before its own bound began: a hung LDAP/NIS/hesiod server
+    held it until the wrapper killed it, nothing spooled, no step named)."""
+    (a, b), (pa, pb) = two_nodes
+    rig = PbsRig(wdir, job_user, {"nodeA": pa.spec, "nodeB": pb.spec}, group=UNKNOWN_GROUP, prolog_timeout_s=3)
+    with hung_group_lookups(tmp_path) as rig.nss:
+        rc, took, out, err = rig.prologue()
+    assert (rc, out, err) == (0, "", "")
+    assert (rig.spool / f"{JOB}.begin.json").exists(), log_lines(rig.log)
+    assert rig.errors() == [] and took < 2
+
+
+def test_a_hung_group_lookup_costs_the_epilogue_its_html_only(wdir, job_user, two_nodes, tmp_path):
+    """The HTML beside the output is written as the job user, so the epilogue needs the user's
+    and group's ids for it, and for nothing else: it asks NSS for them there, bounded by
+    scheduler_timeout_s, as a named step. A lookup that hangs costs one log line naming it and
+    the HTML (never written as root instead); the text report and the record still arrive."""
+    (a, b), (pa, pb) = two_nodes
+    rig = PbsRig(wdir, job_user, {"nodeA": pa.spec, "nodeB": pb.spec}, group=UNKNOWN_GROUP,
+                 epilog_timeout_s=HANG_S, hooks_extra="scheduler_timeout_s = 1")
+    assert rig.prologue()[0] == 0 and rig.errors() == []        # NSS fine at the job's start
+    a.run("overflow", fs="scratch")
+    with hung_group_lookups(tmp_path) as rig.nss:
+        rc, took, out, err = rig.epilogue()
+    assert (rc, err) == (0, "")
+    [line] = rig.errors()
+    assert f"getent group {UNKNOWN_GROUP}: no answer within 1.0 s" in line, line
+    assert line.endswith("; no HTML report beside the output"), line
+    assert took < HANG_S - 1, took
+    [rec] = sorted(rig.records.rglob("*.json"))
+    assert rig.out.read_text() == "job output\n" + "\n" + render.render_text(records.load(rec))
+    assert not (rig.workdir / f"{JOB}.lustre.html").exists()
