@@ -124,7 +124,10 @@ class Snapshot:
                 is_string = declared.kind == "string"
             else:   # not in the catalog: the type most hosts gave
                 is_string = 2 * sum(s for _, _, s in columns) > len(columns)
-            sem = next((h.sems[metric] for h in fetched if metric in h.sems), "instant")
+            # A counter only if every host's agent says so: were one host's value instant, summing
+            # it as a counter would be wrong, so any other word wins and diff leaves the metric out.
+            sems = {h.sems.get(metric) for h in fetched} - {None}
+            sem = "counter" if sems == {"counter"} else min(sems - {"counter"}, default="instant")
             pmid = next((h.pmids[metric] for h in fetched if metric in h.pmids), None)
             # Hosts fetched together share their instance lists (pcpfetch.Catalog hands out one
             # list per distinct listing): each distinct list is looked at once, not per host.

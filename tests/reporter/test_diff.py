@@ -136,3 +136,17 @@ def test_llite_stats_never_read_on_the_only_host_is_said():
     b = snap(0.0, host("n1", {"llite.mount_id": {"scratch": "f1"}}, llite_stats=False))
     e = snap(60.0, host("n1", {"llite.mount_id": {"scratch": "f1"}}, llite_stats=False))
     assert [(i.id, i.detail.split(" could")[0]) for i in diff(b, e).issues] == [("VALUES_MISSING", "llite stats of scratch")]
+
+
+def test_a_counter_instant_on_one_host_only_is_left_out_and_said():
+    """The table's semantics were the first host's: n2's instant read_bytes was summed as a counter."""
+    def h(name, n, sem):
+        return host(name, {"llite.mount_id": {"scratch": "f"}, "osc.read_bytes": {"scratch-OST0000": n}},
+                    sems={"osc.read_bytes": sem})
+    for sems_at_start, sems_at_end in ((("counter", "instant"), ("counter", "counter")),
+                                       (("counter", "counter"), ("counter", "instant"))):
+        b = snap(0.0, *(h(n, 10, s) for n, s in zip(("n1", "n2"), sems_at_start)))
+        e = snap(100.0, *(h(n, 60 << 30, s) for n, s in zip(("n1", "n2"), sems_at_end)))
+        d = diff(b, e)
+        assert [i.id for i in d.issues] == ["METRIC_TYPE"]
+        assert aggregate(d)["scratch"].osts == {}
