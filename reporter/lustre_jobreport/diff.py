@@ -292,6 +292,10 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
         never = (~b_read & ~e_read & b_known & e_known) if g.source.required else np.zeros_like(reset)
         replaced = b_known & e_known & b_listed[:, None] & e_listed[:, None] & (b_ids != e_ids)
         reset |= replaced | _restarted(b, e, g)
+        # A cleared file drops its zero lines, and the agent gives some of them no value (a 2.14+
+        # llite stats file with no [usec] line left looks like an older one): said once, cleared.
+        lost_begin &= ~reset
+        lost_end &= ~reset
         gone = lost_end & ~e_known
         for mask in (reset, lost_begin, lost_end, never):
             mask &= ~gone_fs

@@ -150,3 +150,13 @@ def test_a_counter_instant_on_one_host_only_is_left_out_and_said():
         d = diff(b, e)
         assert [i.id for i in d.issues] == ["METRIC_TYPE"]
         assert aggregate(d)["scratch"].osts == {}
+
+
+def test_a_cleared_llite_stats_file_is_said_once_as_cleared():
+    """A clear drops the file's lines; a 2.14+ file left with no [usec] line gives no latency
+    value: that is the clear, not also 'could not be read at job end'."""
+    b = snap(0.0, host("n1", {"llite.mount_id": {"scratch": "f"}, "llite.open": {"scratch": 500},
+                              "llite.latency.read": {"scratch": 53802}}))
+    e = snap(60.0, host("n1", {"llite.mount_id": {"scratch": "f"}, "llite.open": {"scratch": 3}}))
+    d = diff(b, e)
+    assert [(i.id, i.detail.split(" on ")[0]) for i in d.issues] == [("COUNTER_RESET", "llite stats of scratch")]

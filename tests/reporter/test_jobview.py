@@ -55,14 +55,14 @@ def comparable(doc: dict) -> dict:
     """What both ways must agree on, timing aside (the two end reads are moments apart). Two
     differences are by design: a histogram left out on every host has no buckets in the job
     view (the agent sends no bucket it did not count) where the two snapshots list zeros; and
-    the agent gives a device one reason, where diff may say two of the same values (a cleared
-    llite stats file is "cleared" and, its lines gone, "not read at the end")."""
+    the two word what they leave out each their own way (which is compared by host, filesystem
+    and id below, not by wording)."""
     filesystems = {fs: {**t, "rpc": {d: {b: n for b, n in buckets.items() if n} for d, buckets in t["rpc"].items()}}
                    for fs, t in doc["filesystems"].items()}
     return {"filesystems": filesystems,
             "flags": sorted((f["id"], f["fs"]) for f in doc["flags"]),
-            "untrusted": sorted({(q["host"] or "", q["fs"] or "") for q in doc["data_quality"]
-                                 if q["id"] != "SHORT_JOB"}),
+            "untrusted": sorted((q["host"] or "", q["fs"] or "", q["id"]) for q in doc["data_quality"]
+                                if q["id"] != "SHORT_JOB"),
             "hosts": doc["job"]["hosts"], "hosts_missing": doc["job"]["hosts_missing"],
             "hosts_incomplete": doc["job"]["hosts_incomplete"],
             "clients": doc["clients"], "versions": doc["lustre_versions"]}
