@@ -1,11 +1,16 @@
 """The hooks' log: one line per event, to syslog (facility daemon, tag lustre-jobreport) or
-appended to a file, never to the job. Light: the prolog imports it."""
+appended to a file, never to the job. What it logs comes from elsewhere (a job's output path, a
+host name, an error read from a snapshot file): every control or hidden character is written
+as a visible escape (textsafe), so an admin's `tail -f` or `less -R` shows it and obeys
+nothing. Light: the prolog imports it."""
 
 from __future__ import annotations
 
 import os
 import time
 from pathlib import Path
+
+from .textsafe import one_line
 
 IDENT = "lustre-jobreport"
 MAX_LINE = 900
@@ -19,10 +24,11 @@ class HookLog:
         self.lines = 0
 
     def _line(self, level: str, msg: str) -> str:
-        text = " ".join(str(msg).split())          # one line, whatever the message held
-        if len(text) > MAX_LINE:
+        """One line, whatever the message held, escaped (the context too: a job id, a host)."""
+        text = one_line(f"{self.context}: {msg}" if self.context else str(msg))
+        if len(text) > MAX_LINE:   # cut after escaping: escapes lengthen it
             text = text[:MAX_LINE - 3] + "..."
-        return f"{level}: {self.context}: {text}" if self.context else f"{level}: {text}"
+        return f"{level}: {text}"
 
     def _syslog(self, level: str, line: str) -> None:
         import syslog
