@@ -91,17 +91,31 @@ def test_a_cleared_md_stats_keeps_the_mdc_reconnects():
 
 
 def test_the_source_file_is_the_pmid_the_snapshot_carries_not_the_name():
-    """osc.reconnects lives in the import file (220.10.2): a cleared osc stats drops the OST's
-    bytes, not its reconnects."""
-    def osc_host(read_rpcs, reconnects):
-        return host("n1", {"llite.mount_id": {"scratch": "f"},
-                           "osc.read_rpcs": {"scratch-OST0000": read_rpcs},
-                           "osc.read_bytes": {"scratch-OST0000": read_rpcs * 4096},
-                           "osc.reconnects": {"scratch-OST0000": reconnects}})
-    d = diff(snap(0.0, osc_host(50, 0)), snap(60.0, osc_host(1, 2)))
-    assert [(i.id, i.detail.split(" of ")[0]) for i in d.issues] == [("COUNTER_RESET", "osc stats")]
-    t = aggregate(d)["scratch"]
-    assert t.osts == {} and t.trouble[0]["reconnects"] == 2
+    """The catalog puts osc.reconnects in the import file (cluster 10): a cleared osc stats drops
+    the OST's bytes, not its reconnects. But the file is the one the agent's PMID says: given
+    osc stats' cluster (220.7.x) the reconnects go with that clear; given the import file's
+    cluster, the OST's volumes are reset as the import file's."""
+    def cleared(pmids):
+        def osc_host(read_rpcs, reconnects):
+            return host("n1", {"llite.mount_id": {"scratch": "f"},
+                               "osc.read_rpcs": {"scratch-OST0000": read_rpcs},
+                               "osc.read_bytes": {"scratch-OST0000": read_rpcs * 4096},
+                               "osc.reconnects": {"scratch-OST0000": reconnects}}, pmids=pmids)
+        d = diff(snap(0.0, osc_host(50, 0)), snap(60.0, osc_host(1, 2)))
+        resets = [i.detail.split(" of ")[0] for i in d.issues if i.id == "COUNTER_RESET"]
+        return resets, aggregate(d)["scratch"]
+
+    resets, t = cleared({})                                     # the catalog's clusters
+    assert resets == ["osc stats"]
+    assert t.osts == {} and [x["reconnects"] for x in t.trouble] == [2]
+
+    resets, t = cleared({"osc.reconnects": "220.7.99"})          # the agent: reconnects are osc stats'
+    assert resets == ["osc stats"]
+    assert t.osts == {} and t.trouble == []                      # cleared with the OST's bytes
+
+    resets, t = cleared({"osc.read_rpcs": "220.10.98", "osc.read_bytes": "220.10.99"})
+    assert resets == ["osc import"]                              # one file: volumes and reconnects
+    assert t.osts == {} and t.trouble == []
 
 
 def test_an_op_the_agent_adds_later_is_not_counted_until_the_catalog_names_it():
