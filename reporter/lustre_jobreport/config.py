@@ -47,7 +47,7 @@ DEFAULTS: dict[str, Any] = {
         # (nothing spooled; the way a 12,000-node job fits the bounds). 0 = never.
         "job_view_from_nodes": 512,
         "epilog_timeout_s": 30.0,
-        "scheduler_timeout_s": 10.0,   # scontrol show job, squeue
+        "scheduler_timeout_s": 10.0,   # scontrol show job, squeue; PBS: getent passwd/group
         "check_shared_nodes": True,    # Slurm: ask squeue which other jobs used the job's nodes
         "cluster": "",         # record names; "" = SLURM_CLUSTER_NAME / the PBS server name
     },
