@@ -8,8 +8,6 @@ byte-for-byte unchanged, a reason given, and no hang.
 import json
 import os
 import pwd
-import random
-import socket
 import stat
 import subprocess
 import sys
@@ -19,6 +17,7 @@ import time
 import pytest
 
 from hookkit import full_tmpfs, user_dir, user_file
+from nsshang import HANG_S, hung_group_lookups
 from lustre_jobreport.safeappend import append_as_user, create_as_user
 
 REPORT = b"\n--- Lustre I/O report ---\n"
@@ -215,12 +214,6 @@ def test_a_hung_group_lookup_costs_the_writers_bound_not_the_hook(home, job_user
     cost the writer's bound and no more. Made real: in a private mount namespace, NSS asks
     hesiod for groups, and hesiod's DNS server is a UDP port that never answers."""
     out = user_file(home / "slurm-15.out", job_user, "x\n")
-    addr = f"127.{random.randint(1, 254)}.{random.randint(1, 254)}.{random.randint(2, 254)}"
-    hole = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    hole.bind((addr, 53))
-    (tmp_path / "nsswitch.conf").write_text("passwd: files\ngroup: files hesiod\nhosts: files\n")
-    (tmp_path / "resolv.conf").write_text(f"nameserver {addr}\noptions timeout:4 attempts:1\n")
-    (tmp_path / "hesiod.conf").write_text("lhs=.ns\nrhs=.ljr.invalid\nclasses=IN\n")
     code = f"""
 import json, os, time
 from lustre_jobreport.safeappend import append_as_user
@@ -232,17 +225,12 @@ t0 = time.monotonic()
 os.getgrouplist({job_user.pw_name!r}, {job_user.pw_gid})      # the same lookup, in this process
 print(json.dumps([res.ok, res.reason, took, time.monotonic() - t0]))
 """
-    try:
-        proc = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                               'mount --bind "$0" /etc/nsswitch.conf && mount --bind "$1" /etc/resolv.conf '
-                               '&& shift && exec "$@"', str(tmp_path / "nsswitch.conf"), str(tmp_path / "resolv.conf"),
-                               sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                              env=dict(os.environ, HESIOD_CONFIG=str(tmp_path / "hesiod.conf")))
-    finally:
-        hole.close()
+    with hung_group_lookups(tmp_path) as nss:
+        proc = subprocess.run(nss.command([sys.executable, "-c", code]), capture_output=True, text=True,
+                              timeout=60, env=nss.env(dict(os.environ)))
     assert proc.returncode == 0, proc.stderr
     ok, reason, took, lookup = json.loads(proc.stdout)
-    assert lookup >= 3.9                                    # the lookup really hangs there
+    assert lookup >= HANG_S - 0.1                           # the lookup really hangs there
     assert not ok and "no answer within 1 s" in reason and took < 2.5, (ok, reason, took)
     assert out.read_text() == "x\n"
 
