@@ -53,7 +53,23 @@ def fetch_failed(reason: str) -> str:
 
 
 def no_answer(seconds: float) -> str:
+    """A host that did not answer within the bound it is given (connect + fetch timeout)."""
     return f"no answer within {seconds:.3g} s"
+
+
+# libpcp's words (PM_ERR_TIMEOUT) for a pmcd that accepted the connection and never greeted. It
+# says them after its own wait, which is not the host's bound: a fixed ~10 s, or, once the
+# process has made a request, the request timeout. A host that fails so is said as no_answer.
+PCP_TIMEOUT = "Timeout waiting for a response from PMCD"
+
+# A pmcd that knows none of the names: pmdalustreclient is not installed there. The PMAPI path
+# raises PM_ERR_NAME with these words (pcpfetch), after libpcp's own; pminfo only lists every
+# name as unknown, and the fetch's words are the PMAPI path's.
+NO_AGENT = "no lustreclient metric (is pmdalustreclient installed?)"
+
+
+def no_agent() -> str:
+    return fetch_failed(f"Unknown metric name {NO_AGENT}")
 
 
 def not_reached(seconds: float) -> str:

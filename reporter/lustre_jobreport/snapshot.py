@@ -138,7 +138,10 @@ def fetch_pminfo(t: HostTarget, timeout_s: float, env: dict[str, str],
     except subprocess.TimeoutExpired:
         return hostsnap.failed(t.name, t.spec, hostsnap.no_answer(timeout_s))
     if proc.returncode != 0 and not proc.stdout.strip():
-        reason = (proc.stderr.decode("utf-8", "replace").strip().splitlines() or ["pminfo failed"])[-1]
+        said = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        if said and all(line.endswith(": Unknown metric name") for line in said):
+            return hostsnap.failed(t.name, t.spec, hostsnap.no_agent())
+        reason = (said or ["pminfo failed"])[-1]
         if "Cannot connect to PMCD" in reason:
             return hostsnap.failed(t.name, t.spec, hostsnap.cannot_connect(reason.rsplit(": ", 1)[-1]))
         return hostsnap.failed(t.name, t.spec, hostsnap.fetch_failed(reason))
@@ -207,7 +210,7 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
 
     def one(t: HostTarget) -> HostSnapshot:
         try:
-            return fetch(t)
+            return _said_alike(fetch(t), per_host)
         except Exception as exc:  # a bug or odd answer on one host must not cost the others
             return hostsnap.failed(t.name, t.spec, hostsnap.unexpected(exc))
 
@@ -217,6 +220,16 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
             return Fetched(taken_at, _run_bounded(targets, one, max(1, parallel), per_host, deadline_s, after_each_s))
     finally:
         stopped.set()
+
+
+def _said_alike(h: HostSnapshot, per_host_s: float) -> HostSnapshot:
+    """A silent pmcd is said as the fan-out says it, whoever gave up first: libpcp (its own
+    wait, which the PMAPI path in a process that has made a request reaches before the host's
+    bound, and pminfo only past a ~10 s bound) or the fan-out at the bound. The words would
+    otherwise depend on the backend and on what the process fetched before."""
+    if not h.ok and h.error == hostsnap.cannot_connect(hostsnap.PCP_TIMEOUT):
+        return hostsnap.failed(h.host, h.spec, hostsnap.no_answer(per_host_s))
+    return h
 
 
 def take(targets: list[HostTarget], **kw) -> "Snapshot":
