@@ -107,8 +107,8 @@ def _totals(t: DeltaTable) -> dict[str, int]:
 def aggregate(delta: JobDelta) -> dict[str, FsTotals]:
     filesystems = sorted(_present_instances(delta, catalog.DEVICE_METRIC[catalog.FS]))
     out = {fs: FsTotals(fs) for fs in filesystems}
-    osc_devices = {d for m in catalog.names(catalog.OST_VOLUME, catalog.OST_WAIT, catalog.STATE, catalog.DEVICE)
-                   if m.startswith(P + "osc.") for d in _present_instances(delta, m)}
+    osc_devices = {d for m in catalog.with_role(catalog.OST_VOLUME, catalog.OST_WAIT, catalog.STATE, catalog.DEVICE)
+                   if m.indom == catalog.OSC for d in _present_instances(delta, m.name)}
     buckets: dict[str, list[str]] = {}
     for metric in catalog.names(catalog.RPC_HISTOGRAM):
         # the buckets the agents export at the end; read through the job view (no end values

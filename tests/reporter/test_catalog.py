@@ -136,3 +136,24 @@ def test_ops_and_metadata_rate_use_the_catalogued_operations_only():
     assert set(fs["ops"]) <= set(catalog.METADATA_OPS)
     assert "opencount" not in fs["ops"] and "inode_permission" not in fs["ops"]
     assert fs["hosts"]["n1"]["open"] == 900
+
+
+# A metric's name tested by its prefix: P + "osc.", "lustreclient.llite.", catalog.P, f"{P}mdc." ...
+_NAME_BY_PREFIX = re.compile(r"""startswith\(\s*(?:(?:catalog\.)?P\b|f?["'](?:\{P\}|lustreclient\.|(?:osc|mdc|llite|fs)\.))""")
+
+
+def test_no_module_but_the_catalog_picks_metrics_by_name_prefix():
+    """What a metric is (its instance domain, role, file) is the catalog's to say: a module that
+    picks "the OSC metrics" by name would miss or mislabel one the agent names otherwise."""
+    package = Path(catalog.__file__).parent
+    found = [f"{path.name}:{n}: {line.strip()}"
+             for path in sorted(package.glob("*.py")) if path.name != "catalog.py"
+             for n, line in enumerate(path.read_text().splitlines(), 1) if _NAME_BY_PREFIX.search(line)]
+    assert found == []
+
+
+def test_the_name_prefix_check_sees_the_forms_it_is_for():
+    for line in ('if m.startswith(P + "osc.")', "m.startswith(catalog.P + 'mdc.')", 'n.startswith("lustreclient.llite.")',
+                 'n.startswith(f"{P}osc.")', 'short.startswith("osc.")'):
+        assert _NAME_BY_PREFIX.search(line), line
+    assert not _NAME_BY_PREFIX.search('line.startswith("#")')
