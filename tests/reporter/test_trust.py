@@ -150,6 +150,24 @@ def test_duplicate_instance_names_from_pminfo_make_the_host_unreadable():
     assert not s.hosts["n1"].ok and "twice" in s.hosts["n1"].error
 
 
+@pytest.mark.parametrize("backend", ["pminfo", "pmapi"])
+def test_duplicate_instance_names_from_a_pmcd_make_the_host_unreadable_on_either_backend(tmp_path, backend):
+    """Through a real pmcd (a stand-in agent: dup_pmda.py): the answer names scratch-OST0000 for
+    two instances; whichever way it was read, the host is unreadable, in the same words."""
+    from dup_pmda import pmcd_class
+    from lustre_jobreport import snapshot
+    from lustre_jobreport.snapfile import Snapshot
+    if not snapshot.have_bindings():
+        pytest.skip("the stand-in agent and the pmapi backend need PCP's Python bindings (python3-pcp)")
+    with pmcd_class()(tmp_path / "pmcd") as pmcd:
+        fetched = snapshot.fetch_all([snapshot.HostTarget("n1", pmcd.spec)], backend=backend,
+                                     connect_timeout_s=2, fetch_timeout_s=3)
+    s = Snapshot.from_hosts(fetched.taken_at, fetched.hosts)
+    assert not s.hosts["n1"].ok
+    assert s.hosts["n1"].error == "fetch failed: lustreclient.osc.read_bytes lists an instance twice"
+    assert s.metrics == {}
+
+
 def test_sums_past_2_to_the_64_are_exact_and_fire_nothing_wrong():
     """Two hosts at 2^63+5 once summed to 10 bytes."""
     big = 2**63 + 5
