@@ -1,8 +1,11 @@
 """lustre-jobreport command line: snapshot, report, the scheduler hooks' prolog/epilog, job
 records (add, compact) and compare.
 
-Errors the user can act on (bad files, bad config) print one line and exit 2, never a traceback.
-The snapshot path imports neither pandas nor Jinja2: it runs in job prologs.
+Errors the user can act on (bad files, bad config) print one line and exit 2, never a traceback;
+so does running out of memory (a snapshot within the caps, read under a ulimit). Every line
+printed to standard error shows its hidden characters as escapes (visible.escaped): they echo
+names and texts from files. The snapshot path imports neither pandas nor Jinja2: it runs in job
+prologs.
 """
 
 from __future__ import annotations
@@ -13,8 +16,14 @@ from pathlib import Path
 
 from . import __version__
 from .errors import JobReportError
+from .visible import escaped
 
 PROG = "lustre-jobreport"
+
+
+def complain(level: str, message: str) -> None:
+    """One line to standard error, whatever the message holds."""
+    print(f"{PROG}: {level}: {escaped(message)}", file=sys.stderr)
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
@@ -37,7 +46,7 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise JobReportError(f"cannot write {args.output}: {exc.strerror}") from None
     for h in fetched.failed():   # an unreachable host is recorded in the file, never fatal
-        print(f"{PROG}: warning: {h.host}: {h.error}", file=sys.stderr)
+        complain("warning", f"{h.host}: {h.error}")
     return 0
 
 
@@ -184,7 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except JobReportError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        complain("error", str(exc))
+        return 2
+    except MemoryError as exc:   # what failed was one large allocation: a line still fits
+        complain("error", str(exc) or f"out of memory: {args.command} needs more than this process may use")
         return 2
     except KeyboardInterrupt:
         return 130

@@ -227,13 +227,14 @@ def _pack(array: np.ndarray) -> str:
 
 
 def _unpack(text: Any, dtype: str, count: int, where: str) -> np.ndarray:
-    """The `count` values of a packed array; its inflated size may not pass what they need."""
+    """The `count` values of a packed array; its inflated size may not pass what they need
+    (inflated into one buffer of that size, which the array then uses as it is)."""
     if not isinstance(text, str) or text[:2] not in ("z:", "r:"):
         raise ValueError(f"{where}: packed data must be a 'z:' or 'r:' string")
     raw = snapformat.b64decode(text[2:], where)
     need = count * np.dtype(dtype).itemsize
     if text[0] == "z":
-        raw = snapformat.inflate(raw, need, where)
+        raw = snapformat.inflate(raw, need, where, preallocate=True)
     if len(raw) != need:
         raise ValueError(f"{where}: {len(raw) // np.dtype(dtype).itemsize} packed values, expected {count}")
     return np.frombuffer(raw, dtype=dtype)
@@ -292,8 +293,9 @@ def write(snapshot: Snapshot, path: str | Path) -> None:
         out.write("\n")
 
 
-def _host_from_json(raw: Any, i: int, legacy_raw: bool) -> HostSnapshot:
-    """A host entry: name, spec, ok, error, fetched_at and, in the raw form, its pminfo text."""
+def _host_from_json(raw: Any, i: int, legacy_raw: bool) -> tuple[HostSnapshot, str | None]:
+    """A host entry (name, spec, ok, error, fetched_at) and, in the raw form, its pminfo text as
+    packed in the file (unpacked host by host when it is parsed: _read_raw)."""
     if not isinstance(raw, dict):
         raise ValueError(f"host #{i} is not an object")
     name, spec = raw.get("name"), raw.get("spec", raw.get("name"))
@@ -305,9 +307,10 @@ def _host_from_json(raw: Any, i: int, legacy_raw: bool) -> HostSnapshot:
     if fetched_at is not None:
         fetched_at = snapformat.epoch(fetched_at, f"fetched_at of host {name}")
     h = HostSnapshot(name, spec, ok, None if error is None else str(error), fetched_at)
-    if raw.get("pminfo_z") is not None and ok:
-        h.pminfo = snapformat.b64decode(raw["pminfo_z"], f"pminfo text of {name}")
-    return h
+    packed = raw.get("pminfo_z") if ok else None
+    if packed is not None and not isinstance(packed, str):
+        raise ValueError(f"pminfo text of {name}: packed data must be a string")
+    return h, packed
 
 
 def _table_from_json(name: str, raw: Any, n_hosts: int, version: int) -> MetricTable:
@@ -324,10 +327,11 @@ def _table_from_json(name: str, raw: Any, n_hosts: int, version: int) -> MetricT
         raise ValueError(f"metric {name}: bad pmid {pmid!r}")
     shape = (n_hosts, len(instances))
     if kind == "u64":
+        # no copies: the values stay in the buffer they were inflated into, present in unpackbits' 0/1
         values = _unpack(raw.get("values"), "<u8", shape[0] * shape[1], name).reshape(shape)
         bits = _unpack(raw.get("present"), "u1", (shape[0] * shape[1] + 7) // 8, name + " present")
-        present = np.unpackbits(bits, count=shape[0] * shape[1]).astype(bool).reshape(shape)
-        values = values.astype(np.uint64)
+        present = np.unpackbits(bits, count=shape[0] * shape[1]).view(bool).reshape(shape)
+        values = values.astype(np.uint64, copy=False)
         declared = catalog.get(name)
         if version < 2 and declared is not None and declared.role == catalog.START:
             values = values * np.uint64(catalog.START_UNIT_US)   # schema 1: whole seconds
@@ -343,13 +347,25 @@ def _table_from_json(name: str, raw: Any, n_hosts: int, version: int) -> MetricT
 
 
 def _declared_values(metrics: dict, n_hosts: int) -> int:
-    return sum(n_hosts * len(m.get("instances") or []) for m in metrics.values() if isinstance(m, dict))
+    """The values the tables declare (what is no list of instances is refused later, by name)."""
+    return sum(n_hosts * len(m["instances"]) for m in metrics.values()
+               if isinstance(m, dict) and isinstance(m.get("instances"), list))
 
 
 def read(path: str | Path, opened=None) -> Snapshot:
     """A snapshot file of any schema this reader knows, in either form (see snapformat).
-    opened: the file already open (binary), e.g. one the spool unlinked before reading it."""
+    opened: the file already open (binary), e.g. one the spool unlinked before reading it.
+    A file within the caps that this process has not the memory for (ulimit -v) raises
+    snapformat.TooLargeForMemory, naming the file."""
     path = Path(path)
+    try:
+        return _read(path, opened)
+    except MemoryError:
+        pass   # raised below, once the frames holding what was read are gone
+    raise snapformat.TooLargeForMemory(f"{path}: needs more memory to read than this process may use")
+
+
+def _read(path: Path, opened) -> Snapshot:
     doc = snapformat.load_json(path, opened)
     version = snapformat.check_header(path, doc)
     legacy_raw = doc.get("kind") == snapformat.LEGACY_RAW_KIND
@@ -359,33 +375,68 @@ def read(path: str | Path, opened=None) -> Snapshot:
     try:
         taken_at = snapformat.epoch(doc.get("taken_at"), "taken_at")
         entries = [_host_from_json(raw, i, legacy_raw) for i, raw in enumerate(hosts)]
-        if len({h.host for h in entries}) != len(entries):
+        del hosts, doc   # the packed texts are held by entries alone: each is let go once parsed
+        if len({h.host for h, _ in entries}) != len(entries):
             raise ValueError("a host is listed twice")
         if _declared_values(metrics, len(entries)) > snapformat.MAX_TABLE_VALUES:
             raise ValueError(f"its tables declare more than the {snapformat.MAX_TABLE_VALUES:,} values "
                              "a snapshot may hold")
-        raw_hosts = [h for h in entries if h.pminfo is not None]
-        if raw_hosts and metrics:
+        raw_form = any(packed is not None for _, packed in entries)
+        if raw_form and metrics:
             raise ValueError("hosts with pminfo text and metric tables in one file")
-        if raw_hosts or legacy_raw:
-            return _read_raw(path, taken_at, entries)
+        if raw_form or legacy_raw:
+            snap = Snapshot.from_hosts(taken_at, _parsed_hosts(entries))
+            snap.source = str(path)
+            return snap
         tables = {name: _table_from_json(name, raw, len(entries), version) for name, raw in metrics.items()}
     except ValueError as exc:
         raise _fail(path, str(exc)) from None
-    return Snapshot(taken_at, {h.host: h for h in entries}, tables, source=str(path))
+    return Snapshot(taken_at, {h.host: h for h, _ in entries}, tables, source=str(path))
 
 
-def _read_raw(path: Path, taken_at: float, entries: list[HostSnapshot]) -> Snapshot:
-    """The raw form: each host's pminfo text inflated (bounded) and parsed."""
-    total = 0
-    for h in entries:
-        if h.ok and h.pminfo is None:
+def _parsed_hosts(entries: list[tuple[HostSnapshot, str | None]]) -> list[HostSnapshot]:
+    """The raw form's hosts, each pminfo text unpacked, inflated (bounded), parsed and let go
+    before the next: memory holds one text at a time besides the values parsed. Hosts that list
+    the same instances share one list, as hosts fetched together do (a job's hosts have the
+    same OSCs: their values are then all each one keeps). The tables they stack into (hosts x
+    every instance any host lists) are bounded like the tables form's: hosts that each list
+    other instances would make them hosts^2 large."""
+    from .pminfoparse import parse_pminfo
+
+    lists: dict[tuple[str, ...], list[str]] = {}
+    columns: set[tuple[str, int]] = set()    # (metric, id of a distinct instance list) seen
+    width, left = 0, snapformat.MAX_RAW_BYTES
+    for i, (h, packed) in enumerate(entries):
+        if h.ok and packed is None:
             raise ValueError(f"host {h.host} was read but carries no pminfo text")
-        if h.pminfo is not None:
-            h.pminfo = snapformat.inflate(h.pminfo, snapformat.MAX_RAW_BYTES_PER_HOST, f"pminfo text of {h.host}")
-            total += len(h.pminfo)
-            if total > snapformat.MAX_RAW_BYTES:
-                raise ValueError(f"its pminfo texts inflate past {snapformat.MAX_RAW_BYTES:,} bytes")
-    snap = Snapshot.from_hosts(taken_at, entries)
-    snap.source = str(path)
-    return snap
+        if packed is None:
+            continue
+        entries[i] = (h, None)
+        text = _inflated_text(packed, h.host, left)
+        left -= len(text)
+        del packed
+        parsed = parse_pminfo(text, h.host, h.spec, h.fetched_at or 0.0)
+        del text
+        for name, column in parsed.metrics.items():
+            column.instances = lists.setdefault(tuple(column.instances), column.instances)
+            if (name, id(column.instances)) not in columns:
+                columns.add((name, id(column.instances)))
+                width += len(column.instances)    # the tables' columns, at most
+        if len(entries) * width > snapformat.MAX_RAW_VALUES:
+            raise ValueError(f"its pminfo texts make tables of more than the {snapformat.MAX_RAW_VALUES:,} "
+                             "values (hosts x instances) the raw form may hold")
+        entries[i] = (parsed, None)
+    return [h for h, _ in entries]
+
+
+def _inflated_text(packed: str, host: str, left: int) -> str:
+    """One host's pminfo text, within the cap a host and the `left` of the file's cap."""
+    where = f"pminfo text of {host}"
+    cap = min(snapformat.MAX_RAW_BYTES_PER_HOST, left)
+    try:
+        text = snapformat.inflate(snapformat.b64decode(packed, where), cap, where)
+    except snapformat.InflatesPast:
+        if cap < snapformat.MAX_RAW_BYTES_PER_HOST:
+            raise ValueError(f"its pminfo texts inflate past {snapformat.MAX_RAW_BYTES:,} bytes") from None
+        raise
+    return text.decode("utf-8", "replace")

@@ -39,14 +39,27 @@ LEGACY_RAW_KIND = "begin-pminfo"      # schema 1 spool documents of small jobs
 
 # Bounds. A job of 12,000 nodes with 600 OSCs each (the largest the project aims at) has
 # ~85 M table values (~7,000 a host): as busy counters hardly compress, ~0.9 GB of packed
-# base64 in today's format; a small job's pminfo text is ~1 MiB a host. The caps leave room
-# above that and stop what is far beyond: reading a file at the cap takes ~2.5x its size in
-# memory, the tables at most 1 GiB of u64 more.
+# base64 in today's format. The caps leave room above that and stop what is far beyond. What a
+# file at the caps costs to read (measured, peak): its bytes and then its parsed JSON (~2x the
+# file while json.loads runs), then the JSON (~1x) and the tables, each inflated into one buffer
+# of its declared size: 9 bytes a declared value (u64 + present), 1.1 GiB at MAX_TABLE_VALUES,
+# plus one table's packed bytes. So ~2 GiB for a 1 GiB file; 1.2 GiB for a small file that
+# declares the most values.
 MAX_FILE_BYTES = 1 << 30
 MAX_TABLE_VALUES = 1 << 27            # all tables of one file together (1 GiB as u64)
-MAX_RAW_BYTES_PER_HOST = 64 << 20     # one host's pminfo text, inflated
-MAX_RAW_BYTES = 1 << 30               # all hosts' pminfo text of one file, inflated
+# The raw form: a real host's `pminfo -dfm` text is ~0.7 MiB (600 OSCs, ~9,000 values), and
+# the prolog writes this form for jobs of up to prolog_cli_max_hosts (16) nodes. Each host's
+# text is inflated, parsed and let go in turn (~17-35 MiB of text a second); the tables it
+# stacks into are capped apart from the text, as hosts that each list other instances would
+# make them hosts x hosts large. Measured at these caps: 8 hosts of 8 MiB listing the same OSCs,
+# 1.7 s and +70 MiB; the worst, 4 hosts of 8 MiB of short lines naming instances no other host
+# lists (3.8 M values), 2.6 s and +210 MiB. A larger raw snapshot is written as tables
+# (write_raw).
+MAX_RAW_BYTES_PER_HOST = 8 << 20      # one host's pminfo text, inflated
+MAX_RAW_BYTES = 64 << 20              # all hosts' pminfo text of one file, inflated
+MAX_RAW_VALUES = 1 << 22              # hosts x instances of the tables the raw form stacks into
 INFLATE_STEP = 8 << 20                # bytes inflated per step (each step is a short C call)
+READ_STEP = 8 << 20                   # bytes read per step (a read reserves its whole size first)
 # Times: seconds since the epoch, between 1970 and 9999 (what datetime can show).
 MAX_EPOCH = 253402300799.0
 
@@ -60,9 +73,26 @@ def no_constants(name: str) -> float:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
+class Constant:
+    """NaN, Infinity or -Infinity where a snapshot file has one (not JSON, but Python's json
+    writes them). Kept as this, which no check takes for a number, so that the error names the
+    field that holds it: json.loads cannot say where a constant stood."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+class TooLargeForMemory(MemoryError):
+    """A snapshot file within the caps that this process has not the memory to read (ulimit -v,
+    a cgroup): one line naming it, not a traceback."""
+
+
 def load_json(path: Path, opened: BinaryIO | None = None) -> Any:
-    """The file's JSON (from `opened` if given, else from path), refused past MAX_FILE_BYTES,
-    with NaN/Infinity literals refused."""
+    """The file's JSON (from `opened` if given, else from path), refused past MAX_FILE_BYTES;
+    NaN/Infinity literals become Constant (refused where a number is read)."""
     try:
         with (opened if opened is not None else open(path, "rb")) as f:
             size = os.fstat(f.fileno()).st_size
@@ -78,7 +108,7 @@ def load_json(path: Path, opened: BinaryIO | None = None) -> Any:
     if len(data) > MAX_FILE_BYTES:
         raise fail(path, f"more than the {MAX_FILE_BYTES >> 20} MiB a snapshot may have")
     try:
-        return json.loads(data, parse_constant=no_constants)
+        return json.loads(data, parse_constant=Constant)
     except json.JSONDecodeError as exc:
         raise fail(path, f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except UnicodeDecodeError:
@@ -94,24 +124,32 @@ def _read_at_most(f: BinaryIO, limit: int) -> bytearray:
     whole limit at once, and a pipe or a growing file has no size to trust."""
     buf = bytearray()
     while len(buf) < limit:
-        chunk = f.read(min(limit - len(buf), 64 << 20))
+        chunk = f.read(min(limit - len(buf), READ_STEP))
         if not chunk:
             break
         buf += chunk
     return buf
 
 
-def inflate(data: bytes, limit: int, where: str) -> bytes:
-    """zlib-inflate data to at most `limit` bytes, in steps (ValueError past the limit)."""
+class InflatesPast(ValueError):
+    """Packed data that inflates past what the caller allows."""
+
+
+def inflate(data: bytes, limit: int, where: str, *, preallocate: bool = False) -> bytearray:
+    """zlib-inflate data to at most `limit` bytes (InflatesPast beyond), into one buffer, in
+    steps of INFLATE_STEP: each a short C call, so the hooks' watchdog runs between them.
+    preallocate: the caller needs `limit` bytes exactly (a table's values): the buffer is made
+    that size at once and filled, so the peak is the result and a step. (Steps joined at the end
+    cost twice the result: a file declaring 1 GiB of values needed 2 GiB.)"""
     d = zlib.decompressobj()
-    out, size = [], 0
+    out, size = bytearray(limit if preallocate else 0), 0
     try:
         chunk = d.decompress(data, INFLATE_STEP)
         while True:
+            if size + len(chunk) > limit:
+                raise InflatesPast(f"{where}: packed data inflates past {limit:,} bytes")
+            out[size:size + len(chunk)] = chunk
             size += len(chunk)
-            if size > limit:
-                raise ValueError(f"{where}: packed data inflates past {limit:,} bytes")
-            out.append(chunk)
             if not d.unconsumed_tail:
                 break
             chunk = d.decompress(d.unconsumed_tail, INFLATE_STEP)
@@ -119,7 +157,8 @@ def inflate(data: bytes, limit: int, where: str) -> bytes:
             raise ValueError(f"{where}: packed data is damaged (cut short)")
     except zlib.error as exc:
         raise ValueError(f"{where}: packed data is damaged ({exc})") from None
-    return b"".join(out)
+    del out[size:]          # short of the limit: the caller says what is missing
+    return out
 
 
 def b64decode(text: Any, where: str) -> bytes:
@@ -164,10 +203,22 @@ def host_to_json(h) -> dict[str, Any]:
     return doc
 
 
+def fits_raw(hosts: list) -> bool:
+    """Whether the hosts' pminfo texts are within the caps the raw form is read with."""
+    sizes = [len(h.pminfo) for h in hosts if h.pminfo is not None]
+    return sum(sizes) <= MAX_RAW_BYTES and all(n <= MAX_RAW_BYTES_PER_HOST for n in sizes)
+
+
 def write_raw(taken_at: float, hosts: list, path: Path) -> None:
-    """Write the raw form (no numpy needed): every host read carries its pminfo text."""
+    """Write the raw form (no numpy needed): every host read carries its pminfo text. Texts past
+    the caps the raw form is read with (a `snapshot --backend pminfo` of hundreds of hosts) are
+    parsed and written as tables instead, not as a file the reader would refuse."""
     if any(h.ok and h.pminfo is None for h in hosts):
         raise ValueError("the raw form needs every host that was read to carry its pminfo text")
+    if not fits_raw(hosts):
+        from . import snapfile
+        snapfile.write(snapfile.Snapshot.from_hosts(taken_at, hosts, consume=True), path)
+        return
     doc = {"schema": SCHEMA, "kind": KIND, "taken_at": taken_at,
            "hosts": [host_to_json(h) for h in hosts], "metrics": {}}
     with replacing(Path(path)) as out:
