@@ -191,6 +191,22 @@ def test_corrupt_begin_snapshot(rig):
     assert f"corrupt begin snapshot removed: {rig.begin}: " in line     # and why, in snapfile's words
 
 
+@pytest.mark.parametrize("schema", [1, 2])
+@pytest.mark.parametrize("taken_at", ["NaN", "1e300"])
+def test_a_begin_snapshot_taken_at_no_time_is_one_line_naming_it(rig, node, taken_at, schema):
+    """A begin snapshot whose taken_at is no time (the old reader took NaN for one and failed
+    later): one line naming the field, the file removed, exit 0, nothing said to the job."""
+    os.mkdir(rig.spool, 0o700)
+    rig.begin.write_text('{"schema":"lustre-jobreport/%d","kind":"snapshot","taken_at":%s,"hosts":[{"name":"vm",'
+                         '"spec":"%s","ok":true,"error":null,"fetched_at":%f}],"metrics":{}}'
+                         % (schema, taken_at, node.pmcd.spec, time.time() - 60))
+    rc, took, out, err = rig.epilog()
+    assert (rc, out, err) == (0, "", "") and took < 5
+    assert appended(rig) == "" and not rig.begin.exists() and rig.record_files() == []
+    [line] = rig.errors()
+    assert f"corrupt begin snapshot removed: {rig.begin}: not a usable snapshot file: bad taken_at " in line, line
+
+
 def test_output_swapped_for_a_symlink_to_a_root_file(rig, wdir):
     victim = wdir / "victim"
     victim.write_text("root only\n")
@@ -360,3 +376,51 @@ def test_the_bound_holds_when_the_reporter_cannot_stop_itself(wdir, job_user, wh
         assert took < 2
         assert "the reporter died of signal 11 while snapshot of 1 host(s)" in line, line
     assert appended(rig) == "" and not rig.begin.exists()
+
+
+def test_the_bound_holds_while_the_reporter_parses_a_begin_snapshot_in_one_long_call(wdir, job_user):
+    """Made real: a 120 MiB begin snapshot is one long json.loads (~3 s, the GIL held: the
+    reporter's own timer cannot run) under a 2 s bound: the supervisor stops it before the
+    wrapper's signals, says so in one line naming the step, and the spool file is gone."""
+    from hookkit import run_hook, slurm_env
+
+    rig = Rig(wdir, job_user, {"vm": "127.0.0.1:1"}, epilog_timeout_s=2.0)
+    os.mkdir(rig.spool, 0o700)
+    with open(rig.begin, "wb") as f:
+        f.write(b'{"schema":"lustre-jobreport/2","kind":"snapshot","taken_at":%d,"hosts":[],"metrics":{},"x":['
+                % (time.time() - 60) + b"1," * (60 << 20) + b"1]}")
+    rc, took, _, _ = run_hook(HOOKS / "slurm" / "epilog", slurm_env(rig.job, rig.pw, rig.defaults,
+                                                                    context="epilog_slurmd"))
+    assert rc == 0 and took < 2 + SLACK
+    assert len(rig.errors()) == 1, rig.log_lines()
+    [line] = rig.errors()
+    assert "epilog_timeout_s = 2 s reached while opening the spool" in line and "stopped it" in line, line
+    assert not rig.begin.exists() and appended(rig) == ""
+
+
+def test_a_begin_snapshot_too_large_for_the_memory_is_one_line(rig, wdir):
+    """A begin snapshot within the caps whose tables need more than the hook's address space:
+    one line saying so (it was 'MemoryError:  at snapformat.py:122'), the file removed."""
+    import base64
+    import json
+    import zlib
+
+    hosts, width = 2048, 65535                 # just under the cap on values: 1 GiB as u64
+    c = zlib.compressobj(9)
+    zeros = c.compress(bytes(64 << 20)) + c.flush()
+    metric = {"pmid": "220.3.0", "sem": "counter", "type": "u64", "instances": [f"i{j}" for j in range(width)],
+              "values": "z:" + base64.b64encode(zeros).decode(), "present": "z:"}
+    os.mkdir(rig.spool, 0o700)
+    rig.begin.write_text(json.dumps({"schema": "lustre-jobreport/2", "kind": "snapshot", "taken_at": time.time() - 60,
+                                     "hosts": [{"name": f"n{i}", "spec": "x", "ok": True} for i in range(hosts)],
+                                     "metrics": {"lustreclient.osc.read_bytes": metric}}))
+    limited = wdir / "epilog-1g"
+    limited.write_text(f"#!/bin/sh\nulimit -v {1 << 20}\nexec {HOOKS / 'slurm' / 'epilog'}\n")
+    limited.chmod(0o755)
+    from hookkit import run_hook, slurm_env
+    rc, took, _, _ = run_hook(limited, slurm_env(rig.job, rig.pw, rig.defaults, context="epilog_slurmd"))
+    assert rc == 0 and took < 10
+    assert appended(rig) == "" and not rig.begin.exists()
+    [line] = rig.errors()
+    assert f"begin snapshot removed: {rig.begin}: needs more memory to read than this process may use" in line, line
+    assert "MemoryError" not in line
