@@ -3,7 +3,7 @@ records (add, compact) and compare.
 
 Errors the user can act on (bad files, bad config) print one line and exit 2, never a traceback;
 so does running out of memory (a snapshot within the caps, read under a ulimit). Every line
-printed to standard error shows its hidden characters as escapes (visible.escaped): they echo
+printed to standard error shows its hidden characters as escapes (textsafe.escaped): they echo
 names and texts from files. The snapshot path imports neither pandas nor Jinja2: it runs in job
 prologs.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import JobReportError
-from .visible import escaped
+from .textsafe import escaped
 
 PROG = "lustre-jobreport"
 

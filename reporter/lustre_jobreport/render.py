@@ -23,15 +23,13 @@ import jinja2
 
 from . import catalog
 from .catalog import size_bytes
+from .textsafe import escaped, hidden
 
 MAX_LINES, WIDTH = 40, 80
 NAME_COLS, WORD_COLS = 32, 40      # longest name / word of prose the text report shows whole
 SEV_LABEL = {"high": "HIGH", "warn": "WARN", "info": "INFO"}
 BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB")
 SI_SUFFIXES = ("k", "M", "G", "T", "P", "E", "Z", "Y")
-# Never shown as they are: controls (C0, DEL, C1), format characters (bidi overrides and
-# isolates, zero-width characters, BOM, tags), line/paragraph separators and lone surrogates.
-HIDDEN_CATEGORIES = frozenset(("Cc", "Cf", "Zl", "Zp", "Cs"))
 
 
 def templates_dir() -> Path:
@@ -47,19 +45,6 @@ def templates_dir() -> Path:
 
 
 # -- displayable strings ------------------------------------------------------------------------
-
-def _hidden(s: str) -> bool:
-    return not s.isprintable() and any(unicodedata.category(c) in HIDDEN_CATEGORIES for c in s)
-
-
-def _escaped(s: str) -> str:
-    def shown(c: str) -> str:
-        if unicodedata.category(c) not in HIDDEN_CATEGORIES:
-            return c
-        o = ord(c)
-        return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}" if o < 0x10000 else f"\\U{o:08x}"
-    return "".join(map(shown, s))
-
 
 def _strings(obj: object, into: set[str]) -> None:
     if isinstance(obj, str):
@@ -93,13 +78,13 @@ def displayable(doc: dict) -> dict:
     """
     strings: set[str] = set()
     _strings(doc, strings)
-    odd = sorted(s for s in strings if _hidden(s))
+    odd = sorted(s for s in strings if hidden(s))
     if not odd:
         return doc
     taken = strings.difference(odd)
     shown = {}
     for s in odd:
-        plain = candidate = _escaped(s)
+        plain = candidate = escaped(s)
         n = 1
         while candidate in taken:
             n += 1

@@ -5,10 +5,6 @@ import json
 import subprocess
 import sys
 
-import pytest
-
-from lustre_jobreport import render
-
 HOSTILE = "n1\x1b]52;c;ZXZpbAo=\x07\x1b[2J\nFAKE second line\u202e\u200b"
 
 
@@ -25,9 +21,3 @@ def test_a_host_name_with_terminal_controls_in_an_error_line_is_shown_escaped_on
     assert line.isprintable(), repr(line)
     assert ("pminfo text of n1\\x1b]52;c;ZXZpbAo=\\x07\\x1b[2J\\x0aFAKE second line\\u202e\\u200b: "
             "packed data is damaged") in line
-
-
-@pytest.mark.parametrize("s", [HOSTILE, "plain", "caf\u00e9 \u4e2d", "\x7f\x85\ud800", "tag\U000e0041"])
-def test_error_lines_escape_as_the_report_does(s):
-    from lustre_jobreport import visible
-    assert visible.escaped(s) == render.displayable({"k": s})["k"]
