@@ -307,11 +307,7 @@ def test_a_begin_snapshot_that_inflates_to_gibs_costs_one_line_not_memory_or_the
     doc = ({"schema": "lustre-jobreport/2", "kind": "snapshot", "metrics": {}, "hosts": [dict(host, ok=True)]}
            if form == "schema 2" else {"schema": "lustre-jobreport/1", "kind": "begin-pminfo", "hosts": [host]})
     rig.begin.write_text(json.dumps(dict(doc, taken_at=time.time() - 60)))
-    limited = wdir / "epilog-2g"
-    limited.write_text(f"#!/bin/sh\nulimit -v {2 << 20}\nexec {HOOKS / 'slurm' / 'epilog'}\n")
-    limited.chmod(0o755)
-    from hookkit import run_hook, slurm_env
-    rc, took, _, _ = run_hook(limited, slurm_env(rig.job, rig.pw, rig.defaults, context="epilog_slurmd"))
+    rc, took, _, _ = epilog_limited(rig, wdir, 2 << 20)
     assert rc == 0 and took < 10
     assert appended(rig) == "" and not rig.begin.exists()
     [line] = rig.errors()
@@ -414,13 +410,18 @@ def test_a_begin_snapshot_too_large_for_the_memory_is_one_line(rig, wdir):
     rig.begin.write_text(json.dumps({"schema": "lustre-jobreport/2", "kind": "snapshot", "taken_at": time.time() - 60,
                                      "hosts": [{"name": f"n{i}", "spec": "x", "ok": True} for i in range(hosts)],
                                      "metrics": {"lustreclient.osc.read_bytes": metric}}))
-    limited = wdir / "epilog-1g"
-    limited.write_text(f"#!/bin/sh\nulimit -v {1 << 20}\nexec {HOOKS / 'slurm' / 'epilog'}\n")
-    limited.chmod(0o755)
-    from hookkit import run_hook, slurm_env
-    rc, took, _, _ = run_hook(limited, slurm_env(rig.job, rig.pw, rig.defaults, context="epilog_slurmd"))
+    rc, took, _, _ = epilog_limited(rig, wdir, 1 << 20)
     assert rc == 0 and took < 10
     assert appended(rig) == "" and not rig.begin.exists()
     [line] = rig.errors()
     assert f"begin snapshot removed: {rig.begin}: needs more memory to read than this process may use" in line, line
     assert "MemoryError" not in line
+
+
+def epilog_limited(rig, wdir, kib: int):
+    """The Slurm epilog of the rig's job, run with at most kib KiB of address space."""
+    from hookkit import run_hook, slurm_env
+    limited = wdir / f"epilog-{kib}k"
+    limited.write_text(f"#!/bin/sh\nulimit -v {kib}\nexec {HOOKS / 'slurm' / 'epilog'}\n")
+    limited.chmod(0o755)
+    return run_hook(limited, slurm_env(rig.job, rig.pw, rig.defaults, context="epilog_slurmd"))
