@@ -7,6 +7,7 @@ sim's byte-faithful files, pmcd serves them, the reporter fetches them over PCP'
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -226,6 +227,26 @@ def test_oscs_the_agent_skips_under_its_time_budget_are_said_not_counted_from_ze
         return {i: int(v) for i, v, p in zip(t.instances, t.values[0], t.present[0]) if p} if t else {}
     b, e = read_at(begin), read_at(end)
     osts = doc["filesystems"]["scratch"]["osts"]
-    assert {f"scratch-{o}" for o in osts} <= set(b) & set(e)
+    assert {f"scratch-{o}" for o in osts} == {i for i in set(b) & set(e) if e[i] != b[i]}
     assert all(o["read_bytes"] == e[f"scratch-{n}"] - b[f"scratch-{n}"] for n, o in osts.items())
+    # every other OSC is said, by number, at the end it was not read at: none is counted from
+    # zero. Holds whatever the budget let each fetch read, none at the start included.
+    said = osc_stats_said_missing(missing)
+    assert said.get("start", 0) == len(set(e) - set(b)) and said.get("end", 0) == len(set(b) - set(e))
+    assert len(set(b) & set(e)) + sum(said.values()) == 1500
+    only_end = set(e) - set(b)      # ior ran before the job: from zero, these would count
+    assert not only_end or any(e[i] for i in only_end)
     assert doc["job"]["hosts_incomplete"] == {"node0": ["scratch"]}
+
+
+def osc_stats_said_missing(issues) -> dict[str, int]:
+    """VALUES_MISSING of osc stats -> OSCs said per end they were not read at ("start", "end",
+    "start nor at its end"): 'osc stats of 1,285 OSCs of scratch (...) could not be read at job
+    start ...' or, for one, 'osc stats of scratch-OST0007 could not be read ...'."""
+    out: dict[str, int] = {}
+    for q in issues:
+        m = re.match(r"osc stats of (?:([\d,]+) OSCs of scratch \([^)]*\)|scratch-OST[0-9a-f]+) "
+                     r"could not be read at job (start nor at its end|start|end) ", q["detail"])
+        if m:
+            out[m.group(2)] = out.get(m.group(2), 0) + int((m.group(1) or "1").replace(",", ""))
+    return out
