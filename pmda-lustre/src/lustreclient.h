@@ -170,6 +170,8 @@ _Static_assert(GLOBAL_READ_FAILURES - GLOBAL_FILES_READ == LC_READ_FAILURES &&
 #define LLITE_HYB_LAST		LLITE_HYB_WRITESIZE_SWITCH
 #define LC_VERSION_HYB_SWITCH	LC_VERSION(2, 15, 64)
 #define LC_VERSION_HYB_BYTES	LC_VERSION(2, 16, 52)
+/* llite stats ops carry their latency ([usec]) from 2.14 (LU-12631) */
+#define LC_VERSION_LAT		LC_VERSION(2, 14, 0)
 
 /* CL_LLITE_TUNABLE items, each one file of the llite device directory */
 #define LLTUN_RA_MB		0	/* max_read_ahead_mb */

@@ -269,8 +269,8 @@ needs(pmID pmid)
 	if (pmID_item(pmid) >= LLITE_HYB_FIRST && pmID_item(pmid) <= LLITE_HYB_LAST)
 	    return NEED_LL | NEED_LLITE | NEED_VERSION;
 	return NEED_LL | NEED_LLITE;
-    case CL_LLITE_LAT:
-	return NEED_LL | NEED_LLITE;
+    case CL_LLITE_LAT:	/* whether this Lustre has latencies at all: its version */
+	return NEED_LL | NEED_LLITE | NEED_VERSION;
     case CL_LLITE_TUNABLE:
 	return NEED_LL | NEED_LLITE_TUNABLE;
     case CL_HOST:

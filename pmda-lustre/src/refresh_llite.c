@@ -70,11 +70,14 @@ fill(struct lc_fs *fs)
 	fs->hyb_switch_ok = 1;
 
     /*
-     * Latency exists from 2.14 on.  A file with any [usec]/[usecs]
-     * counter is such a version, and there an absent op is a zero
-     * counter; before that the metrics have no value.
+     * Latency exists from 2.14 on.  The version file tells (needs() in
+     * pmda.c reads it with these metrics), and so does a file with any
+     * [usec]/[usecs] counter (a version file unread, or a vendor's); there
+     * an absent op is a zero counter, before that the metrics have no
+     * value.  A file just cleared has no op line left: only the version
+     * tells it from an older Lustre's.
      */
-    fs->lat_ok = 0;
+    fs->lat_ok = lc.version_code >= LC_VERSION_LAT;
     for (i = 0; i < st.n; i++)
 	if (lstats_unit_is_usec(st.c[i].unit)) {
 	    fs->lat_ok = 1;

@@ -258,3 +258,14 @@ def test_files_that_read_as_before_give_what_a_fresh_agent_parses(tmp_path):
         with PrivatePmcd(tmp_path / "fresh", c.root) as fresh:
             assert later == osc(fetch_all(fresh.spec)[0])
     assert later != first and v(later, "osc.read_rpcs", "scratch-OST0000") > v(first, "osc.read_rpcs", "scratch-OST0000")
+
+
+def test_a_cleared_llite_stats_file_gives_zero_latency_not_none(live):
+    """2.14+ prints each op's latency ([usec]); a file just cleared has no op line left, so the
+    agent took it for an older Lustre's and gave the latencies no value, where 0 is true (and a
+    report said the cleared file twice: cleared, and not read)."""
+    names = [P + "llite.latency.read", P + "llite.latency.open", P + "llite.open"]
+    live.client.fault("clear", fs="home", what="llite")
+    got = live.fetch(names)
+    assert v(got, "llite.open", "home") == 0
+    assert v(got, "llite.latency.read", "home") == 0 and v(got, "llite.latency.open", "home") == 0
