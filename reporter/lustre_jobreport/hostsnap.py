@@ -69,7 +69,7 @@ NO_AGENT = "no lustreclient metric (is pmdalustreclient installed?)"
 
 
 def no_agent() -> str:
-    return fetch_failed(f"Unknown metric name {NO_AGENT}")
+    return fetch_failed(f"Unknown metric name: {NO_AGENT}")
 
 
 def not_reached(seconds: float) -> str:

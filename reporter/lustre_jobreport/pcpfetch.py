@@ -106,7 +106,7 @@ class Catalog:
         names = [n for n, pmid in zip(wanted, found) if pmid != c_api.PM_ID_NULL]
         pmids = (ctypes.c_uint * len(names))(*[pmid for pmid in found if pmid != c_api.PM_ID_NULL])
         if not names:
-            raise pmapi.pmErr(c_api.PM_ERR_NAME, "no lustreclient metric (is pmdalustreclient installed?)")
+            raise NoAgent()
         descs = [(d.contents.indom, d.contents.type, d.contents.sem) for d in ctx.pmLookupDescs(pmids)]
         with self._lock:
             if self._entry is None:
@@ -147,6 +147,10 @@ def _job_slot(ctx, job_id: str) -> int:
     if sts < 0:
         raise pmapi.pmErr(sts)
     return sts
+
+
+class NoAgent(Exception):
+    """The host's pmcd knows no lustreclient metric."""
 
 
 def _reason(exc) -> str:
@@ -218,6 +222,8 @@ def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None,
         return snap
     except pmapi.pmErr as exc:
         return hostsnap.failed(host, spec, hostsnap.fetch_failed(_reason(exc)))
+    except NoAgent:
+        return hostsnap.failed(host, spec, hostsnap.no_agent())
     finally:
         del ctx
 
