@@ -66,11 +66,14 @@ class HookLog:
 
 def say(exc: BaseException) -> str:
     """An exception as one log line: an error of ours or of the OS by its message alone (it says
-    enough); anything else by type, message and the place it was raised."""
+    enough), running out of memory in words (a bare MemoryError says nothing itself); anything
+    else by type, message and the place it was raised."""
     from .errors import JobReportError
 
     if isinstance(exc, (JobReportError, OSError)):
         return str(exc)
+    if isinstance(exc, MemoryError):
+        return str(exc) or "out of memory: needs more than this process may use (ulimit -v, a cgroup)"
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next

@@ -30,20 +30,13 @@ from .watchdog import Watchdog, exit_now
 __all__ = ["run", "limits", "exit_now", "prolog", "epilog"]
 
 
-def _said(exc: BaseException) -> str:
-    """say(exc), with running out of memory in words: a bare MemoryError says nothing itself."""
-    if isinstance(exc, MemoryError):
-        return str(exc) or "out of memory: needs more than this process may use (ulimit -v, a cgroup)"
-    return say(exc)
-
-
 def _attempt(log: HookLog, budget: Budget, what: str, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
     """Run one step; a failure costs that step only and is one log line."""
     budget.step = what
     try:
         return fn(*args, **kw)
     except Exception as exc:
-        log.error(f"{what}: {_said(exc)}")
+        log.error(f"{what}: {say(exc)}")
         return None
 
 
@@ -159,9 +152,6 @@ def epilog(job, cfg, log: HookLog, budget: Budget, out: TextIO, argv: list[str] 
         except JobReportError as exc:
             log.error(f"{exc}; no report")
             return
-        except MemoryError as exc:   # within the caps, too large for this process: taken out all the same
-            log.error(f"begin snapshot removed: {_said(exc)}; no report")
-            return
         if begin is None:
             log.error("no begin snapshot in the spool (prolog not run, or it failed: see above); no report")
             return
@@ -210,7 +200,7 @@ def run(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
             else:
                 epilog(job, cfg, log, budget, out, argv, env)
     except BaseException as exc:  # whatever it is (even SystemExit from a library): logged, exit 0
-        log.error(_said(exc))
+        log.error(say(exc))
     return 0
 
 
