@@ -49,6 +49,9 @@ if [ "$rc" -ne 0 ] || [ -n "$err" ] || [ -n "$note" ]; then
     last=$(printf '%s\n' "$err" | sed -E '/^[[:space:]]*$/d; /^(Segmentation fault|Killed|Aborted|Terminated|Bus error|Illegal instruction|Floating point exception)( \(core dumped\))?$/d' | tail -n 1 | cut -c1-400)
     msg=$why${why:+${last:+: }}$last
     msg="error: $sched $kind job ${job:-?}: $msg${msg:+${note:+; }}$note"
+    # not the reporter's own words (an interpreter's or a library's, those are escaped): a control
+    # character (C0, DEL, or C1 as UTF-8) is shown as '?', never obeyed by an admin's terminal
+    msg=$(printf '%s\n' "$msg" | LC_ALL=C sed -e 's/[[:cntrl:]]/?/g' -e 's/\xc2[\x80-\x9f]/?/g')
     case $logto in
     /*) printf '%s %s lustre-jobreport[%s]: %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
             "$(uname -n | cut -d. -f1)" "$$" "$msg" >>"$logto" ;;

@@ -141,6 +141,19 @@ def test_epilogue_with_a_broken_reporter_says_nothing_to_the_job(wdir, job_user)
     assert line.endswith(f"error: pbs epilog job {JOB}: exit 3: partial-stderr")
 
 
+def test_what_a_broken_reporter_said_reaches_the_log_without_terminal_controls(wdir, job_user):
+    """A crash's last stderr line is not the reporter's own words (those are escaped already):
+    an interpreter's or a library's, it may hold an escape sequence that an admin's `tail -f`
+    would obey. The wrapper shows each control character as '?'."""
+    rig = PbsRig(wdir, job_user, {"nodeA": dead_spec()})
+    crash = fake_reporter(wdir / "crash", "printf 'bad \\033]52;c;ZXZpbAo=\\007 \\302\\233 \\033[2J end\\n' >&2\nexit 3\n")
+    write_defaults(rig.defaults, config=rig.config, reporter=crash)
+    rc, took, out, err = rig.epilogue()
+    assert (rc, err) == (0, "")
+    [line] = rig.errors()
+    assert line.endswith(f"error: pbs epilog job {JOB}: exit 3: bad ?]52;c;ZXZpbAo=? ? ?[2J end"), line
+
+
 def test_a_hung_group_lookup_does_not_hold_the_prologue(wdir, job_user, two_nodes, tmp_path):
     """The job's user and group are not needed to snapshot its nodes: the prologue does not ask
     NSS for them (it used to, as root, before its own bound began: a hung LDAP/NIS/hesiod server
