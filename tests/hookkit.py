@@ -262,13 +262,8 @@ class BarePmcd:
         raise RuntimeError(f"bare pmcd did not start: {(self.workdir / 'pmcd.log').read_text()[-1000:]}")
 
     def __exit__(self, *exc) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        from privpmcd import stop_process
+        stop_process(self.proc)
         self.proc = None
 
 

@@ -24,6 +24,18 @@ PMCD = Path("/usr/lib/pcp/bin/pmcd")
 DOMAIN = 220
 
 
+def stop_process(proc: subprocess.Popen | None, timeout: float = 10) -> None:
+    """SIGTERM a daemon we started, SIGKILL it if it has not gone within timeout, and reap it."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -112,15 +124,7 @@ class Pmcd:
         raise RuntimeError(f"private pmcd did not come up: {last_error}\n{log_text[-2000:]}")
 
     def stop(self) -> None:
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         self.proc = None
 
     def __enter__(self) -> "Pmcd":

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
 
 from hookkit import HOOKS, REPO, write_config, write_defaults
-from privpmcd import PrivatePmcd, alive, free_port
+from privpmcd import PrivatePmcd, alive, free_port, stop_process
 
 PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")
 DAEMONS = ("/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/bin/sbatch")
@@ -32,17 +31,6 @@ def install_if_missing() -> None:
         return
     proc = subprocess.run([str(REPO / "scripts" / "install-deps.sh"), *PACKAGES], capture_output=True, text=True)
     assert proc.returncode == 0, f"installing {PACKAGES} failed:\n{proc.stdout}\n{proc.stderr}"
-
-
-def _stop(proc: subprocess.Popen | None, timeout: float = 10) -> None:
-    if proc is None or proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 class Cluster:
@@ -149,7 +137,7 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
     def stop(self) -> float:
         t0 = time.monotonic()
         for name in ("slurmd", "slurmctld", "munged"):
-            _stop(self.procs.get(name))
+            stop_process(self.procs.get(name))
         return time.monotonic() - t0
 
     # -- use ------------------------------------------------------------------------------

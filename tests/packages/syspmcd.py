@@ -15,7 +15,7 @@ import tarfile
 import time
 from pathlib import Path
 
-from privpmcd import alive, children_of
+from privpmcd import alive, children_of, stop_process
 
 
 def pcp_conf() -> dict[str, str]:
@@ -48,7 +48,7 @@ def pmcd_conf_entries(text: str | None = None) -> list[str]:
 class SystemPmcd:
     def __init__(self, work: Path):
         self.work = work
-        self.pid: int | None = None
+        self.proc: subprocess.Popen | None = None   # the pmcd this started, if none ran
 
     def __enter__(self) -> SystemPmcd:
         w = self.work
@@ -69,10 +69,8 @@ class SystemPmcd:
         if (pmns / ".NeedRebuild").exists() or not (pmns / "root").exists():
             subprocess.run(["./Rebuild", "-u"], cwd=pmns, capture_output=True, check=True)
             (pmns / ".NeedRebuild").unlink(missing_ok=True)
-        proc = subprocess.Popen([str(BINADM / "pmcd"), "-f", "-A"], cwd=LOG / "pmcd",
-                                stdin=subprocess.DEVNULL, stdout=open(w / "pmcd.out", "wb"), stderr=subprocess.STDOUT)
-        self.pid = proc.pid
-        self._proc = proc
+        self.proc = subprocess.Popen([str(BINADM / "pmcd"), "-f", "-A"], cwd=LOG / "pmcd",
+                                     stdin=subprocess.DEVNULL, stdout=open(w / "pmcd.out", "wb"), stderr=subprocess.STDOUT)
         ok = subprocess.run([str(BINADM / "pmcd_wait"), "-t", "20"], capture_output=True).returncode == 0
         if not ok:
             self.__exit__(None, None, None)
@@ -82,7 +80,7 @@ class SystemPmcd:
     def agent_pids(self) -> list[int]:
         """The system pmcd's own pmdalustreclient (other pmcds' are not): forked by pmcd's
         pmdaroot, or by pmcd itself."""
-        pid = self.pid or int((RUN / "pmcd.pid").read_text())
+        pid = self.proc.pid if self.proc else int((RUN / "pmcd.pid").read_text())
         out = []
         for c in children_of(pid):
             try:
@@ -98,14 +96,9 @@ class SystemPmcd:
         return out
 
     def __exit__(self, *exc) -> None:
-        if self.pid is not None:
-            kids = children_of(self.pid) if alive(self.pid) else []
-            self._proc.terminate()
-            try:
-                self._proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+        if self.proc is not None:
+            kids = children_of(self.proc.pid) if alive(self.proc.pid) else []
+            stop_process(self.proc)
             for k in kids:                    # its agents go with it; any straggler by PID
                 try:
                     os.kill(k, 15)
@@ -114,7 +107,7 @@ class SystemPmcd:
             deadline = time.monotonic() + 5
             while any(alive(k) for k in kids) and time.monotonic() < deadline:
                 time.sleep(0.1)
-            self.pid = None
+            self.proc = None
         w = self.work
         shutil.copy2(w / "pmcd.conf", PMCD_CONF)
         # the saved PMNS unpacked beside the live one first, then swapped in
