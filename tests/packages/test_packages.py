@@ -40,7 +40,10 @@ from lustre_sim.workloads import TABLE_I_READ, TABLE_I_WRITE, TABLE_II   # the E
 from slurmkit import Cluster, install_if_missing
 from syspmcd import PMCD_CONF, SystemPmcd, pmcd_conf_entries, pminfo
 
-pytestmark = pytest.mark.skipif(not is_root(), reason="installs packages into this system: needs root (CI is)")
+# Installs into this system and acts on its pmcd: only when asked for (make test-packages), as root
+pytestmark = [pytest.mark.skipif(os.environ.get("LJR_TEST_PACKAGES") != "1",
+                                 reason="installs packages into this system: make test-packages"),
+              pytest.mark.skipif(not is_root(), reason="installs packages into this system: needs root (CI is)")]
 
 PKGS = ("pcp-pmda-lustreclient", "lustre-jobreport")
 UPSTREAM = re.search(r'^version = "(.*)"$', (REPO / "reporter" / "pyproject.toml").read_text(), re.M).group(1)
