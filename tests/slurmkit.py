@@ -19,7 +19,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from hookkit import HOOKS, REPO, write_config, write_defaults
+from hookkit import HOOKS, REPO, user_file, write_config, write_defaults
+from lustre_sim import SimClient
 from privpmcd import PrivatePmcd, alive, free_port, stop_process
 
 PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")
@@ -31,6 +32,15 @@ def install_if_missing() -> None:
         return
     proc = subprocess.run([str(REPO / "scripts" / "install-deps.sh"), *PACKAGES], capture_output=True, text=True)
     assert proc.returncode == 0, f"installing {PACKAGES} failed:\n{proc.stdout}\n{proc.stderr}"
+
+
+def job_users_tree(tree: Path, pw, **sim) -> SimClient:
+    """A simulated client at tree, owned by the job's user: the job itself drives the sim."""
+    client = SimClient.create(tree, **sim)
+    for root, dirs, files in os.walk(tree):
+        for n in [root, *(os.path.join(root, f) for f in files)]:
+            os.chown(n, pw.pw_uid, pw.pw_gid)
+    return client
 
 
 class Cluster:
@@ -49,6 +59,10 @@ class Cluster:
         self.hooks_log = base / "ljr" / "hooks.log"
         self.records = base / "ljr" / "records"
         self.spool = base / "ljr" / "spool"
+
+    def script(self, name: str, body: str) -> Path:
+        """A job script of the job's user in the cluster's work directory."""
+        return user_file(self.work / name, self.pw, "#!/bin/sh\n" + body, mode=0o755)
 
     # -- set-up ---------------------------------------------------------------------------
     def write_files(self) -> None:

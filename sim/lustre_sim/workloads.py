@@ -15,7 +15,9 @@ from .model import Client, FsIO
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
-# notes/io-findings.md §1.2-1.3: [SAINI] Table I (RPC histogram) and Table II (Enzo)
+# notes/io-findings.md §1.2-1.3: [SAINI] Table I (RPC histogram: RPCs per size bucket, the
+# report's bucket labels) and Table II (Enzo)
+TABLE_I_BUCKETS = ("4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", "1M")
 TABLE_I_READ = (12243, 264, 56, 81, 242, 269, 543, 1812, 26572)
 TABLE_I_WRITE = (393, 62, 198, 155, 96, 74, 199, 595, 52606)
 TABLE_II = {"open": 5303, "close": 5769, "getattr": 12460, "statfs": 0,

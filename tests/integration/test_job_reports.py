@@ -16,12 +16,10 @@ import pytest
 
 from lustre_jobreport import catalog, config, report, snapfile, snapshot
 from lustre_sim import SimClient
+from lustre_sim.workloads import TABLE_I_BUCKETS, TABLE_I_READ, TABLE_I_WRITE   # the Enzo job (notes/io-findings.md)
 from privpmcd import PrivatePmcd, free_port
 
 BIN = Path(sys.executable).parent
-BUCKETS = ["4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", "1M"]
-TABLE_I_READ = [12243, 264, 56, 81, 242, 269, 543, 1812, 26572]
-TABLE_I_WRITE = [393, 62, 198, 155, 96, 74, 199, 595, 52606]
 CFG = config.Config()
 
 
@@ -55,11 +53,11 @@ def enzo(request, tmp_path_factory):
 
 def test_enzo_rpc_histogram_is_table_I(enzo):
     rpc = enzo["filesystems"]["scratch"]["rpc"]
-    assert [rpc["read"][b] for b in BUCKETS] == TABLE_I_READ
-    assert [rpc["write"][b] for b in BUCKETS] == TABLE_I_WRITE
+    assert [rpc["read"][b] for b in TABLE_I_BUCKETS] == list(TABLE_I_READ)
+    assert [rpc["write"][b] for b in TABLE_I_BUCKETS] == list(TABLE_I_WRITE)
     # all buckets the agent exports are there, zeros kept, none above 1M used
-    assert list(rpc["read"])[:9] == BUCKETS and len(rpc["read"]) > 9
-    assert all(n == 0 for b, n in rpc["read"].items() if b not in BUCKETS)
+    assert tuple(rpc["read"])[:9] == TABLE_I_BUCKETS and len(rpc["read"]) > 9
+    assert all(n == 0 for b, n in rpc["read"].items() if b not in TABLE_I_BUCKETS)
 
 
 def test_enzo_metadata_and_volume_are_table_II(enzo):

@@ -35,9 +35,8 @@ from types import SimpleNamespace
 import pytest
 
 from hookkit import REPO, SIM, ensure_user, is_root, world_dir
-from lustre_sim import SimClient
-from lustre_sim.workloads import TABLE_I_READ, TABLE_I_WRITE, TABLE_II   # the Enzo job (notes/io-findings.md)
-from slurmkit import Cluster, install_if_missing
+from lustre_sim.workloads import TABLE_I_BUCKETS, TABLE_I_READ, TABLE_I_WRITE, TABLE_II   # the Enzo job (notes/io-findings.md)
+from slurmkit import Cluster, install_if_missing, job_users_tree
 from syspmcd import PMCD_CONF, SystemPmcd, pmcd_conf_entries, pminfo
 
 # Installs into this system and acts on its pmcd: only when asked for (make test-packages), as root
@@ -48,7 +47,6 @@ pytestmark = [pytest.mark.skipif(os.environ.get("LJR_TEST_PACKAGES") != "1",
 PKGS = ("pcp-pmda-lustreclient", "lustre-jobreport")
 UPSTREAM = re.search(r'^version = "(.*)"$', (REPO / "reporter" / "pyproject.toml").read_text(), re.M).group(1)
 ENV = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""), DEBIAN_FRONTEND="noninteractive")
-BUCKETS = ["4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", "1M"]
 # What the comparison of the system before and after looks at: everything a package or the
 # agent's Install/Remove could leave behind.
 WATCHED = ("/etc", "/usr", "/var/lib/pcp", "/var/lib/lustre-jobreport", "/var/spool/lustre-jobreport",
@@ -198,10 +196,7 @@ def system(built):
         t0 = time.monotonic()
         run("apt-get", "install", "-y", "-q", "--no-install-recommends", *(str(built.debs[p]) for p in PKGS))
         tree = base / "tree"
-        client = SimClient.create(tree, version="2.15.4", filesystems=[("scratch", 8, 1)], seed=7)
-        for root, dirs, files in os.walk(tree):      # the job itself drives the sim, as its user
-            for n in [root, *(os.path.join(root, f) for f in files)]:
-                os.chown(n, pw.pw_uid, pw.pw_gid)
+        client = job_users_tree(tree, pw, version="2.15.4", filesystems=[("scratch", 8, 1)], seed=7)
         state = SimpleNamespace(base=base, pw=pw, pmcd=pmcd, before=before, entries_before=entries_before,
                                 tree=tree, client=client, install_s=time.monotonic() - t0, built=built)
         try:
@@ -275,20 +270,16 @@ def slurm_job(system):
     cluster = Cluster(base / "slurm", system.pw, system.tree,
                       installed_hooks={k: Path(f"/usr/share/lustre-jobreport/hooks/slurm/{k}") for k in ("prolog", "epilog")})
     (base / "slurm").mkdir(mode=0o755)
-    log = base / "slurm" / "ljr" / "hooks.log"
+    log = cluster.hooks_log
     text = cfg.read_text()
     edited = text.replace('log = "syslog"', f'log = "{log}"', 1).replace('cluster = ""', 'cluster = "pkgtest"', 1)
     assert edited != text
     cfg.write_text(edited)
     cluster.write_files()
-    script = cluster.work / "enzo.sh"
-    script.write_text(f"""#!/bin/sh
-echo "job $SLURM_JOB_ID starts"
+    script = cluster.script("enzo.sh", f"""echo "job $SLURM_JOB_ID starts"
 '{SIM}' run '{system.tree}' enzo --fs scratch >/dev/null
 echo "job $SLURM_JOB_ID done"
 """)
-    os.chown(script, system.pw.pw_uid, system.pw.pw_gid)
-    script.chmod(0o755)
     cluster.start()
     try:
         job_id = cluster.submit(script, str(cluster.work / "enzo-%j.out"))
@@ -307,8 +298,8 @@ def test_a_slurm_job_gets_its_report_through_the_installed_hooks(system, slurm_j
     [path] = list(Path(f"{DATA}/records").rglob(f"pkgtest-{slurm_job.id}.json"))
     doc = json.loads(path.read_text())
     fs = doc["filesystems"]["scratch"]
-    assert [fs["rpc"]["read"][b] for b in BUCKETS] == list(TABLE_I_READ)
-    assert [fs["rpc"]["write"][b] for b in BUCKETS] == list(TABLE_I_WRITE)
+    assert [fs["rpc"]["read"][b] for b in TABLE_I_BUCKETS] == list(TABLE_I_READ)
+    assert [fs["rpc"]["write"][b] for b in TABLE_I_BUCKETS] == list(TABLE_I_WRITE)
     assert (fs["read_bytes"], fs["write_bytes"]) == (TABLE_II["read_bytes"], TABLE_II["write_bytes"])
     assert "SMALL_RPC_READ" in text and "OPEN_CLOSE_STORM" in text and "12243" in text
     assert not doc["data_quality"] or all(q["id"] not in ("HOST_UNREACHABLE", "COUNTER_RESET") for q in doc["data_quality"])

@@ -5,14 +5,11 @@ node's Lustre client; the config maps the Slurm node name to it.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from hookkit import ensure_user, is_root, world_dir
-from lustre_sim import SimClient
 from privpmcd import PrivatePmcd
-from slurmkit import Cluster, install_if_missing
+from slurmkit import Cluster, install_if_missing, job_users_tree
 
 
 @pytest.fixture(scope="module")
@@ -24,10 +21,7 @@ def cluster():
     pw = ensure_user()
     with world_dir("ljr-slurm-") as base:
         tree = base / "tree"
-        client = SimClient.create(tree, version="2.15.4", filesystems=[("scratch", 8, 1), ("home", 4, 1)], seed=7)
-        for root, dirs, files in os.walk(tree):      # the job itself drives the sim, as its user
-            for n in [root, *(os.path.join(root, f) for f in files)]:
-                os.chown(n, pw.pw_uid, pw.pw_gid)
+        client = job_users_tree(tree, pw, version="2.15.4", filesystems=[("scratch", 8, 1), ("home", 4, 1)], seed=7)
         with PrivatePmcd(base / "pmcd", tree) as pmcd:
             c = Cluster(base, pw, tree, pmcd=pmcd)
             c.client = client

@@ -18,17 +18,8 @@ import pytest
 
 from hookkit import SIM
 from lustre_jobreport import records, render
-from lustre_sim.workloads import TABLE_I_READ, TABLE_I_WRITE, TABLE_II   # the Enzo job (notes/io-findings.md)
+from lustre_sim.workloads import TABLE_I_BUCKETS, TABLE_I_READ, TABLE_I_WRITE, TABLE_II   # the Enzo job (notes/io-findings.md)
 
-BUCKETS = ["4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", "1M"]
-
-
-def script(cluster, name, body):
-    path = cluster.work / name
-    path.write_text("#!/bin/sh\n" + body)
-    os.chown(path, cluster.pw.pw_uid, cluster.pw.pw_gid)
-    path.chmod(0o755)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -37,11 +28,11 @@ def jobs(cluster):
     victim = cluster.base / "victim"
     victim.write_text("root's own file\n")
     victim.chmod(0o600)
-    enzo = script(cluster, "enzo.sh", f"""echo "job $SLURM_JOB_ID starts on $(hostname) as $(id -un)"
+    enzo = cluster.script("enzo.sh", f"""echo "job $SLURM_JOB_ID starts on $(hostname) as $(id -un)"
 '{SIM}' run '{cluster.tree}' enzo --fs scratch >/dev/null
 echo "job $SLURM_JOB_ID done"
 """)
-    attack = script(cluster, "attack.sh", f"""echo "attacker $SLURM_JOB_ID"
+    attack = cluster.script("attack.sh", f"""echo "attacker $SLURM_JOB_ID"
 out='{cluster.work}'/attack-$SLURM_JOB_ID.out
 rm -f "$out" && ln -s '{victim}' "$out"
 """)
@@ -83,8 +74,8 @@ def test_the_report_arrives_at_the_end_of_the_job_output(cluster, jobs):
     # ... with the Enzo job's numbers (notes/io-findings.md Table I/II), measured through
     # the agent in pmcd on the sim tree that the job itself drove
     fs = doc["filesystems"]["scratch"]
-    assert [fs["rpc"]["read"][b] for b in BUCKETS] == list(TABLE_I_READ)
-    assert [fs["rpc"]["write"][b] for b in BUCKETS] == list(TABLE_I_WRITE)
+    assert [fs["rpc"]["read"][b] for b in TABLE_I_BUCKETS] == list(TABLE_I_READ)
+    assert [fs["rpc"]["write"][b] for b in TABLE_I_BUCKETS] == list(TABLE_I_WRITE)
     assert {k: fs["ops"][k] for k in ("open", "close", "getattr")} == {k: TABLE_II[k] for k in ("open", "close", "getattr")}
     assert (fs["read_bytes"], fs["write_bytes"]) == (TABLE_II["read_bytes"], TABLE_II["write_bytes"])
     assert doc["job"]["id"] == jobs.enzo_id and doc["job"]["user"] == cluster.pw.pw_name
