@@ -189,10 +189,12 @@ def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None,
             return hostsnap.failed(host, spec, hostsnap.fetch_failed("answered after the snapshot gave up"))
         snap = HostSnapshot(host, spec, ok=True, fetched_at=time.time())
         listings: dict[int, tuple[int, dict[int, str]]] = {}
+        answered = False   # some PMID was known there: the names were looked up at another host
         try:
             res = result.contents
             for i, (vset, name, pmid, (indom, mtype, sem)) in enumerate(zip(_vsets(res), names, pmid_texts, descs)):
                 _, numval, valfmt = _VSET_HEADER.unpack(ctypes.string_at(vset, _VSET_HEADER.size))
+                answered |= numval >= 0
                 if numval <= 0:
                     continue  # no values now (e.g. no OSTs): absent
                 insts, values = _values(ctx, res, i, vset, numval, valfmt, mtype, cat.strings)
@@ -219,6 +221,8 @@ def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None,
                 snap.pmids[name] = pmid
         finally:
             ctx.pmFreeResult(result)
+        if not answered:   # every PMID an error (no agent for the domain there)
+            raise NoAgent()
         return snap
     except pmapi.pmErr as exc:
         return hostsnap.failed(host, spec, hostsnap.fetch_failed(_reason(exc)))

@@ -78,3 +78,20 @@ def test_a_pmcd_without_the_agent_is_said_alike(bare):
     got = [words(b, bare.spec) for b in BACKENDS]
     assert got[0] == got[1], got
     assert got[0] == "fetch failed: Unknown metric name: no lustreclient metric (is pmdalustreclient installed?)"
+
+
+def test_a_pmcd_without_the_agent_after_one_with_it_is_said_too(bare, tmp_path):
+    """A fan-out looks the metrics up once, at the first host that answers: a later host without
+    the agent then answered every PMID with an error, and PMAPI took it for a host read, with no
+    values (its I/O counted as none)."""
+    from lustre_sim import SimClient
+    from privpmcd import PrivatePmcd
+    SimClient.create(tmp_path / "tree", version="2.15.4", filesystems=[("scratch", 2, 1)], seed=1)
+    with PrivatePmcd(tmp_path / "pmcd", tmp_path / "tree") as agent:
+        for backend in BACKENDS:
+            hosts = snapshot.fetch_all([snapshot.HostTarget("with", agent.spec), snapshot.HostTarget("bare", bare.spec)],
+                                       backend=backend, parallel=1, connect_timeout_s=5, fetch_timeout_s=10).hosts
+            got = {h.host: (h.ok, h.error) for h in hosts}
+            assert got["with"] == (True, None), (backend, got)
+            assert got["bare"] == (False, "fetch failed: Unknown metric name: no lustreclient metric "
+                                          "(is pmdalustreclient installed?)"), (backend, got)
