@@ -233,9 +233,9 @@ def _run_tool(argv: list[str], what: str, timeout_s: float, missing: str, *, hun
     """A command's standard output (scontrol, squeue, getent), None if it exits `absent` (what
     it was asked about does not exist); JobEnvError saying what went wrong otherwise (hung: what
     no answer in time may mean)."""
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=max(MIN_SCHEDULER_S, timeout_s),
-                              stdin=subprocess.DEVNULL)
+    try:   # any bytes decode (a Latin-1 GECOS or job name): the fields used are ASCII
+        proc = subprocess.run(argv, capture_output=True, text=True, errors="replace",
+                              timeout=max(MIN_SCHEDULER_S, timeout_s), stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         raise JobEnvError(missing) from None
     except subprocess.TimeoutExpired:

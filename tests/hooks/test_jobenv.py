@@ -162,3 +162,13 @@ def test_slurm_shared_nodes_from_squeue(tmp_path):
     other = jobenv.from_slurm(dict(SLURM_EPILOG_ENV, SLURM_NODELIST="x1", SLURMD_NODENAME="x1"))
     with pytest.raises(jobenv.JobEnvError, match="exit 9"):      # squeue failing is an error
         jobenv.slurm_shared_nodes(other, fields, 5, squeue=str(squeue))
+
+
+def test_a_passwd_entry_that_is_not_utf8_is_read(tmp_path):
+    """A legacy Latin-1 GECOS field (or a Latin-1 Slurm job name in scontrol's output): the
+    fields used are ASCII, the rest may be anything, and the hook must not stop on it."""
+    getent = tmp_path / "getent"
+    getent.write_bytes(b"#!/bin/sh\n[ \"$1\" = passwd ] && printf 'ann:x:1001:1001:Ren\\351:/home/ann:/bin/sh\\n'"
+                       b" && exit 0\nprintf 'physics:x:2001:\\n'\n")
+    getent.chmod(0o755)
+    assert jobenv.pbs_ids("ann", "physics", 5, getent=str(getent)) == (1001, 2001)
