@@ -412,8 +412,8 @@ def _parsed_hosts(entries: list[tuple[HostSnapshot, str | None]]) -> list[HostSn
         if packed is None:
             continue
         entries[i] = (h, None)
-        text = _inflated_text(packed, h.host, left)
-        left -= len(text)
+        text, nbytes = _inflated_text(packed, h.host, left)
+        left -= nbytes
         del packed
         parsed = parse_pminfo(text, h.host, h.spec, h.fetched_at or 0.0)
         del text
@@ -429,8 +429,9 @@ def _parsed_hosts(entries: list[tuple[HostSnapshot, str | None]]) -> list[HostSn
     return [h for h, _ in entries]
 
 
-def _inflated_text(packed: str, host: str, left: int) -> str:
-    """One host's pminfo text, within the cap a host and the `left` of the file's cap."""
+def _inflated_text(packed: str, host: str, left: int) -> tuple[str, int]:
+    """One host's pminfo text and its size in bytes (what the caps count), within the cap a
+    host and the `left` of the file's cap."""
     where = f"pminfo text of {host}"
     cap = min(snapformat.MAX_RAW_BYTES_PER_HOST, left)
     try:
@@ -439,4 +440,4 @@ def _inflated_text(packed: str, host: str, left: int) -> str:
         if cap < snapformat.MAX_RAW_BYTES_PER_HOST:
             raise ValueError(f"its pminfo texts inflate past {snapformat.MAX_RAW_BYTES:,} bytes") from None
         raise
-    return text.decode("utf-8", "replace")
+    return text.decode("utf-8", "replace"), len(text)

@@ -315,3 +315,16 @@ def test_raw_hosts_listing_other_instances_each_are_refused_before_stacking(tmp_
     hosts[3:] = []              # 3 hosts x 3 hosts' instances: within the cap
     path.write_text(json.dumps(_envelope(hosts=hosts)))
     assert len(snapfile.read(path).metrics["lustreclient.osc.read_bytes"].instances) == 3 * _oscs_in(4000)
+
+
+def test_the_raw_forms_cap_counts_bytes_not_characters(tmp_path, monkeypatch):
+    """The file's cap on pminfo text is in bytes, as the writer's (fits_raw): it was counted in
+    decoded characters, so text of multibyte UTF-8 passed at up to 4x the cap."""
+    text = _pminfo_text(4000, 1).replace(b"scratch", "scr\u00e9\u00e9\u00e9\u00e9".encode())
+    monkeypatch.setattr(snapformat, "MAX_RAW_BYTES", len(text) + len(text.decode()))   # 2 hosts' chars, < their bytes
+    hosts = [{"name": f"n{k}", "spec": f"n{k}", "ok": True, "fetched_at": 1.0,
+              "pminfo_z": base64.b64encode(zlib.compress(text)).decode()} for k in range(2)]
+    path = tmp_path / "raw.json"
+    path.write_text(json.dumps(_envelope(hosts=hosts)))
+    with pytest.raises(SnapshotFileError, match="its pminfo texts inflate past"):
+        snapfile.read(path)
