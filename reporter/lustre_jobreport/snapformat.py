@@ -54,7 +54,7 @@ MAX_TABLE_VALUES = 1 << 27            # all tables of one file together (1 GiB a
 # make them hosts x hosts large. Measured at these caps: 8 hosts of 8 MiB listing the same OSCs,
 # 1.7 s and +70 MiB; the worst, 4 hosts of 8 MiB of short lines naming instances no other host
 # lists (3.8 M values), 2.6 s and +210 MiB. A larger raw snapshot is written as tables
-# (write_raw).
+# (snapshot.Fetched.write).
 MAX_RAW_BYTES_PER_HOST = 8 << 20      # one host's pminfo text, inflated
 MAX_RAW_BYTES = 64 << 20              # all hosts' pminfo text of one file, inflated
 MAX_RAW_VALUES = 1 << 22              # hosts x instances of the tables the raw form stacks into
@@ -210,15 +210,10 @@ def fits_raw(hosts: list) -> bool:
 
 
 def write_raw(taken_at: float, hosts: list, path: Path) -> None:
-    """Write the raw form (no numpy needed): every host read carries its pminfo text. Texts past
-    the caps the raw form is read with (a `snapshot --backend pminfo` of hundreds of hosts) are
-    parsed and written as tables instead, not as a file the reader would refuse."""
+    """Write the raw form (no numpy needed): every host read carries its pminfo text, within
+    the caps it is read with (fits_raw)."""
     if any(h.ok and h.pminfo is None for h in hosts):
         raise ValueError("the raw form needs every host that was read to carry its pminfo text")
-    if not fits_raw(hosts):
-        from . import snapfile
-        snapfile.write(snapfile.Snapshot.from_hosts(taken_at, hosts, consume=True), path)
-        return
     doc = {"schema": SCHEMA, "kind": KIND, "taken_at": taken_at,
            "hosts": [host_to_json(h) for h in hosts], "metrics": {}}
     with replacing(Path(path)) as out:

@@ -113,11 +113,13 @@ class Fetched:
 
     def write(self, path: str | Path, *, consume: bool = False) -> None:
         """As a snapshot file, atomically: hosts read by pminfo as the raw form (no numpy, no
-        parsing now: the prolog's way), otherwise stacked into tables (snapfile). consume: the
-        hosts' values are let go as they are stacked (the prolog's: it needs them no more)."""
-        if all(h.pminfo is not None or not h.ok for h in self.hosts):
-            from .snapformat import write_raw
-            write_raw(self.taken_at, self.hosts, Path(path))
+        parsing now: the prolog's way) when their texts are within the caps it is read with,
+        otherwise stacked into tables (snapfile: a `snapshot --backend pminfo` of hundreds of
+        hosts). consume: the hosts' values are let go as they are stacked (the prolog's: it
+        needs them no more)."""
+        from . import snapformat
+        if all(h.pminfo is not None or not h.ok for h in self.hosts) and snapformat.fits_raw(self.hosts):
+            snapformat.write_raw(self.taken_at, self.hosts, Path(path))
             return
         from . import snapfile
         snapfile.write(snapfile.Snapshot.from_hosts(self.taken_at, self.hosts, consume=consume), path)

@@ -295,7 +295,8 @@ def test_the_raw_form_is_written_as_tables_past_the_caps_it_is_read_with(tmp_pat
     texts = [_pminfo_text(4000, k) for k in range(3)]
     monkeypatch.setattr(snapformat, "MAX_RAW_BYTES", 2 * len(texts[0]))
     hosts = [HostSnapshot(f"n{k}", f"n{k}", True, fetched_at=1.0, pminfo=t) for k, t in enumerate(texts)]
-    snapformat.write_raw(5.0, hosts, tmp_path / "s.json")
+    from lustre_jobreport.snapshot import Fetched
+    Fetched(5.0, hosts).write(tmp_path / "s.json")
     doc = json.loads((tmp_path / "s.json").read_text())
     assert doc["metrics"] and not any("pminfo_z" in h for h in doc["hosts"])
     back = snapfile.read(tmp_path / "s.json")
