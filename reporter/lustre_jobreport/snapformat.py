@@ -73,18 +73,6 @@ def no_constants(name: str) -> float:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-class Constant:
-    """NaN, Infinity or -Infinity where a snapshot file has one (not JSON, but Python's json
-    writes them). Kept as this, which no check takes for a number, so that the error names the
-    field that holds it: json.loads cannot say where a constant stood."""
-
-    def __init__(self, text: str):
-        self.text = text
-
-    def __repr__(self) -> str:
-        return self.text
-
-
 class TooLargeForMemory(MemoryError):
     """A snapshot file within the caps that this process has not the memory to read (ulimit -v,
     a cgroup): one line naming it, not a traceback."""
@@ -92,7 +80,7 @@ class TooLargeForMemory(MemoryError):
 
 def load_json(path: Path, opened: BinaryIO | None = None) -> Any:
     """The file's JSON (from `opened` if given, else from path), refused past MAX_FILE_BYTES;
-    NaN/Infinity literals become Constant (refused where a number is read)."""
+    NaN/Infinity literals are floats that epoch(), where a number is read, refuses by name."""
     try:
         with (opened if opened is not None else open(path, "rb")) as f:
             size = os.fstat(f.fileno()).st_size
@@ -108,7 +96,7 @@ def load_json(path: Path, opened: BinaryIO | None = None) -> Any:
     if len(data) > MAX_FILE_BYTES:
         raise fail(path, f"more than the {MAX_FILE_BYTES >> 20} MiB a snapshot may have")
     try:
-        return json.loads(data, parse_constant=Constant)
+        return json.loads(data)
     except json.JSONDecodeError as exc:
         raise fail(path, f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except UnicodeDecodeError:
