@@ -196,7 +196,8 @@ def with_owner(job: Job, hk: dict, log: HookLog, budget: Budget) -> Job | None:
     job's ids are looked up now, as a named step within the scheduler's time (hk:
     scheduler_timeout_s), and only if the HTML goes there. None if NSS did not answer: one log
     line, and nothing may be written as the user (never as root instead)."""
-    if job.scheduler != "pbs" or job.uid is not None or hk["html"] != "beside" or not job.workdir:
+    if job.scheduler != "pbs" or job.uid is not None or hk["html"] != "beside" \
+            or not (job.workdir or "").startswith("/"):   # no HTML beside a relative path (delivery)
         return job
     budget.step = f"looking up the job's user {job.user} and group {job.group}"
     try:

@@ -99,8 +99,8 @@ def take(spool: Path, job_id: str):
             return snapfile.read(path, opened=f)
         except JobReportError as exc:
             raise SpoolError(f"corrupt begin snapshot removed: {exc}") from None
-        except MemoryError as exc:   # within the caps, too large for this process: not corrupt
-            raise SpoolError(f"begin snapshot removed: {exc or f'{path}: out of memory'}") from None
+        except snapfile.snapformat.TooLargeForMemory as exc:   # within the caps, too large for this process: not corrupt
+            raise SpoolError(f"begin snapshot removed: {exc}") from None
 
 
 def remove(spool: Path, job_id: str) -> None:
