@@ -159,12 +159,17 @@ def test_cleared_rpc_stats_read_as_the_new_smaller_values(live):
 
 
 def test_clear_of_llite_stats_moves_stats_start(live):
-    before = live.fetch([P + "llite.stats_start", P + "llite.open"])
+    """... and its latencies are 0: a 2.14+ file just cleared has no [usec] line left, and the
+    agent took it for an older Lustre's, giving them no value (a report then said the cleared
+    file twice: cleared, and not read)."""
+    names = [P + "llite.stats_start", P + "llite.open", P + "llite.latency.read", P + "llite.latency.open"]
+    before = live.fetch(names)
     time.sleep(0.01)
     live.client.fault("clear", fs="home", what="llite")
-    after = live.fetch([P + "llite.stats_start", P + "llite.open"])
+    after = live.fetch(names)
     assert v(after, "llite.stats_start", "home") > v(before, "llite.stats_start", "home")
     assert v(after, "llite.open", "home") == 0 < v(before, "llite.open", "home")
+    assert v(after, "llite.latency.read", "home") == 0 and v(after, "llite.latency.open", "home") == 0
 
 
 def test_remount_gives_a_new_mount_id(live):
@@ -259,13 +264,3 @@ def test_files_that_read_as_before_give_what_a_fresh_agent_parses(tmp_path):
             assert later == osc(fetch_all(fresh.spec)[0])
     assert later != first and v(later, "osc.read_rpcs", "scratch-OST0000") > v(first, "osc.read_rpcs", "scratch-OST0000")
 
-
-def test_a_cleared_llite_stats_file_gives_zero_latency_not_none(live):
-    """2.14+ prints each op's latency ([usec]); a file just cleared has no op line left, so the
-    agent took it for an older Lustre's and gave the latencies no value, where 0 is true (and a
-    report said the cleared file twice: cleared, and not read)."""
-    names = [P + "llite.latency.read", P + "llite.latency.open", P + "llite.open"]
-    live.client.fault("clear", fs="home", what="llite")
-    got = live.fetch(names)
-    assert v(got, "llite.open", "home") == 0
-    assert v(got, "llite.latency.read", "home") == 0 and v(got, "llite.latency.open", "home") == 0

@@ -16,7 +16,9 @@ import time
 
 import pytest
 
-from hookkit import HOOKS, BarePmcd, BlackHole, Rig, dead_spec, fake_reporter, full_tmpfs, write_defaults
+from hookkit import (HOOKS, BarePmcd, BlackHole, Rig, dead_spec, fake_reporter, full_tmpfs, run_hook, slurm_env,
+                     write_defaults)
+from packed import zeros, zeros_bomb
 from lustre_jobreport import catalog, hooks, records, render, snapfile
 from privpmcd import PrivatePmcd
 
@@ -272,7 +274,6 @@ def test_an_internal_error_is_one_log_line_and_exit_0(rig, node, monkeypatch, br
     """The reporter's own code failing in the middle (building the report, render) is caught and logged
     in one line; the job's begin snapshot does not stay behind in the spool, and what does not
     need the failed step still happens (the record needs the report, not its text)."""
-    from hookkit import slurm_env
     from lustre_jobreport import render, report
 
     env = slurm_env("7", rig.pw, rig.defaults)
@@ -296,14 +297,10 @@ def test_a_begin_snapshot_that_inflates_to_gibs_costs_one_line_not_memory_or_the
     """A 5 MB spool file whose pminfo text inflates to 4 GiB once took 8 GB (a MemoryError under a
     limit) and held the epilog, deaf to its own deadline, until the wrapper's SIGKILL. Spools of
     jobs that began before an upgrade hold schema 1 documents: read within the same bounds."""
-    import base64
     import json
-    import zlib
 
-    c, zeros = zlib.compressobj(9), bytes(64 << 20)
-    bomb = base64.b64encode(b"".join([c.compress(zeros) for _ in range(64)] + [c.flush()])).decode()
     os.mkdir(rig.spool, 0o700)
-    host = {"name": "vm", "spec": "vm", "error": None, "fetched_at": time.time() - 60, "pminfo_z": bomb}
+    host = {"name": "vm", "spec": "vm", "error": None, "fetched_at": time.time() - 60, "pminfo_z": zeros_bomb(4)}
     doc = ({"schema": "lustre-jobreport/2", "kind": "snapshot", "metrics": {}, "hosts": [dict(host, ok=True)]}
            if form == "schema 2" else {"schema": "lustre-jobreport/1", "kind": "begin-pminfo", "hosts": [host]})
     rig.begin.write_text(json.dumps(dict(doc, taken_at=time.time() - 60)))
@@ -328,7 +325,6 @@ def test_the_bound_holds_when_the_reporter_cannot_stop_itself(wdir, job_user, wh
     (SIGSTOP) while its end snapshot waits on a hung host. A worker that crashes (SIGSEGV in a C
     library) is said with its signal and step, at once."""
     import subprocess as sp
-    from hookkit import slurm_env
     from lustre_jobreport import hostsnap, snapfile
 
     hole = BlackHole()
@@ -378,15 +374,12 @@ def test_the_bound_holds_while_the_reporter_parses_a_begin_snapshot_in_one_long_
     """Made real: a 120 MiB begin snapshot is one long json.loads (~3 s, the GIL held: the
     reporter's own timer cannot run) under a 2 s bound: the supervisor stops it before the
     wrapper's signals, says so in one line naming the step, and the spool file is gone."""
-    from hookkit import run_hook, slurm_env
-
     rig = Rig(wdir, job_user, {"vm": "127.0.0.1:1"}, epilog_timeout_s=2.0)
     os.mkdir(rig.spool, 0o700)
     with open(rig.begin, "wb") as f:
         f.write(b'{"schema":"lustre-jobreport/2","kind":"snapshot","taken_at":%d,"hosts":[],"metrics":{},"x":['
                 % (time.time() - 60) + b"1," * (60 << 20) + b"1]}")
-    rc, took, _, _ = run_hook(HOOKS / "slurm" / "epilog", slurm_env(rig.job, rig.pw, rig.defaults,
-                                                                    context="epilog_slurmd"))
+    rc, took, _, _ = rig.epilog()
     assert rc == 0 and took < 2 + SLACK
     assert len(rig.errors()) == 1, rig.log_lines()
     [line] = rig.errors()
@@ -397,15 +390,11 @@ def test_the_bound_holds_while_the_reporter_parses_a_begin_snapshot_in_one_long_
 def test_a_begin_snapshot_too_large_for_the_memory_is_one_line(rig, wdir):
     """A begin snapshot within the caps whose tables need more than the hook's address space:
     one line saying so (it was 'MemoryError:  at snapformat.py:122'), the file removed."""
-    import base64
     import json
-    import zlib
 
     hosts, width = 2048, 65535                 # just under the cap on values: 1 GiB as u64
-    c = zlib.compressobj(9)
-    zeros = c.compress(bytes(64 << 20)) + c.flush()
     metric = {"pmid": "220.3.0", "sem": "counter", "type": "u64", "instances": [f"i{j}" for j in range(width)],
-              "values": "z:" + base64.b64encode(zeros).decode(), "present": "z:"}
+              "values": "z:" + zeros(64 << 20), "present": "z:"}
     os.mkdir(rig.spool, 0o700)
     rig.begin.write_text(json.dumps({"schema": "lustre-jobreport/2", "kind": "snapshot", "taken_at": time.time() - 60,
                                      "hosts": [{"name": f"n{i}", "spec": "x", "ok": True} for i in range(hosts)],
@@ -420,7 +409,6 @@ def test_a_begin_snapshot_too_large_for_the_memory_is_one_line(rig, wdir):
 
 def epilog_limited(rig, wdir, kib: int):
     """The Slurm epilog of the rig's job, run with at most kib KiB of address space."""
-    from hookkit import run_hook, slurm_env
     limited = wdir / f"epilog-{kib}k"
     limited.write_text(f"#!/bin/sh\nulimit -v {kib}\nexec {HOOKS / 'slurm' / 'epilog'}\n")
     limited.chmod(0o755)

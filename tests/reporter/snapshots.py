@@ -28,7 +28,7 @@ def host(name, metrics, ok=True, error=None, pmids=None, sems=None, llite_stats=
     if rpc_stats and mounted:
         for direction in ("read", "write"):
             buckets = dict(metrics.get(f"fs.rpc.{direction}", {}))
-            for fs in metrics["llite.mount_id"]:
+            for fs in mounted:
                 if not any(b.startswith(fs + ":") for b in buckets):
                     buckets[f"{fs}:4K"] = 0
             metrics[f"fs.rpc.{direction}"] = buckets

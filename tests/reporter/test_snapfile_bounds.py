@@ -11,6 +11,7 @@ import pytest
 from lustre_jobreport import snapfile, snapformat
 from lustre_jobreport.errors import SnapshotFileError
 
+from packed import zeros, zeros_bomb
 from snapshots import node, snap
 
 # A child reading the file under an address-space limit: what inflates to GiBs must be refused
@@ -24,16 +25,6 @@ rc = main(["report", sys.argv[1], sys.argv[1]])
 print(f"{time.monotonic() - t:.2f}", file=sys.stderr)
 sys.exit(rc)
 """
-
-
-def _bomb(gib: int) -> str:
-    """zlib of `gib` GiB of zero bytes, base64, as a packed value ("z:"). After a full flush the
-    compressor's output for the same 64 MiB is the same again: compressed twice, not 16 times a
-    GiB (the stream's checksum is then wrong, but nothing reads that far: it is refused first)."""
-    c, zeros = zlib.compressobj(9), bytes(64 << 20)
-    first = c.compress(zeros) + c.flush(zlib.Z_FULL_FLUSH)
-    again = c.compress(zeros) + c.flush(zlib.Z_FULL_FLUSH)
-    return "z:" + base64.b64encode(first + again * (gib * 16 - 1) + c.flush()).decode()
 
 
 def _envelope(metrics=None, hosts=None, taken_at=1.0, **extra):
@@ -53,7 +44,7 @@ def _read_in_child(path):
 
 @pytest.fixture(scope="module")
 def bomb():
-    return _bomb(4)   # ~4 MB that would inflate to 4 GiB
+    return "z:" + zeros_bomb(4)   # ~5.6 MB that would inflate to 4 GiB
 
 
 def test_packed_values_that_inflate_to_gibs_are_refused_within_bounds(tmp_path, bomb):
@@ -210,17 +201,12 @@ def _read_within(path, budget):
     return int(hosts), int(values), float(took)
 
 
-def _zeros_packed(nbytes: int) -> str:
-    c = zlib.compressobj(9)
-    return "z:" + base64.b64encode(c.compress(bytes(nbytes)) + c.flush()).decode()
-
-
 def test_packed_values_are_inflated_at_the_cost_of_the_result_not_twice_it(tmp_path):
     """A table of 256 MiB of u64 is inflated into one buffer of its size: the steps and their
     join (twice the result) and a copy into u64 took 768 MiB; 384 MiB to spare is ample now."""
     hosts, width = 512, 65536                       # 32 Mi values, 256 MiB as u64
     metric = {"pmid": "220.3.0", "sem": "counter", "type": "u64",
-              "instances": [f"s-OST{j:05x}" for j in range(width)], "values": _zeros_packed(8 * hosts * width),
+              "instances": [f"s-OST{j:05x}" for j in range(width)], "values": "z:" + zeros(8 * hosts * width),
               "present": snapfile._pack(snapformat_bits(hosts * width))}
     path = tmp_path / "wide.json"
     path.write_text(json.dumps(_envelope({"lustreclient.osc.read_bytes": metric},
