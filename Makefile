@@ -70,7 +70,10 @@ install-reporter: venv
 deb: agent venv
 	PIP_PYTHON=$(CURDIR)/$(PY) sh packaging/deb/build.sh $(PKGDIR)
 
-rpm: agent venv
+# The spec builds the agent and its own Python packages from a tarball of the tree: rpmbuild
+# (Debian's rpm) and the agent's build dependencies, not this tree's build or venv.
+rpm: deps
+	@scripts/install-deps.sh rpm
 	sh packaging/rpm/build.sh $(PKGDIR)
 
 # Performance figures as ratios against a floor or peer measured in the same run.

@@ -1,5 +1,5 @@
-"""Every man page the packages install renders without a warning (groff -ww) and man reads it:
-pmdalustreclient(1), lustre-jobreport(1), lustre-sim(1). What each page says is checked
+"""Every man page of the project renders without a warning (groff -ww) and man reads it:
+pmdalustreclient(1) and lustre-jobreport(1), which the packages install, and lustre-sim(1). What each page says is checked
 against its command line beside its code (tests/reporter/test_manpage.py,
 tests/sim/test_sim_manpage.py)."""
 
@@ -21,8 +21,8 @@ IDS = [p.name for p, _ in PAGES]
 
 
 @pytest.mark.skipif(shutil.which("groff") is None, reason="groff is not installed")
-@pytest.mark.parametrize("page, word", PAGES, ids=IDS)
-def test_groff_renders_it_without_warnings(page, word):
+@pytest.mark.parametrize("page", [p for p, _ in PAGES], ids=IDS)
+def test_groff_renders_it_without_warnings(page):
     assert manpages.groff_complaints(page) == (0, "")
 
 
