@@ -37,6 +37,10 @@
  * symlinks, their number and size to bound) to learn an identity pmcd
  * already gives each request, and the prolog would still go through pmcd
  * to learn that the agent took the job.
+ *
+ * Memory: libpcp_pmda 6.0 to 7.2 never release the buffer a store's values
+ * were decoded into (release_store_buffer): ~100 bytes a store, whoever
+ * sent it and whether or not it is refused.  The agent releases it.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -240,6 +244,25 @@ act(const pmResult *result)
     return 0;
 }
 
+/*
+ * libpcp_pmda 6.0 to 7.2 decode a store's PDU into value sets that keep a
+ * pin on the buffer holding them (the PDU's own, or on 64-bit hosts a copy),
+ * and free the decoded result as if it had no value sets (mainloop.c,
+ * PDU_RESULT: rp->numpmid = 0), so that pin is never dropped and each store
+ * keeps its buffer for good.  Drop it once the values are no longer needed.
+ * Only on those versions: the others drop it themselves, and a second drop
+ * would free a buffer still in use.
+ */
+extern int __pmUnpinPDUBuf(void *);	/* libpcp's; not in its public headers */
+static int	store_pin_kept;
+
+static void
+release_store_buffer(pmResult *result)
+{
+    if (store_pin_kept && result->numpmid > 0)
+	__pmUnpinPDUBuf(result->vset[0]);
+}
+
 static int
 lc_store(pmResult *result, pmdaExt *pmda)
 {
@@ -249,14 +272,22 @@ lc_store(pmResult *result, pmdaExt *pmda)
     if ((sts = judge_client(result, pmda->e_context)) == 0 &&
 	(sts = check_request(result)) == 0)
 	sts = act(result);
+    release_store_buffer(result);
     return sts;
 }
 
 void
 lc_control_init(pmdaInterface *dispatch)
 {
+    int		v = pmGetVersion();
+
     dispatch->version.seven.store = lc_store;
     dispatch->version.seven.attribute = lc_attribute;
     dispatch->comm.flags |= PMDA_FLAG_AUTHORIZE;	/* pmcd tells each client's uid */
     pmdaSetEndContextCallBack(dispatch, lc_end_context);
+    store_pin_kept = v >= PM_VERSION(6, 0, 0) && v < PM_VERSION(7, 3, 0);
+    if (v >= PM_VERSION(7, 3, 0))
+	pmNotifyErr(LOG_INFO, "PCP %d.%d.%d is newer than the 7.2 this agent was checked "
+		    "against: each store may keep ~100 bytes (src/control.c, release_store_buffer)",
+		    v >> 16, (v >> 8) & 0xff, v & 0xff);
 }
