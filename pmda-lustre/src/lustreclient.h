@@ -406,6 +406,11 @@ lc_is_job_cluster(unsigned cluster)
     return cluster >= CL_JOB && cluster < CL_JOB_SLOT0 + LC_JOB_SLOTS;
 }
 
+/* control.c: the stores into control.job_begin and job_end, from root only */
+void lc_control_init(pmdaInterface *dispatch);
+/* pmda.c: read every file of the job metrics (job_begin takes its values after this) */
+void lc_refresh_job_files(void);
+
 /* start the fetch time budget (lc.budget_ns from now) */
 void lc_budget_start(void);
 

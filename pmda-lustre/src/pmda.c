@@ -451,104 +451,12 @@ lc_instance(pmInDom indom, int inst, char *name, pmInResult **result, pmdaExt *p
     return sts;
 }
 
-/*
- * pmstore: only lustreclient.control.job_begin / job_end, one job id each
- * (pmcd's [access] decides who may store at all: by default local
- * connections only).  job_begin reads every file of the job metrics now.
- */
-static int
-store_id(const pmValueSet *vs, const char *what, char id[LC_JOB_ID_MAX + 2])
+/* the job_begin store's refresh: every file of the job metrics, as a fetch of them all */
+void
+lc_refresh_job_files(void)
 {
-    const pmValueBlock	*vb;
-    size_t		len, i;
-    char		shown[LC_JOB_ID_MAX + 2];
-
-    if (vs->numval != 1 || vs->valfmt == PM_VAL_INSITU ||
-	(vb = vs->vlist[0].value.pval) == NULL || vb->vtype != PM_TYPE_STRING ||
-	vb->vlen < PM_VAL_HDR_SIZE) {
-	pmNotifyErr(LOG_WARNING, "%s: refused, not one string value", what);
-	return PM_ERR_BADSTORE;
-    }
-    len = vb->vlen - PM_VAL_HDR_SIZE;
-    for (i = 0; i < len && i < LC_JOB_ID_MAX + 1 && vb->vbuf[i] != '\0'; i++)
-	id[i] = vb->vbuf[i];
-    id[i] = '\0';
-    if (i < len && i == LC_JOB_ID_MAX + 1 && vb->vbuf[i] != '\0')
-	id[0] = '\0';		/* too long */
-    if (!lc_job_id_ok(id)) {
-	for (i = 0; i < len && i < LC_JOB_ID_MAX && vb->vbuf[i] != '\0'; i++)
-	    shown[i] = (vb->vbuf[i] > ' ' && vb->vbuf[i] < 127) ? vb->vbuf[i] : '?';
-	shown[i] = '\0';
-	pmNotifyErr(LOG_WARNING, "%s: refused job id \"%s%s\": want 1 to %d of [A-Za-z0-9_.:+-]",
-		    what, shown, i < len && vb->vbuf[i] != '\0' ? "..." : "", LC_JOB_ID_MAX);
-	return PM_ERR_BADSTORE;
-    }
-    return 0;
-}
-
-/*
- * Who each client context is: pmcd passes the uid it has from a unix socket
- * connection's credentials (PMDA_FLAG_AUTHORIZE).  pmcd's shipped [access]
- * lets every local user store; a job's start is root's word only (the
- * prolog runs as root), else any user on a node could take a job's slot
- * again mid-job, or evict it, and make its deltas wrong.
- */
-#define LC_MAX_CONTEXTS	4096
-static int	ctx_uid[LC_MAX_CONTEXTS];	/* uid + 1; 0: not told */
-
-static int
-lc_attribute(int ctx, int attr, const char *value, int length, pmdaExt *pmda)
-{
-    if (attr == PMDA_ATTR_USERID && ctx >= 0 && ctx < LC_MAX_CONTEXTS) {
-	char	*end;
-	long	uid = strtol(value, &end, 10);
-
-	ctx_uid[ctx] = (end != value && *end == '\0' && uid >= 0 && uid < INT32_MAX) ? (int)uid + 1 : 0;
-    }
-    return pmdaAttribute(ctx, attr, value, length, pmda);
-}
-
-static void
-lc_end_context(int ctx)
-{
-    if (ctx >= 0 && ctx < LC_MAX_CONTEXTS)
-	ctx_uid[ctx] = 0;
-}
-
-static int
-lc_store(pmResult *result, pmdaExt *pmda)
-{
-    char	id[LC_JOB_ID_MAX + 2];
-    int		i, sts, ctx = pmdaGetContext();
-
-    (void)pmda;
-    /* root only, as pmcd saw it on a unix socket (over TCP pmcd knows no uid) */
-    if (ctx < 0 || ctx >= LC_MAX_CONTEXTS || ctx_uid[ctx] != 0 + 1)
-	return PM_ERR_PERMISSION;
-    /* all or nothing: every value set checked before any is acted on */
-    for (i = 0; i < result->numpmid; i++) {
-	pmID pmid = result->vset[i]->pmid;
-
-	if (pmID_cluster(pmid) != CL_JOB ||
-	    (pmID_item(pmid) != JOB_CTL_BEGIN && pmID_item(pmid) != JOB_CTL_END))
-	    return PM_ERR_PERMISSION;
-	if ((sts = store_id(result->vset[i], pmID_item(pmid) == JOB_CTL_BEGIN ?
-			    "job_begin" : "job_end", id)) < 0)
-	    return sts;
-    }
-    for (i = 0; i < result->numpmid; i++) {
-	store_id(result->vset[i], "", id);
-	if (pmID_item(result->vset[i]->pmid) == JOB_CTL_END) {
-	    lc_jobs_end(id);
-	    continue;
-	}
-	/* the begin values: what a fetch of every job metric would read now */
-	memset(lc.items, 0, sizeof(lc.items));
-	refresh(job_needs());
-	if ((sts = lc_jobs_begin(id)) < 0)
-	    return sts;
-    }
-    return 0;
+    memset(lc.items, 0, sizeof(lc.items));
+    refresh(job_needs());
 }
 
 static int
@@ -1047,10 +955,7 @@ main(int argc, char **argv)
     build_metrictab();
     dispatch.version.seven.fetch = lc_fetch;
     dispatch.version.seven.instance = lc_instance;
-    dispatch.version.seven.store = lc_store;
-    dispatch.version.seven.attribute = lc_attribute;
-    dispatch.comm.flags |= PMDA_FLAG_AUTHORIZE;	/* pmcd tells each client's uid */
-    pmdaSetEndContextCallBack(&dispatch, lc_end_context);
+    lc_control_init(&dispatch);		/* job_begin, job_end: root's stores only */
     pmdaSetFetchCallBack(&dispatch, lc_fetchCallBack);
     if (!use_pmdafetch)
 	pmdaSetResultCallBack(&dispatch, lc_fast_fetch_done);

@@ -12,7 +12,8 @@
 #   - a store from another host is refused by pmcd (no permission); a store
 #     over TCP even from this host, or by a user other than root over the
 #     unix socket, by the agent (a job's start is root's word: the prolog's);
-#     a bad job id and a store to another metric too; job_end frees the slot.
+#     a bad job id and a store to another metric too, each with a line in the
+#     agent's log saying why; job_end frees the slot.
 # pmcd is stopped by PID.  UPDATE=1 sh tests/run-jobs.sh rewrites the golden.
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
@@ -174,6 +175,12 @@ else
 	expect "store by another user refused" "$W/user.out" 'No permission'
     fi
 fi
+expect "TCP store: why in the log" "$W/lustreclient.log" \
+    'job_begin "998": refused: pmcd has no uid for the client (context [0-9]*): not on pmcd.s unix socket'
+if command -v setpriv > /dev/null 2>&1; then
+    expect "another user's store: why in the log" "$W/lustreclient.log" \
+	'job_begin "997": refused: the client (pmcd context [0-9]*) is uid 65534, not root'
+fi
 pminfo -h "$L" -f lustreclient.job.begin_time > "$W/after-local.out" 2>&1
 if grep -q '"99[78]"' "$W/after-local.out"; then
     bad "refused stores had no effect"
@@ -198,12 +205,14 @@ if pmstore -h "$L" lustreclient.control.job_begin 'x/y z' > "$W/badid.out" 2>&1;
 else
     ok "bad job id refused"
 fi
-expect "bad job id logged" "$W/lustreclient.log" 'job_begin: refused job id "x/y?z"'
+expect "bad job id logged" "$W/lustreclient.log" 'job_begin "x/y?z": refused: not a job id'
 if pmstore -h "$L" lustreclient.version 2.99 > "$W/other.out" 2>&1; then
     bad "store to another metric refused" "accepted"
 else
     expect "store to another metric refused" "$W/other.out" 'No permission\|denied'
 fi
+expect "store to another metric: why in the log" "$W/lustreclient.log" \
+    'a store into 220.0.0: refused: only lustreclient.control.job_begin and job_end take stores'
 
 # 8. a second job, then job_end of the first: its slot is free, the other stays
 pmstore -h "$L" lustreclient.control.job_begin 1235.server > /dev/null 2>&1 || bad "second job_begin"

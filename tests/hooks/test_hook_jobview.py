@@ -4,7 +4,8 @@ Three private pmcds with the real agent, each on its own sim client, stand for n
 [snapshot] local_spec leads each node's prolog to its own pmcd's unix socket (a local
 connection, as on a real node). Every node's prolog stores the job's start into its agent and
 nothing is spooled; the first node's epilog reads the deltas from every agent and reports
-exactly what the clients did. A node whose agent restarted during the job, or whose pmcd is
+exactly what the clients did, also when the job's user tries to end or take again its start in
+an agent meanwhile. A node whose agent restarted during the job, or whose pmcd is
 not there at all, is one log line at the start and a host left out and said at the end.
 Then 2,000 node names of one job on one pmcd: the epilog reads what its bound allows and
 names the rest, with the totals exactly those of the hosts read.
@@ -21,11 +22,13 @@ SLACK = 0.75
 
 
 @pytest.fixture
-def three_nodes(tmp_path):
+def three_nodes(wdir):
+    """Under wdir: the job's user can reach the pmcds' unix sockets, as on a real node."""
     from lustre_sim import SimClient
     from privpmcd import DEFAULT_ACCESS, PrivatePmcd
 
     clients, pmcds = {}, {}
+    tmp_path = wdir / "nodes"
     try:
         for i, n in enumerate(("n1", "n2", "n3")):
             clients[n] = SimClient.create(tmp_path / f"tree-{n}", version="2.15.4",
@@ -93,6 +96,34 @@ def test_every_node_keeps_the_start_in_its_agent_and_the_epilog_reports_the_delt
     assert {h: v["read_bytes"] for h, v in fs["hosts"].items()} == {n: r["read_bytes"] for n, r in ran.items()}
     assert [q["id"] for q in doc["data_quality"] if q["id"] != "SHORT_JOB"] == []
     assert "3 hosts" in rig.out.read_text()
+
+
+def test_the_jobs_user_cannot_end_or_take_again_its_start_in_an_agent(wdir, job_user, three_nodes):
+    """At the job's end its user stores the job's id into n2's job_begin (which would take the
+    begin values again: n2's deltas 0, its I/O silently not counted) and job_end (n2 left out),
+    thousands of times, while root clients connect to the same pmcd: the agent takes none of
+    them, and the report has every node's exact numbers."""
+    from storeloop import connecting, outcomes, storing, total
+
+    tmp_path, clients, pmcds = three_nodes
+    rig = rig_for(wdir, job_user, tmp_path, pmcds)
+    for n in ("n1", "n2", "n3"):
+        assert rig.prolog(node=n, **JOB)[0] == 0
+    ran = {n: c.run("overflow", fs="scratch") for n, c in clients.items()}
+    spec = pmcds["n2"].local_spec
+    with connecting(spec):
+        got = outcomes([storing(spec, "lustreclient.control.job_begin", rig.job, 2000, job_user),
+                        storing(spec, "lustreclient.control.job_end", rig.job, 2000, job_user)])
+    assert total(got, "accepted") == 0 and total(got, "refused") == 4000, got
+
+    rc, took, out, err = rig.epilog(node="n1", **JOB)
+    assert (rc, out, err) == (0, "", ""), rig.log_lines()
+    [rec_path] = rig.record_files()
+    doc = records.load(rec_path)
+    assert doc["job"]["hosts"] == ["n1", "n2", "n3"] and doc["job"]["hosts_missing"] == []
+    fs = doc["filesystems"]["scratch"]
+    assert {h: v["read_bytes"] for h, v in fs["hosts"].items()} == {n: r["read_bytes"] for n, r in ran.items()}
+    assert [q["id"] for q in doc["data_quality"] if q["id"] != "SHORT_JOB"] == []
 
 
 def test_a_node_whose_agent_forgot_the_job_or_has_no_pmcd_is_left_out_and_said(wdir, job_user, three_nodes):

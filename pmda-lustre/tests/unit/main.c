@@ -17,6 +17,7 @@ main(void)
     test_selfstats();
     test_parse_osrelease();
     test_jobs();
+    test_clients();
     printf("%d passed, %d failed\n", h_pass, h_fail);
     return h_fail ? 1 : 0;
 }
