@@ -289,6 +289,24 @@ class _Dataset:
         return set(self.con.sql(f"SELECT * FROM {_read_parquet(files)} LIMIT 0").columns)
 
 
+def distrust_negative_counts(table):
+    """The rows with a negative count not trusted: a dataset file written before counts were
+    checked (jobrow) may hold one in a row marked trusted, which compare must leave out. Only
+    the columns read are looked at: compare uses no other."""
+    import pyarrow.compute as pc
+    if "trusted" not in table.column_names:
+        return table
+    negative = None
+    for name in table.column_names:
+        if jobrow.TYPES[name] in ("int64", "int32"):
+            below = pc.fill_null(pc.less(table[name], 0), False)
+            negative = below if negative is None else pc.or_(negative, below)
+    if negative is None:
+        return table
+    i = table.column_names.index("trusted")
+    return table.set_column(i, table.field(i), pc.and_kleene(table["trusted"], pc.invert(negative)))
+
+
 def _select_list(names, have: set[str]) -> str:
     """The columns `names`; one the files lack (an older writer's) is a typed null."""
     out = []
@@ -370,7 +388,7 @@ def load(selection: Selection | str, records_dir: str | Path | None, dataset_dir
         out.dataset_files = len(files)
         parts = [json_sel.cast(schema)]
         if ds_sel is not None:
-            parts.insert(0, ds_sel.cast(schema))
+            parts.insert(0, distrust_negative_counts(ds_sel.cast(schema)))
             out.dataset_rows = ds_sel.num_rows
         del ds_sel, json_sel
         out.table = pa.concat_tables(parts)
