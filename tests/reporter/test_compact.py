@@ -24,10 +24,11 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 import pytest
 
-from lustre_jobreport import compact, jobrow, records, recordset, securedir
+from lustre_jobreport import compact, jobrow, partschema, records, recordset, securedir
 from lustre_jobreport.errors import JobReportError
 
-from test_records_kit import put, record_doc, report_doc
+from test_records_kit import (as_version_2, foreign_files, put, record_doc, report_doc, rows_table, with_new_metric,
+                              write_part)
 
 
 @pytest.fixture
@@ -453,19 +454,101 @@ def test_a_reader_during_a_merge_sees_each_job_once(dirs, monkeypatch):
     assert len(ids_in(ds)) == 3 and len(compact.part_files(ds, (2026, 10))) == 1
 
 
-def test_a_month_with_columns_this_version_does_not_know_is_not_merged(dirs, monkeypatch):
+# -- the dataset's schema -------------------------------------------------------------------------
+
+def stated(path):
+    return (pq.ParquetFile(path).schema_arrow.metadata or {}).get(partschema.KEY)
+
+
+def test_every_file_states_its_schema_version_written_or_merged(dirs, monkeypatch):
     rec, ds = dirs
     monkeypatch.setattr(compact, "MERGE_OVER", 1)
     put(rec, "1")
     compact.compact(rec, ds)
     [f] = compact.part_files(ds, (2026, 10))
-    t = pq.read_table(f)
-    pq.write_table(t.append_column("new_metric", pa.array([1], pa.int64())), f.with_name("part-99990101T000000Z-0.parquet"))
+    assert stated(f) == b"lustre-jobreport-dataset/1"
+    put(rec, "2")
     res = compact.compact(rec, ds)
-    assert res.merged == [] and res.merge_skipped == [
-        ("year=2026/month=10", "part-99990101T000000Z-0.parquet has columns this version does not know or types it "
-                               "does not expect: new_metric")]
-    assert len(compact.part_files(ds, (2026, 10))) == 2
+    [merged] = compact.part_files(ds, (2026, 10))
+    assert res.merged and stated(merged) == b"lustre-jobreport-dataset/1"
+
+
+def test_a_parquet_file_of_another_schema_is_set_aside_named_and_never_merged(dirs, monkeypatch):
+    """Valid Parquet files of other schemas in a month: moved to dataset/.foreign/ (not
+    *.parquet there, so no reader's glob takes them) with a .why, named in the summary, their
+    bytes kept; the month merged without them. One of them holds job 1's id and nothing else:
+    merged as if understood, it would have replaced job 1's rows by nulls."""
+    rec, ds = dirs
+    monkeypatch.setattr(compact, "MERGE_OVER", 1)
+    for i in range(1, 4):
+        put(rec, str(i))
+    compact.compact(rec, ds)
+    month = ds / "year=2026" / "month=10"
+    made = foreign_files(month, shadowed_job="1")
+    kept = {name: (month / name).read_bytes() for name in made}
+    put(rec, "4")
+    res = compact.compact(rec, ds)
+    assert res.status() == 1                                    # done, and something needs the admin
+    lines = res.summary().splitlines()
+    for name, why in made.items():
+        rel = f"year=2026/month=10/{name}"
+        now = f".foreign/year=2026/month=10/{name}.set-aside"
+        [line] = [ln for ln in lines if ln.startswith(f"records compact: set aside dataset file {rel}: ")]
+        assert why in line and line.endswith(f" (now {now})")
+        assert (ds / now).read_bytes() == kept[name] and not (month / name).exists()
+        assert why in (ds / ".foreign/year=2026/month=10" / f"{name}.why").read_text()
+    assert "records compact: merged year=2026/month=10: 2 files into 1" in lines
+    assert jobs_in(ds) == [f"c1/{i}/2026-10-15T12:00:00Z" for i in range(1, 5)]        # DuckDB's glob
+    [f] = compact.part_files(ds, (2026, 10))
+    t = pq.read_table(f)
+    assert t.num_rows == 4 and t.column("read_bytes").null_count == 0 and t.column("user").null_count == 0
+    again = compact.compact(rec, ds)                            # set aside once
+    assert again.files_set_aside == []
+
+
+def test_a_file_of_a_newer_schema_version_stops_compaction_naming_it_and_is_left_in_place(dirs, tmp_path):
+    rec, ds = dirs
+    put(rec, "1")
+    compact.compact(rec, ds)
+    t = rows_table("9")
+    newer = write_part(ds / "year=2026/month=10/part-99990101T000000Z-0.parquet",
+                       t.append_column("new_metric", pa.array([1] * t.num_rows)), states=2)
+    data = newer.read_bytes()
+    before = parts(ds)
+    put(rec, "2")
+    r = cli(tmp_path, "records", "compact", "--records", str(rec), "--dataset", str(ds))
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == (f"lustre-jobreport: error: {newer}: written by a newer lustre-jobreport (dataset schema "
+                        "lustre-jobreport-dataset/2; this one reads up to lustre-jobreport-dataset/1): upgrade "
+                        "lustre-jobreport to read or compact it\n")
+    assert newer.read_bytes() == data and parts(ds) == before          # nothing written, nothing moved
+    assert live(rec) == ["2026/10/15/c1-2.json"]
+
+
+def test_files_of_an_older_schema_version_are_read_and_merged_with_what_they_lack_null(dirs, monkeypatch):
+    """Files written before versions were stated (version 1's columns, no statement) are
+    version 1: compaction finds the jobs they hold; a later version (whose schema 2 added a
+    column) merges them with that column null, into a file stating version 2."""
+    rec, ds = dirs
+    month = ds / "year=2026" / "month=10"
+    legacy = write_part(month / "part-20261001T000000Z-00000000.parquet", rows_table("1", "2"), states=None)
+    write_part(month / "part-20261002T000000Z-00000000.parquet", rows_table("3"), states=1)
+    put(rec, "1")                                              # the legacy file holds it: a duplicate
+    put(rec, "4")
+    res = compact.compact(rec, ds)
+    assert (res.records_added, res.duplicates, res.files_set_aside) == (1, 1, [])
+    assert legacy.exists() and stated(legacy) is None
+    third = with_new_metric(rows_table("5"))
+    as_version_2(monkeypatch)
+    write_part(month / "part-20261003T000000Z-00000000.parquet", third, states=2)
+    monkeypatch.setattr(compact, "MERGE_OVER", 1)
+    res = compact.compact(rec, ds)
+    assert [m[:3] for m in res.merged] == [("year=2026/month=10", 4, 0)] and res.files_set_aside == []
+    [f] = compact.part_files(ds, (2026, 10))
+    assert stated(f) == b"lustre-jobreport-dataset/2"
+    got = {r["job_id"]: r["new_metric"] for r in pq.read_table(f).to_pylist()}
+    assert got == {"1": None, "2": None, "3": None, "4": None, "5": 7}
+    assert {r["job_id"]: r["new_metric"] for r in recordset.load("", rec, ds).table.to_pylist()} == got
 
 
 def test_a_zero_padded_month_directory_is_the_same_month_to_every_reader(dirs, monkeypatch):
