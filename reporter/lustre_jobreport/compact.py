@@ -229,14 +229,16 @@ def record_ids(files: Iterable[Path]) -> set[str]:
     return ids
 
 
-def read_batches(path: Path, batch_size: int):
-    """The file's rows, batch by batch, the file open only while they are read. A failure to
-    read it is read_failure's line (a failure of the caller's, between batches, is its own)."""
+def read_row_groups(path: Path):
+    """The file's rows, a row group at a time (ours hold at most ROW_GROUP_ROWS), the file open
+    only while they are read. A failure to read it is read_failure's line (a failure of the
+    caller's, between row groups, is its own)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     try:
         with pq.ParquetFile(path) as pf:
-            yield from pf.iter_batches(batch_size=batch_size)
+            for i in range(pf.num_row_groups):
+                yield pf.read_row_group(i)
     except (OSError, pa.ArrowException) as exc:
         raise read_failure(path, exc) from None
 
@@ -640,8 +642,8 @@ class _Run:
         s = schema()
         here: set[str] = set()
         dropped = 0
-        for batch in read_batches(f, BATCH_ROWS * 8):
-            t = _conform(pa.Table.from_batches([batch]), s)    # an older version's columns: null
+        for t in read_row_groups(f):
+            t = _conform(t, s)                                   # an older version's columns: null
             ids = t.column("record_id").to_pylist()
             kept = t.filter(pa.array([i not in seen for i in ids], pa.bool_()))
             here.update(ids)
@@ -706,7 +708,10 @@ class _Run:
 def _conform(t, s):
     """t with the columns of schema s in its order; a column an older file lacks is null."""
     import pyarrow as pa
-    cols = [t.column(f.name) if f.name in t.column_names else pa.nulls(t.num_rows, f.type) for f in s]
+    if t.schema.equals(s, check_metadata=False):
+        return t
+    have = set(t.column_names)
+    cols = [t.column(f.name) if f.name in have else pa.nulls(t.num_rows, f.type) for f in s]
     return pa.Table.from_arrays(cols, schema=s)
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,13 +121,17 @@ def of_schema(path: Path, schema) -> Checked:
 
 def _difference(schema, version: int) -> str:
     """What differs between the file's columns and the version's, in a few words ("" if
-    nothing)."""
+    nothing: the same names with the same types, in any order)."""
     want = jobrow.arrow_schema()
     expected = {name for name, _ in columns_of(version)}
     names = [f.name for f in schema]
-    missing = [n for n in jobrow.COLUMNS if n in expected and n not in names]
+    if len(names) == len(expected) == len(set(names)) and all(
+            f.name in expected and f.type.equals(want.field(f.name).type) for f in schema):
+        return ""
+    present = set(names)
+    missing = [n for n in jobrow.COLUMNS if n in expected and n not in present]
     unknown = [n for n in names if n not in expected]
-    twice = sorted({n for n in names if names.count(n) > 1})
+    twice = sorted(n for n, k in Counter(names).items() if k > 1)
     retyped = [f"{f.name} is {f.type}, not {want.field(f.name).type}" for f in schema
                if f.name in expected and f.name not in twice and not f.type.equals(want.field(f.name).type)]
     parts = [_few("column", "missing", missing), _few("column", "unknown", unknown),

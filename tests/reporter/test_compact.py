@@ -27,8 +27,8 @@ import pytest
 from lustre_jobreport import compact, jobrow, partschema, records, recordset, securedir
 from lustre_jobreport.errors import JobReportError
 
-from test_records_kit import (as_version_2, foreign_files, put, record_doc, report_doc, rows_table, with_new_metric,
-                              write_part)
+from test_records_kit import (as_version_2, foreign_files, many_part_files, put, record_doc, report_doc, rows_table,
+                              with_new_metric, write_part)
 
 
 @pytest.fixture
@@ -764,6 +764,64 @@ def test_a_backlog_of_many_months_keeps_one_month_open_at_a_time(dirs, monkeypat
     assert (res.records_added, res.rows_added, len(res.files_written)) == (60, 60, 30)
     assert most[0] <= 2 and open_now[0] == 0
     assert len(jobs_in(ds)) == 60 and live(rec) == [] and res.moved == 60
+
+
+# -- many files a month, few descriptors -----------------------------------------------------------
+
+FD_LIMIT = 128          # open files allowed to the processes below; their months hold 3x as many files
+
+
+def limited(*argv, nofile=FD_LIMIT):
+    """argv run with RLIMIT_NOFILE lowered to `nofile`."""
+    import resource
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    return subprocess.run(argv, capture_output=True, text=True,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, hard)))
+
+
+LOAD = ("import sys\nfrom lustre_jobreport import recordset\nfrom lustre_jobreport.errors import JobReportError\n"
+        "try:\n    got = recordset.load('', sys.argv[1], sys.argv[2])\n"
+        "except JobReportError as e:\n    print('error:', e)\n"
+        "else:\n    print(got.table.num_rows, got.dataset_files)\n")
+
+
+def test_a_month_of_many_files_compacts_merges_and_compares_within_few_open_files(dirs, tmp_path):
+    """Three times as many part files in a month as the process may open: compare reads them,
+    compaction finds the jobs they hold and merges them into one (open files bounded)."""
+    rec, ds = dirs
+    n = 3 * FD_LIMIT
+    many_part_files(ds / "year=2026" / "month=10", n)
+    put(rec, "new")
+    put(rec, "00000007")                                        # one of theirs, stored again
+    r = limited(sys.executable, "-c", LOAD, str(rec), str(ds))
+    assert (r.returncode, r.stderr, r.stdout) == (0, "", f"{n + 1} {n}\n")
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("")
+    r = limited(sys.executable, "-m", "lustre_jobreport", "--config", str(cfg), "records", "compact",
+                "--records", str(rec), "--dataset", str(ds))
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout.startswith("records compact: 2 records read, 1 job added (1 row) in 1 file, 1 duplicate skipped")
+    assert f"records compact: merged year=2026/month=10: {n + 1} files into 1" in r.stdout.splitlines()
+    assert len(compact.part_files(ds, (2026, 10))) == 1 and len(jobs_in(ds)) == n + 1
+
+
+def test_the_one_bad_file_of_many_is_the_one_named(dirs, tmp_path):
+    """A corrupt file among more than the process may open: compaction and compare name that
+    file, not one they could not open."""
+    rec, ds = dirs
+    files = many_part_files(ds / "year=2026" / "month=10", 3 * FD_LIMIT)
+    bad = files[-7]
+    bad.write_bytes(bad.read_bytes()[:200])
+    put(rec, "new", end="2026-11-02T00:00:00Z")                # another month: October is only merged
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("")
+    r = limited(sys.executable, "-m", "lustre_jobreport", "--config", str(cfg), "records", "compact",
+                "--records", str(rec), "--dataset", str(ds))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith(f"lustre-jobreport: error: {bad}: not a readable Parquet file (")
+    r = limited(sys.executable, "-c", LOAD, str(rec), str(ds))
+    assert r.returncode == 0 and r.stdout.startswith(f"error: {bad}: not a readable Parquet file ("), r.stdout
+    assert live(rec) == ["2026/11/02/c1-new.json"]
 
 
 def test_records_table_leaves_out_only_the_record_a_column_cannot_hold():
