@@ -44,7 +44,13 @@ What a run guarantees (tests/reporter/test_compact.py shows each):
   the run (one line naming it and its version) before anything is written or moved.
 - One run at a time (flock on <dataset_dir>/.compact.lock); directories are created 0755 and
   checked like records_dir (securedir: the running user's, not group/other writable, not links),
-  so root runs it on root's tree and an admin on their own directories.
+  so root runs it on root's tree and an admin on their own directories. A YYYY, MM or DD
+  directory of the records that fails the check is checked before any record is read from it
+  and skipped, named in the summary (every run, until fixed); a .compacted or .unreadable
+  subdirectory that fails it leaves its records unmoved, said: neither stops the run.
+- Exit status (CompactResult.status): 0, done; 1, done, and the summary names what needs the
+  admin (set aside, skipped, not moved, ignored); a run that cannot work raises JobReportError
+  (the CLI's exit 2) before it moves anything.
 """
 
 from __future__ import annotations
@@ -267,14 +273,16 @@ class CompactResult:
     files_written: list[str] = field(default_factory=list)           # relative to dataset_dir
     merged: list[tuple[str, int, int, str]] = field(default_factory=list)  # (partition, files, duplicate rows dropped, new file)
     files_set_aside: list[tuple[str, str, str]] = field(default_factory=list)  # dataset files: (path, reason, now)
+    skipped_dirs: list[tuple[str, str]] = field(default_factory=list)  # records directories not read: (path, reason)
+    not_moved: list[tuple[str, str]] = field(default_factory=list)     # records in the dataset, not moved: (path, reason)
     stale_temps: int = 0         # temp files of a run that died, removed
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     def needs_admin(self) -> bool:
-        """Whether the run set aside or skipped something an admin has to look at (each is a
-        line of the summary)."""
-        return bool(self.set_aside or self.files_set_aside)
+        """Whether the run set aside, skipped or ignored something an admin has to look at
+        (each is a line of the summary)."""
+        return bool(self.set_aside or self.files_set_aside or self.skipped_dirs or self.not_moved or self.ignored)
 
     def status(self) -> int:
         """The exit status: 0, the run did its work; 1, it did, and set aside or skipped what
@@ -297,6 +305,12 @@ class CompactResult:
             lines.append(f"records compact: set aside {rel}: {why} (now {UNREADABLE}/{rel})")
         for rel, why in self.ignored:
             lines.append(f"records compact: ignored {rel}: {why}")
+        for rel, why in self.skipped_dirs:
+            lines.append(f"records compact: skipped {rel}/: {why}; no record under it read (fix its owner "
+                         "and mode; the next run compacts it)")
+        for why, rels in _grouped(self.not_moved).items():
+            lines.append(f"records compact: not moved {_n(len(rels), 'record')} ({rels[0]}"
+                         f"{', …' if len(rels) > 1 else ''}): {why} (the next run moves them once that is fixed)")
         if self.left:
             lines.append(f"records compact: {self.left} record(s) replaced while the run read them, "
                          "left for the next run")
@@ -309,6 +323,14 @@ class CompactResult:
             lines.append(f"records compact: removed {self.stale_temps} temp file(s) of an interrupted run")
         lines += [f"records compact: {note}" for note in self.notes]
         return "\n".join(lines) + "\n"
+
+
+def _grouped(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """(item, reason) pairs as reason -> items, in the order met."""
+    out: dict[str, list[str]] = {}
+    for item, why in pairs:
+        out.setdefault(why, []).append(item)
+    return out
 
 
 def _why(exc: OSError) -> str:
@@ -444,12 +466,15 @@ class _Run:
         self.dups: list[tuple[Path, Ident, str | None]] = []
         self.aside: list[tuple[Path, str, Ident | None]] = []
         self.dir_fds: dict[tuple[str, ...], int] = {}
+        self.dir_checks: dict[tuple[str, ...], str] = {}   # records_dir's subdirectories: why refused, or ""
 
     # -- reading and converting --------------------------------------------------------------
     def read_all(self) -> None:
         odd: list[tuple[Path, str]] = []
-        for path in records.iter_records(self.rdir, odd):
-            self.one(path)
+        for day in records.iter_days(self.rdir, odd):
+            if not self.refused(day):
+                for path in records.day_records(day, odd):
+                    self.one(path)
         self.convert()
         for path, why in odd:
             rel = path.relative_to(self.rdir)
@@ -461,6 +486,34 @@ class _Run:
                 self.aside.append((rel, why, _ident(st)))
             else:
                 self.res.ignored.append((str(rel), why))
+
+    def refused(self, day: Path) -> bool:
+        """Whether a directory from records_dir down to this day fails securedir's checks
+        (another owner, writable by others), checked before any record is read from it: nothing
+        under it is read, and it is named once, with its reason, in the summary."""
+        parts = day.relative_to(self.rdir).parts
+        for n in range(1, len(parts) + 1):
+            sub = parts[:n]
+            if sub not in self.dir_checks:
+                self.dir_checks[sub] = why = self.unsafe(sub)
+                if why:
+                    self.res.skipped_dirs.append(("/".join(sub), why))
+            if self.dir_checks[sub]:
+                return True
+        return False
+
+    def unsafe(self, sub: tuple[str, ...]) -> str:
+        """Why records_dir/sub is no directory to read records from ("" when it is one; when it
+        is gone meanwhile, nothing is read from it anyway)."""
+        try:
+            os.close(securedir.open_dir(self.rdir, sub, create=False))
+        except securedir.UnsafeDirError as exc:
+            return exc.why
+        except FileNotFoundError:
+            return ""
+        except OSError as exc:
+            return f"cannot open: {exc.strerror}"
+        return ""
 
     def one(self, path: Path) -> None:
         rel = path.relative_to(self.rdir)
@@ -573,8 +626,12 @@ class _Run:
         *days, name = rel.parts
         if len(self.dir_fds) + 2 > MAX_DIR_FDS:     # records come day by day: the old days are done
             self.close()
-        src = self.dir_fd(tuple(days))
-        dst = self.dir_fd((where, *days))
+        try:
+            src = self.dir_fd(tuple(days))
+            dst = self.dir_fd((where, *days))
+        except securedir.UnsafeDirError as exc:      # e.g. .compacted/2026 made writable by others:
+            self.res.not_moved.append((str(rel), str(exc)))     # said, not a reason to stop the run
+            return False
         target = _free_name(dst, name)
         try:
             os.rename(name, target, src_dir_fd=src, dst_dir_fd=dst)

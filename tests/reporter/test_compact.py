@@ -354,9 +354,9 @@ def test_records_that_cannot_be_compacted_are_set_aside_with_their_reason_once(d
     lines = res.summary().splitlines()
     for rel, why in res.set_aside:
         assert f"records compact: set aside {rel}: {why} (now .unreadable/{rel})" in lines
-    assert live(rec) == [] and len(jobs_in(ds)) == 3
+    assert live(rec) == [] and len(jobs_in(ds)) == 3 and res.status() == 1
     again = compact.compact(rec, ds)                            # not retried
-    assert (again.records_read, again.set_aside, again.ignored) == (0, [], [])
+    assert (again.records_read, again.set_aside, again.ignored, again.status()) == (0, [], [], 0)
 
 
 def test_a_run_that_sets_one_aside_does_not_drop_a_later_copy_of_it(dirs):
@@ -651,6 +651,56 @@ def test_directories_are_checked_like_records_dir(dirs, tmp_path, case):
         compact.compact(rec, ds)
     assert str(err.value) == why
     assert list(elsewhere.iterdir()) == []
+
+
+def test_a_day_directory_others_can_write_is_skipped_before_a_record_is_read_and_the_rest_compacted(dirs, tmp_path):
+    """A 0777 day directory: none of its records is read (a user may have planted them), it is
+    named with its reason in every run's summary until fixed (exit 1: done, and something needs
+    the admin), and the other days are compacted; fixed, the next run compacts it."""
+    rec, ds = dirs
+    put(rec, "1", end="2026-10-15T12:00:00Z")
+    planted = put(rec, "2", end="2026-10-16T12:00:00Z")
+    os.chmod(planted.parent, 0o777)
+    line = ("records compact: skipped 2026/10/16/: mode 0777 lets others write in it; no record under it read "
+            "(fix its owner and mode; the next run compacts it)")
+    for run in range(2):
+        r = cli(tmp_path, "records", "compact", "--records", str(rec), "--dataset", str(ds))
+        assert (r.returncode, r.stderr) == (1, ""), r.stderr
+        assert line in r.stdout.splitlines()
+        assert r.stdout.startswith(f"records compact: {1 - run} record{'s' * run} read")
+        assert jobs_in(ds) == ["c1/1/2026-10-15T12:00:00Z"] and live(rec) == ["2026/10/16/c1-2.json"]
+    os.chmod(planted.parent, 0o755)
+    r = cli(tmp_path, "records", "compact", "--records", str(rec), "--dataset", str(ds))
+    assert (r.returncode, r.stderr) == (0, "") and "records compact: skipped " not in r.stdout
+    assert jobs_in(ds) == ["c1/1/2026-10-15T12:00:00Z", "c1/2/2026-10-16T12:00:00Z"] and live(rec) == []
+
+
+def test_a_year_others_can_write_is_named_once_not_for_each_day(dirs):
+    rec, ds = dirs
+    for day in (14, 15, 16):
+        put(rec, str(day), end=f"2026-10-{day}T12:00:00Z")
+    put(rec, "old", end="2025-12-31T12:00:00Z")
+    os.chmod(rec / "2026", 0o775)
+    res = compact.compact(rec, ds)
+    assert res.skipped_dirs == [("2026", "mode 0775 lets others write in it")] and res.status() == 1
+    assert (res.records_read, res.records_added) == (1, 1) and len(live(rec)) == 3
+
+
+def test_a_compacted_directory_others_can_write_stops_no_run(dirs, tmp_path):
+    """.compacted/2026 made writable by others: the records go into the dataset and stay in
+    the live tree (compare takes them from the dataset), said in each run, never an exit 2."""
+    rec, ds = dirs
+    put(rec, "1")
+    put(rec, "2")
+    (rec / ".compacted" / "2026").mkdir(parents=True)
+    os.chmod(rec / ".compacted" / "2026", 0o777)
+    for run in range(2):
+        r = cli(tmp_path, "records", "compact", "--records", str(rec), "--dataset", str(ds))
+        assert (r.returncode, r.stderr) == (1, ""), r.stderr
+        assert (f"records compact: not moved 2 records (2026/10/15/c1-1.json, …): {rec}/.compacted/2026: mode 0777 "
+                "lets others write in it; refusing it (the next run moves them once that is fixed)") in r.stdout
+        assert len(jobs_in(ds)) == 2 and len(live(rec)) == 2
+    assert recordset.load("", rec, ds).table.num_rows == 2
 
 
 def test_a_refused_records_subdirectory_leaves_no_descriptor_open(dirs, tmp_path):
