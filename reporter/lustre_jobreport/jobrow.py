@@ -146,7 +146,7 @@ def _seconds(v: Any, unfit: set[str]) -> float | None:
     id) negative or not finite."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
-    why = _out_of_range(v, INT64_MAX) if math.isfinite(v) else TOO_LARGE
+    why = _out_of_range(v, INT64_MAX) if isinstance(v, int) or math.isfinite(v) else TOO_LARGE
     if why:
         unfit.add(why)
         return None

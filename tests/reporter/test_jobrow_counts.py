@@ -67,7 +67,8 @@ def documents(draw):
         client["settings"]["scratch"] = draw(keyed(OSC_SETTINGS, small_counts))
     doc["job"]["num_nodes"] = draw(small_counts)
     doc["job"]["num_tasks"] = draw(small_counts)
-    doc["job"]["elapsed_s"] = draw(st.one_of(st.none(), st.floats(-1e9, 1e9), st.just(float("inf"))))
+    doc["job"]["elapsed_s"] = draw(st.one_of(st.none(), st.floats(-1e9, 1e9), st.just(float("inf")),
+                                             st.integers(-(1 << 70), 1 << 70)))
     return doc
 
 
@@ -142,10 +143,13 @@ class Reference:
             else len(job["hosts"])
         want["num_tasks"] = self.count(job["num_tasks"], INT32_MAX)
         e = job["elapsed_s"]
-        if e is not None and (e < 0 or e == float("inf")):
-            self.ids.add("VALUE_NEGATIVE" if e < 0 else "VALUE_TOO_LARGE")
+        if e is not None and e < 0:
+            self.ids.add("VALUE_NEGATIVE")
             e = None
-        want["elapsed_s"] = e
+        elif e is not None and e > INT64_MAX:                    # inf too
+            self.ids.add("VALUE_TOO_LARGE")
+            e = None
+        want["elapsed_s"] = None if e is None else float(e)
         want["data_quality"] = ",".join(sorted(self.ids))
         want["trusted"] = not self.ids
         return want
@@ -187,6 +191,13 @@ def test_negative_node_and_task_counts_are_negative_not_too_large():
     doc["job"]["num_tasks"] = -1
     [row] = jobrow.rows(doc)
     assert (row["num_tasks"], row["data_quality"], row["trusted"]) == (None, "VALUE_NEGATIVE", False)
+
+
+def test_an_elapsed_time_past_any_float_is_too_large_not_a_malformed_record():
+    doc = record_doc("1")
+    doc["job"]["elapsed_s"] = 10 ** 400
+    [row] = jobrow.rows(doc)
+    assert (row["elapsed_s"], row["data_quality"], row["trusted"]) == (None, "VALUE_TOO_LARGE", False)
 
 
 def test_a_record_with_a_negative_count_is_compacted_untrusted_and_compare_leaves_it_out(tmp_path):
