@@ -661,7 +661,7 @@ class _Run:
                 self.merge(part, [f for f in files if not self.version_of(f).foreign])
 
     def merge(self, part: Part, files: list[Path]) -> None:
-        """The month's files rewritten into one, read one file and one batch at a time (open
+        """The month's files rewritten into one, read one file and one row group at a time (open
         files and memory bounded whatever their number; the oldest copy of a job kept), the new
         file renamed in before the old ones are removed."""
         w = _PartWriter(self.ddir, part)

@@ -22,6 +22,7 @@ file's contents.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections import Counter
@@ -122,22 +123,38 @@ def of_schema(path: Path, schema) -> Checked:
 def _difference(schema, version: int) -> str:
     """What differs between the file's columns and the version's, in a few words ("" if
     nothing: the same names with the same types, in any order)."""
-    want = jobrow.arrow_schema()
-    expected = {name for name, _ in columns_of(version)}
+    want = _types(version, jobrow.COLUMNS)
+    if schema.equals(_schema(version, jobrow.COLUMNS), check_metadata=False):
+        return ""                                   # as every writer here writes it: in order
     names = [f.name for f in schema]
-    if len(names) == len(expected) == len(set(names)) and all(
-            f.name in expected and f.type.equals(want.field(f.name).type) for f in schema):
+    if len(names) == len(want) == len(set(names)) and all(
+            f.name in want and f.type.equals(want[f.name]) for f in schema):
         return ""
     present = set(names)
-    missing = [n for n in jobrow.COLUMNS if n in expected and n not in present]
-    unknown = [n for n in names if n not in expected]
+    missing = [n for n in want if n not in present]
+    unknown = [n for n in names if n not in want]
     twice = sorted(n for n, k in Counter(names).items() if k > 1)
-    retyped = [f"{f.name} is {f.type}, not {want.field(f.name).type}" for f in schema
-               if f.name in expected and f.name not in twice and not f.type.equals(want.field(f.name).type)]
+    retyped = [f"{f.name} is {f.type}, not {want[f.name]}" for f in schema
+               if f.name in want and f.name not in twice and not f.type.equals(want[f.name])]
     parts = [_few("column", "missing", missing), _few("column", "unknown", unknown),
              _few("column", "twice", twice), "; ".join(retyped[:3]) + (f" (and {len(retyped) - 3} more)"
                                                                      if len(retyped) > 3 else "")]
     return "; ".join(p for p in parts if p)
+
+
+@functools.lru_cache(maxsize=8)
+def _schema(version: int, columns: tuple[str, ...]):
+    """The version's pyarrow schema, in jobrow's order (columns: jobrow's, the cache's key)."""
+    import pyarrow as pa
+    return pa.schema([(name, t) for name, t in _types(version, columns).items()])
+
+
+@functools.lru_cache(maxsize=8)
+def _types(version: int, columns: tuple[str, ...]) -> dict:
+    """The version's columns -> their pyarrow types, in jobrow's order (columns: jobrow's, the
+    cache's key)."""
+    full = jobrow.arrow_schema()
+    return {name: full.field(name).type for name, _ in columns_of(version)}
 
 
 def _few(what: str, how: str, names: list[str]) -> str:

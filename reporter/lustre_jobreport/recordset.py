@@ -46,6 +46,7 @@ KEYS = (*MULTI, *TIMES, *SINGLE)
 RETRIES = 3                                     # dataset files that vanish under a listing (merge)
 FILES_PER_QUERY = 256                           # dataset files one DuckDB query reads: open files and
                                                 # memory bounded whatever a month holds
+SMALL_CHUNK_ROWS = 4096                         # an answer's chunks smaller than this on average are joined
 
 
 class SelectionError(JobReportError):
@@ -322,9 +323,11 @@ class _Dataset:
     def _run(self, sql_of, batch: list[Path], version: int):
         have = {name for name, _ in partschema.columns_of(version)}
         sql, params = sql_of(_read_parquet(batch), have)
-        # one contiguous table a batch: DuckDB's answer has a chunk per file, which costs far
-        # more than its rows when the files are small and many
-        return self.con.sql(sql, params=params).to_arrow_table().combine_chunks()
+        table = self.con.sql(sql, params=params).to_arrow_table()
+        # DuckDB's answer has a chunk per file at least: of small files, many tiny chunks that
+        # cost far more than their rows, so they are joined into one
+        chunks = table.column(0).num_chunks if table.num_columns else 0
+        return table.combine_chunks() if chunks > 1 and table.num_rows < SMALL_CHUNK_ROWS * chunks else table
 
     def _culprit(self, files: list[Path], exc: Exception) -> JobReportError:
         import pyarrow as pa
