@@ -19,13 +19,17 @@ before moving it, or be a later copy); the dataset's own duplicates (for a momen
 compaction merges a month) and the JSON records' (a copy in two day directories) count once.
 Only the months [since, until) overlaps are read from the dataset (a month's directory may be
 month=3 or a zero-padded month=03: compact.part_files reads both), and of its files only the
-columns asked for. Files are named to DuckDB one by one, glob characters escaped: a dataset
-under /data/run[1]/ is that directory, not run1.
+columns asked for. Each file's schema is checked before it is read (partschema), and the files
+are read FILES_PER_QUERY a DuckDB query with one I/O thread: a month of any number of files is
+read with a few dozen open and memory for its rows. Files are named to DuckDB one by one, glob
+characters escaped: a dataset under /data/run[1]/ is that directory, not run1.
 
 A JSON record that cannot be read, or of a schema newer than this reader (written by a newer
 lustre-jobreport: its columns' meanings may have changed, so it is not compared), is skipped and
-named in Loaded.warnings, one line each. A Parquet file of the dataset that cannot be read is an
-error naming it (JobReportError): the dataset is the truth and must not be silently partial.
+named in Loaded.warnings, one line each. A Parquet file of another schema is never read as if
+understood: left out, named in Loaded.warnings with what differs, counted. A Parquet file of a
+newer schema version (partschema.NewerSchemaError) or that cannot be read is an error naming it
+(JobReportError): the dataset is the truth and must not be silently partial.
 """
 
 from __future__ import annotations
