@@ -93,7 +93,7 @@ def _cmd_records_compact(args: argparse.Namespace) -> int:
     result = compact.compact(args.records or cfg.values["hooks"]["records_dir"],
                              args.dataset or cfg.values["records"]["dataset_dir"])
     sys.stdout.write(result.summary())
-    return 0
+    return result.status()
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
