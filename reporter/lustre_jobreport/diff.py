@@ -174,15 +174,47 @@ def _comparable(t: MetricTable | None) -> bool:
     return t is None or (not t.is_string and t.sem == "counter")
 
 
+@dataclass(frozen=True)
+class DeviceColumns:
+    """Which device column each instance of a counter belongs to, grouped once, so that a mask
+    per instance becomes one per device (`any`). Several instances can share a device: every
+    bucket of a histogram belongs to its filesystem. (Scattering into repeated columns, as in
+    `out[:, cols] |= mask`, keeps only the last repeat's answer: the empty 64M bucket's "no"
+    hid the 4K bucket's fall.)"""
+    cols: np.ndarray      # each instance's device column (gathers: per_device[:, cols])
+    order: np.ndarray     # instances sorted by device column
+    starts: np.ndarray    # where each device's run begins in that order
+    targets: np.ndarray   # the device column of each run (distinct)
+
+    @classmethod
+    def of(cls, cols: np.ndarray) -> "DeviceColumns":
+        cols = np.asarray(cols, dtype=np.intp)
+        order = np.argsort(cols, kind="stable")
+        ordered = cols[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(cols) else np.zeros(0, np.intp)
+        return cls(cols, order, starts, ordered[starts])
+
+    def any(self, mask: np.ndarray, n_devices: int) -> np.ndarray:
+        """out[h, d]: mask[h, i] for some instance i of device d."""
+        out = np.zeros((mask.shape[0], n_devices), dtype=bool)
+        if len(self.cols):
+            out[:, self.targets] = np.logical_or.reduceat(mask[:, self.order], self.starts, axis=1)
+        return out
+
+
 @dataclass
 class _Pair:
     """One summed counter at both ends, in one instance order (the union of both snapshots')."""
     instances: list[str]
-    cols: np.ndarray      # each instance's device column in its SourceGroup
+    devices: DeviceColumns   # each instance's device column in its SourceGroup
     b_vals: np.ndarray
     b_pres: np.ndarray
     e_vals: np.ndarray
     e_pres: np.ndarray
+
+    @property
+    def cols(self) -> np.ndarray:
+        return self.devices.cols
 
 
 @dataclass
@@ -220,13 +252,7 @@ def _read_mask(group: SourceGroup, pairs: dict[str, _Pair], n_hosts: int, at_end
     out = np.zeros((n_hosts, len(group.index)), dtype=bool)
     for metric in group.metrics:
         p = pairs[metric]
-        cols, present = p.cols, (p.e_pres if at_end else p.b_pres)
-        if len(np.unique(cols)) == len(cols):
-            out[:, cols] |= present
-        else:   # histogram buckets: several instances per device
-            counts = np.zeros((len(group.index), n_hosts), dtype=np.int64)
-            np.add.at(counts, cols, present.T.astype(np.int64))
-            out |= counts.T > 0
+        out |= p.devices.any(p.e_pres if at_end else p.b_pres, len(group.index))
     return out
 
 
@@ -252,7 +278,7 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
         instances = list(dict.fromkeys((te.instances if te else []) + (tb.instances if tb else [])))
         g = groups.setdefault((source.name, m.indom), SourceGroup(source, m.indom))
         g.metrics.append(m.name)
-        pairs[m.name] = _Pair(instances, g.add(device_of(i) for i in instances),
+        pairs[m.name] = _Pair(instances, DeviceColumns.of(g.add(device_of(i) for i in instances)),
                               *b.aligned(m.name, instances), *e.aligned(m.name, instances))
     for g in groups.values():
         # devices the listings had but no summed value came from: known and never read
@@ -284,9 +310,10 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
         lost_end = np.zeros_like(gone_fs)     # read at start, not (all) read at end
         for metric in g.metrics:
             p = pairs[metric]
-            reset[:, p.cols] |= p.b_pres & p.e_pres & (p.e_vals < p.b_vals)
-            lost_begin[:, p.cols] |= p.e_pres & ~p.b_pres & b_read[:, p.cols]
-            lost_end[:, p.cols] |= p.b_pres & ~p.e_pres
+            k = len(devices)
+            reset |= p.devices.any(p.b_pres & p.e_pres & (p.e_vals < p.b_vals), k)
+            lost_begin |= p.devices.any(p.e_pres & ~p.b_pres & b_read[:, p.cols], k)
+            lost_end |= p.devices.any(p.b_pres & ~p.e_pres, k)
         lost_begin |= e_read & ~b_read & b_known
         lost_end |= b_read & ~e_read
         never = (~b_read & ~e_read & b_known & e_known) if g.source.required else np.zeros_like(reset)
