@@ -330,12 +330,22 @@ def _judge(g: SourceGroup, pairs: dict[str, _Pair], b: Side, e: Side,
         lost_end |= p.devices.any(p.b_pres & ~p.e_pres, len(devices))
     lost_begin |= e_read & ~b_read & b_known
     lost_end |= b_read & ~e_read
-    never = (~b_read & ~e_read & b_known & e_known) if g.source.required else np.zeros(shape, dtype=bool)
+    required = np.full(shape, g.source.required)
+    # a file every layout has, of a device that came during the job, not read at its end: the
+    # device's I/O is not known (another file's values there at both ends are a counter this
+    # Lustre does not have)
+    lost_end |= required & ~b_known & e_known & ~e_read
+    never = required & ~b_read & ~e_read & b_known & e_known
+    # gone: there at the start, not at the end; said if read then, or if every layout has the file
+    gone = ~e_known & (lost_end | (b_known & required))
     replaced = b_known & e_known & b_listed[:, None] & e_listed[:, None] & (b_ids != e_ids)
+    oscs_gone, oscs_replaced = _summed_devices_changed(b, e, g)
     # A cleared file drops its zero lines, and the agent may give some of them no value: that is
     # the clear (it comes first), not also a value missing at the end.
-    reasons = _first_reason([(remounted, Reason.REMOUNTED), (lost_end & ~e_known, Reason.GONE),
-                            (replaced, Reason.REPLACED), (went_back | _restarted(b, e, g), Reason.CLEARED),
+    # (a remount leaves out what the host had of the filesystem, not its other hosts' devices)
+    reasons = _first_reason([(remounted & (b_known | e_known), Reason.REMOUNTED), (gone | oscs_gone, Reason.GONE),
+                            (replaced | oscs_replaced, Reason.REPLACED),
+                            (went_back | _restarted(b, e, g), Reason.CLEARED),
                             (lost_begin, Reason.NOT_READ_AT_BEGIN), (lost_end, Reason.NOT_READ_AT_END),
                             (never, Reason.NOT_READ)], shape)
     return reasons, b_known
@@ -489,6 +499,27 @@ def _restarted(b: Side, e: Side, g: SourceGroup) -> np.ndarray:
     return out
 
 
+def _summed_devices_changed(b: Side, e: Side, g: SourceGroup) -> tuple[np.ndarray, np.ndarray]:
+    """For a filesystem's RPC histogram, the sum of its OSCs' rpc_stats (FS_BUCKET): [h, d] an
+    OSC of the filesystem listed at the start is not at the end (its counts left the sum, which
+    falls short of the job's RPCs by them, or looks cleared), and [h, d] one was replaced (a
+    new device, its counts from 0, took the old one's place in the sum). Other sources: none."""
+    shape = (len(b.rows), len(g.index))
+    gone, replaced = np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool)
+    listing = catalog.DEVICE_METRIC[catalog.OSC]
+    t = b.table(listing)
+    if g.indom != catalog.FS_BUCKET or t is None or not t.is_string:
+        return gone, replaced
+    cols = np.array([g.index.get(fs_of(osc), -1) for osc in t.instances], dtype=np.intp)
+    summed = cols >= 0
+    b_ids, b_there = b.aligned(listing, t.instances)
+    e_ids, e_there = e.aligned(listing, t.instances)
+    per_fs = DeviceColumns.of(cols[summed])
+    gone = per_fs.any((b_there & ~e_there)[:, summed], len(g.index))
+    replaced = per_fs.any((b_there & e_there & (b_ids != e_ids))[:, summed], len(g.index))
+    return gone, replaced
+
+
 _WHEN = {"start": "could not be read at job start", "end": "could not be read at job end",
          "gone": "were gone at job end", "both": "could not be read at job start nor at its end"}
 _KIND = {catalog.OSC: "OSC", catalog.MDC: "MDC"}
@@ -564,9 +595,12 @@ class LeftOut:
                 what = f"{t.source} of {len(named):,} {kind} of {fs} ({summarise(named, 2)})"
             where = (f"on {on_hosts[0]}" if len(on_hosts) == 1
                      else f"on {len(on_hosts):,} hosts ({summarise(on_hosts)})")
+            when = _WHEN[how]
+            if how == "gone" and t.indom == catalog.FS_BUCKET:   # a sum of its OSCs': one was gone
+                when = "summed an OSC that was gone at job end"
             sides = (b,) if how == "start" else (e,) if how in ("end", "gone") else (b, e)
             notes = [f"{note} at job {side.when} on {on_hosts[0]}"
                      for side in sides if (note := side.agent_note(rows[0]))]
             self.issues.append(Issue("VALUES_MISSING", on_hosts[0] if len(on_hosts) == 1 else None, fs,
-                                     f"{what} {_WHEN[how]} {where}: left out of the totals, which come "
+                                     f"{what} {when} {where}: left out of the totals, which come "
                                      f"from the rest" + "".join(notes)))

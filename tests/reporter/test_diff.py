@@ -1,4 +1,5 @@
 from lustre_jobreport.aggregate import aggregate
+from lustre_jobreport.catalog import Reason
 from lustre_jobreport.diff import diff
 
 from snapshots import host, node, snap
@@ -196,3 +197,21 @@ def test_a_cleared_histogram_whose_1m_bucket_climbed_past_is_a_reset_not_a_wrap(
     rpc = aggregate(d)["scratch"].rpc
     assert rpc["read"]["4K"] == rpc["write"]["4K"] == 30 and rpc["read"]["256K"] == 30
     assert rpc["read"]["1M"] == rpc["read"]["64M"] == 0
+
+
+def test_an_osc_gone_from_the_histograms_sum_leaves_the_histogram_out():
+    """A filesystem's histogram is the sum of its OSCs' rpc_stats. An OSC gone at the end takes
+    its counts out of the sum, which (Lustre 2.10, no start times) still climbed in every bucket,
+    the job's RPCs through the other OSC being more: counted, it fell short of the gone OSC's
+    counts. It is left out, as the gone OSC's own stats are."""
+    def h(oscs, rpc):
+        return host("n1", {"version": {"": "2.10.8"}, "llite.mount_id": {"scratch": "f1"},
+                           "osc.device": {f"scratch-OST{i:04x}": f"scratch-OST{i:04x}-osc-f1" for i in oscs},
+                           "osc.read_bytes": {f"scratch-OST{i:04x}": 1 << 20 for i in oscs},
+                           "fs.rpc.read": {f"scratch:{size}": n for size, n in rpc.items()}})
+    d = diff(snap(0.0, h((0, 1), {"4K": 10, "1M": 100})), snap(60.0, h((0,), {"4K": 50, "1M": 900})))
+    assert d.reasons() == {("n1", "osc rpc_stats", "scratch"): Reason.GONE,
+                           ("n1", "osc stats", "scratch-OST0001"): Reason.GONE}
+    assert [(i.id, i.host, i.fs) for i in d.issues] == [("VALUES_MISSING", "n1", "scratch")] * 2
+    assert d.issues[0].detail.startswith("osc rpc_stats of scratch summed an OSC that was gone at job end on n1")
+    assert not d.tables["lustreclient.fs.rpc.read"].counted.any()

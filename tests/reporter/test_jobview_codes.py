@@ -104,3 +104,11 @@ def test_a_delta_the_agent_counted_past_2_to_the_63_is_left_out_and_said():
                            ("a", "llite stats", "scratch"): catalog.Reason.TOO_LARGE}
     assert sorted((q.id, q.host, q.fs) for q in d.issues) == [("VALUE_TOO_LARGE", "a", "scratch")] * 2
     assert d.incomplete == {"a": {"scratch"}}
+
+
+def test_a_reason_this_reader_does_not_know_leaves_the_device_out_and_said():
+    """A newer agent's code: the device is still left out, and said, never counted unsaid."""
+    d = delta(host("a", osc_read={"scratch-OST0001": 5}, left_out={"osc_stats": {"scratch-OST0001": 300}}))
+    assert not d.tables[P + "osc.read_bytes"].counted.any()
+    assert d.reasons() == {("a", "osc stats", "scratch-OST0001"): catalog.Reason.NOT_READ}
+    assert [(q.id, q.host, q.fs) for q in d.issues] == [("VALUES_MISSING", "a", "scratch")]

@@ -101,8 +101,9 @@ def test_most_oscs_never_read_is_said_with_how_many():
 def test_an_osc_gone_at_the_end_is_said():
     b = snap(0.0, osc_host("n1", {0: GIB, 1: GIB}))
     e = snap(100.0, osc_host("n1", {0: 2 * GIB}))
-    [q] = report.build(b, e, CFG)["data_quality"]
-    assert q["id"] == "VALUES_MISSING" and "were gone at job end" in q["detail"] and "OST0001" in q["detail"]
+    rpc, osc = report.build(b, e, CFG)["data_quality"]     # its stats, and the histogram it was in
+    assert osc["id"] == "VALUES_MISSING" and "were gone at job end" in osc["detail"] and "OST0001" in osc["detail"]
+    assert rpc["id"] == "VALUES_MISSING" and rpc["detail"].startswith("osc rpc_stats of scratch summed an OSC")
 
 
 def test_a_counter_that_turns_into_a_string_is_left_out_not_read_as_zero():
