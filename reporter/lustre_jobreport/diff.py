@@ -218,6 +218,8 @@ class DeviceColumns:
     order: np.ndarray     # instances sorted by device column
     starts: np.ndarray    # where each device's run begins in that order
     targets: np.ndarray   # the device column of each run (distinct)
+    shared: bool          # some device has several instances
+    in_place: bool        # instance i is device column i (most counters: an OSC's, a filesystem's)
 
     @classmethod
     def of(cls, cols: np.ndarray) -> "DeviceColumns":
@@ -225,12 +227,19 @@ class DeviceColumns:
         order = np.argsort(cols, kind="stable")
         ordered = cols[order]
         starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(cols) else np.zeros(0, np.intp)
-        return cls(cols, order, starts, ordered[starts])
+        shared = len(starts) < len(cols)
+        return cls(cols, order, starts, ordered[starts], shared,
+                   not shared and bool((cols == np.arange(len(cols))).all()))
 
     def any(self, mask: np.ndarray, n_devices: int) -> np.ndarray:
-        """out[h, d]: mask[h, i] for some instance i of device d."""
+        """out[h, d]: mask[h, i] for some instance i of device d. Where no device has two
+        instances, a copy into place (the one answer there is); else a reduction per device."""
         out = np.zeros((mask.shape[0], n_devices), dtype=bool)
-        if len(self.cols):
+        if self.in_place:
+            out[:, :len(self.cols)] = mask
+        elif not self.shared:
+            out[:, self.cols] = mask
+        elif len(self.cols):
             out[:, self.targets] = np.logical_or.reduceat(mask[:, self.order], self.starts, axis=1)
         return out
 
@@ -297,7 +306,8 @@ def _first_reason(conditions: list[tuple[np.ndarray, Reason]], shape: tuple[int,
     return out
 
 
-def counted_delta(begin: np.ndarray, end: np.ndarray, counted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def counted_delta(begin: np.ndarray, end: np.ndarray,
+                  counted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """end - begin where counted, and which counted values are no count: those whose end is
     below their begin (the subtraction would wrap) and those that moved DELTA_LIMIT or more.
     The delta is 0 wherever it is not counted or is no count."""
@@ -340,11 +350,11 @@ def _judge(g: SourceGroup, pairs: dict[str, _Pair], b: Side, e: Side,
     gone = ~e_known & (lost_end | (b_known & required))
     replaced = b_known & e_known & b_listed[:, None] & e_listed[:, None] & (b_ids != e_ids)
     oscs_gone, oscs_replaced = _summed_devices_changed(b, e, g)
-    # A cleared file drops its zero lines, and the agent may give some of them no value: that is
-    # the clear (it comes first), not also a value missing at the end.
-    # (a remount leaves out what the host had of the filesystem, not its other hosts' devices)
-    reasons = _first_reason([(remounted & (b_known | e_known), Reason.REMOUNTED), (gone | oscs_gone, Reason.GONE),
-                            (replaced | oscs_replaced, Reason.REPLACED),
+    # A remount leaves out what the host had of the filesystem (not devices only other hosts
+    # have). A cleared file drops its zero lines, and the agent may give some of them no value:
+    # that is the clear (it comes first), not also a value missing at the end.
+    reasons = _first_reason([(remounted & (b_known | e_known), Reason.REMOUNTED),
+                            (gone | oscs_gone, Reason.GONE), (replaced | oscs_replaced, Reason.REPLACED),
                             (went_back | _restarted(b, e, g), Reason.CLEARED),
                             (lost_begin, Reason.NOT_READ_AT_BEGIN), (lost_end, Reason.NOT_READ_AT_END),
                             (never, Reason.NOT_READ)], shape)

@@ -13,6 +13,8 @@ one local store, and its end a few hundred values per host instead of two full s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from . import catalog
@@ -71,6 +73,62 @@ def _columns(t: LeftOutTable, devices: list[str]) -> dict[str, int]:
     return col
 
 
+@dataclass
+class _Sent:
+    """One counter's deltas as the agent sent them, beside the reasons of its stats file."""
+    metric: catalog.Metric
+    left: LeftOutTable       # its stats file's reasons, a column for each of its devices
+    instances: list[str]
+    devices: list[str]
+    cols: DeviceColumns      # each instance's column in `left`
+    values: np.ndarray
+    present: np.ndarray
+
+
+def _sent(end: Snapshot, rows: np.ndarray, left: dict[catalog.JobSource, LeftOutTable],
+          issues: list[Issue]) -> list[_Sent]:
+    """The summed counters' deltas the end fetch has (a value not a counter is said)."""
+    out = []
+    for m in catalog.with_role(*catalog.SUMMED):
+        t = end.metrics.get(catalog.job_view_name(m.name))
+        if t is None:
+            continue
+        if t.is_string or t.sem != "counter":
+            issues.append(Issue("METRIC_TYPE", None, None,
+                                f"{catalog.job_view_name(m.name)} is not a counter (an agent mix-up): "
+                                "left out of the totals"))
+            continue
+        js = next(j for j in catalog.JOB_SOURCES if j.source == m.source and j.indom == m.indom)
+        devices = [device_of(i) for i in t.instances]
+        col = _columns(left[js], devices)
+        out.append(_Sent(m, left[js], list(t.instances), devices,
+                         DeviceColumns.of(np.array([col[d] for d in devices], dtype=np.intp)),
+                         t.values[rows], t.present[rows]))
+    return out
+
+
+def _leave_out_no_counts(s: _Sent) -> None:
+    """A delta of DELTA_LIMIT or more the agent counted is no count: its device's stats file is
+    left out (TOO_LARGE), as diff leaves it out. (Most fetches have none: one max first.)"""
+    if s.values.size and s.values.max() >= DELTA_LIMIT:
+        large = s.cols.any(s.present & (s.values >= DELTA_LIMIT), len(s.left.devices))
+        s.left.reasons[large & (s.left.reasons == Reason.COUNTED)] = Reason.TOO_LARGE
+
+
+def _table(s: _Sent) -> DeltaTable:
+    """The counter's DeltaTable: absent OSC and MDC deltas are zeros (unless their device was
+    left out), absent others are not counted."""
+    if s.left.reasons.any():
+        counted = s.left.reasons[:, s.cols.cols] == Reason.COUNTED
+    else:
+        counted = np.ones(s.values.shape, dtype=bool)
+    if s.metric.indom not in _SPARSE:
+        counted &= s.present
+    delta = np.where(counted & s.present, s.values, np.uint64(0)).astype(np.uint64, copy=False)
+    return DeltaTable(s.instances, np.array(s.devices, dtype=object),
+                      np.array([fs_of(d) for d in s.devices], dtype=object), delta, counted)
+
+
 def delta(end: Snapshot, job_id: str) -> JobDelta:
     """The job's JobDelta from an end snapshot fetched with the job view (snapshot.fetch_all
     job_id=...): hosts not read, or whose agent did not know the job, are left out and said.
@@ -90,35 +148,11 @@ def delta(end: Snapshot, job_id: str) -> JobDelta:
         issues.append(Issue("REMOUNT", host, fs, f"{fs} was remounted or unmounted on {host} during the job; "
                                                  f"its counters on {host} are left out"))
 
-    # the deltas the agent sent, and where it counted one that is no count
-    sent: dict[str, tuple] = {}
-    for m in catalog.with_role(*catalog.SUMMED):
-        t = end.metrics.get(catalog.job_view_name(m.name))
-        if t is None:
-            continue
-        if t.is_string or t.sem != "counter":
-            issues.append(Issue("METRIC_TYPE", None, None,
-                                f"{catalog.job_view_name(m.name)} is not a counter (an agent mix-up): "
-                                "left out of the totals"))
-            continue
-        js = next(j for j in catalog.JOB_SOURCES if j.source == m.source and j.indom == m.indom)
-        devices = [device_of(i) for i in t.instances]
-        col = _columns(left[js], devices)
-        cols = DeviceColumns.of(np.array([col[d] for d in devices], dtype=np.intp))
-        values, present = t.values[rows], t.present[rows]
-        large = cols.any(present & (values >= DELTA_LIMIT), len(left[js].devices))
-        left[js].reasons[large & (left[js].reasons == Reason.COUNTED)] = Reason.TOO_LARGE
-        sent[m.name] = (m, js, t, devices, cols, values, present)
-
-    tables: dict[str, DeltaTable] = {}
-    for name, (m, js, t, devices, cols, values, present) in sent.items():
-        # absent OSC and MDC deltas are zeros (unless left out), absent others not counted
-        counted = left[js].reasons[:, cols.cols] == Reason.COUNTED
-        if m.indom not in _SPARSE:
-            counted &= present
-        tables[name] = DeltaTable(list(t.instances), np.array(devices, dtype=object),
-                                  np.array([fs_of(d) for d in devices], dtype=object),
-                                  np.where(counted & present, values, np.uint64(0)).astype(np.uint64), counted)
+    # the deltas the agent sent; one it counted that is no count leaves its device out
+    sent = _sent(end, rows, left, issues)
+    for s in sent:
+        _leave_out_no_counts(s)
+    tables = {s.metric.name: _table(s) for s in sent}
 
     left_out = LeftOut(hosts)
     notes_at_start, notes_at_end = _NoNote(), Side(end, rows, "end")

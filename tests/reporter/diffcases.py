@@ -32,6 +32,7 @@ few hosts. `snapshots(case)` builds the two snapshots the reporter would read.
 
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass, field
 
@@ -88,11 +89,7 @@ class Layout:
     @property
     def buckets(self) -> list[str]:
         """The RPC-size buckets the agent exports for every filesystem: one page to 64 MiB."""
-        out, size = [], self.page_size
-        while size <= 64 << 20:
-            out.append(f"{size >> 20}M" if size >= 1 << 20 else f"{size >> 10}K")
-            size <<= 1
-        return out
+        return _buckets(self.page_size)
 
     def counters(self, source: str, instance: str) -> list[tuple[str, str]]:
         """(metric, instance) of the counters a file of this source has for this instance."""
@@ -110,6 +107,15 @@ class Layout:
         else:
             names = ["mdc.reconnects"]
         return [(P + n, instance) for n in names]
+
+
+@functools.cache
+def _buckets(page_size: int) -> list[str]:
+    out, size = [], page_size
+    while size <= 64 << 20:
+        out.append(f"{size >> 20}M" if size >= 1 << 20 else f"{size >> 10}K")
+        size <<= 1
+    return out
 
 
 @dataclass
@@ -241,14 +247,15 @@ def make_case(layout: Layout, shape: list[tuple[str, int, int]], n_hosts: int, h
     return case
 
 
-def _value(rng: random.Random, limit: int = 1 << 40) -> int:
+def _value(rng: random.Random, bits: int = 40) -> int:
+    """0 a tenth of the time, else small or up to 2^bits about as often."""
     pick = rng.random()
-    return 0 if pick < 0.1 else rng.randint(1, 1000) if pick < 0.5 else rng.randint(1, limit)
+    return 0 if pick < 0.1 else 1 + rng.getrandbits(10) if pick < 0.5 else 1 + rng.getrandbits(bits)
 
 
 def _file(layout: Layout, source: str, instance: str, rng: random.Random) -> StatsFile:
-    limit = 1 << 34 if source == RPC else 1 << 40      # the agent sums a filesystem's OSCs: no wrap
-    counters = {key: Counter(_value(rng, limit), _value(rng, 1 << 30)) for key in layout.counters(source, instance)}
+    bits = 34 if source == RPC else 40      # the agent sums a filesystem's OSCs: no wrap
+    counters = {key: Counter(_value(rng, bits), _value(rng, 30)) for key in layout.counters(source, instance)}
     kind = layout.rpc_start if source == RPC else layout.stats_start if source in START_METRIC else None
     f = StatsFile(source, counters, start_kind=kind)
     if kind == "time":

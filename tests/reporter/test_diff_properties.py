@@ -25,11 +25,11 @@ from hypothesis.extra.numpy import arrays
 
 import diffcases as dc
 from diffcases import BEGIN, END, HISTOGRAM, RPC, Case, Event, Mount, StatsFile
-from lustre_jobreport import catalog
-from lustre_jobreport.aggregate import aggregate
+from lustre_jobreport import catalog, config, report
 from lustre_jobreport.catalog import P, Reason
 from lustre_jobreport.diff import DeviceColumns, diff, fs_of
 
+CFG = config.Config()
 TOLERANCE_US = catalog.START_TOLERANCE_US
 ISSUE_OF = {Reason.REMOUNTED: "REMOUNT", Reason.CLEARED: "COUNTER_RESET", Reason.REPLACED: "COUNTER_RESET",
             Reason.NOT_READ_AT_BEGIN: "VALUES_MISSING", Reason.NOT_READ_AT_END: "VALUES_MISSING",
@@ -191,6 +191,15 @@ def _values(snap) -> dict[tuple[str, str, str], int]:
     return out
 
 
+def _past_int64(doc) -> bool:
+    """Whether a JSON document holds a whole number of 2^63 or more."""
+    if isinstance(doc, dict):
+        return any(_past_int64(v) for v in doc.values())
+    if isinstance(doc, list):
+        return any(_past_int64(v) for v in doc)
+    return isinstance(doc, int) and doc >= 1 << 63
+
+
 def check(case: Case) -> Expected:
     begin, end = dc.snapshots(case)
     d = diff(begin, end)
@@ -222,18 +231,22 @@ def check(case: Case) -> Expected:
         if q.id in ("REMOUNT", "COUNTER_RESET", "VALUES_MISSING") or (q.id == "VALUE_TOO_LARGE" and q.host):
             assert any(fs == q.fs and q.host in (None, host) for host, fs in left_fs), q
 
-    totals = aggregate(d)          # the report's sums: of what was counted, over the hosts
+    doc = report.from_delta(d, CFG)        # the report's sums: of what was counted, over the hosts
     summed: dict[tuple[str, str], int] = {}
     for (host, metric, instance), delta in got.items():
         summed[(metric, instance)] = summed.get((metric, instance), 0) + delta
-    for fs, t in totals.items():
-        assert t.read_bytes == summed.get((P + "llite.read_bytes", fs), 0)
+    for fs, t in doc["filesystems"].items():
+        assert t["read_bytes"] == summed.get((P + "llite.read_bytes", fs), 0)
         for direction, metric in zip(("read", "write"), HISTOGRAM):
-            assert t.rpc[direction] == {label: summed.get((metric, f"{fs}:{label}"), 0) for label in t.rpc[direction]}
-        for ost, figures in t.osts.items():
+            buckets = t["rpc"][direction]
+            assert buckets == {label: summed.get((metric, f"{fs}:{label}"), 0) for label in buckets}
+        for ost, figures in t["osts"].items():
             assert figures["read_bytes"] == summed.get((P + "osc.read_bytes", f"{fs}-{ost}"), 0)
-        if any(v >= 1 << 63 for v in (t.read_bytes, *t.rpc["read"].values(), *t.rpc["write"].values())):
-            assert ("VALUE_TOO_LARGE", None, fs) in {(q.id, q.host, q.fs) for q in d.issues}
+    # a count of 2^63 or more anywhere in the report is said, for its filesystem
+    too_large = {q["fs"] for q in doc["data_quality"] if q["id"] == "VALUE_TOO_LARGE"}
+    for fs, t in doc["filesystems"].items():
+        assert fs in too_large or not _past_int64(t), fs
+    assert not _past_int64({k: v for k, v in doc.items() if k != "filesystems"})
     return want
 
 
