@@ -288,6 +288,8 @@ JOB_SOURCES: tuple[JobSource, ...] = (
     JobSource("osc_import", _SRC["osc import"], OSC),
     JobSource("mdc_import", _SRC["mdc import"], MDC),
 )
+
+
 class Reason(IntEnum):
     """Why a device's values of a stats file were left out of a job's delta: the agent's
     left_out.* values (pmda-lustre/src/jobs.h, enum lc_jobreason), one of the diff's cases
@@ -304,6 +306,7 @@ class Reason(IntEnum):
     TOO_LARGE = 8           # the reporter's own, after the rules: a delta of 2^63 or more
 
 
+# the order the rules are tried in, for one stats file of one device (DESIGN §3.3)
 PRECEDENCE = (Reason.REMOUNTED, Reason.GONE, Reason.REPLACED, Reason.CLEARED, Reason.NOT_READ_AT_BEGIN,
               Reason.NOT_READ_AT_END, Reason.NOT_READ)
 CLEARED, REPLACED, REMOUNTED, NOT_READ_AT_BEGIN, NOT_READ_AT_END, GONE, NOT_READ = (

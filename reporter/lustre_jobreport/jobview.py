@@ -57,8 +57,9 @@ def _left_out(end: Snapshot, rows: np.ndarray, js: catalog.JobSource) -> LeftOut
     if t is None or t.is_string:
         return LeftOutTable(js.source.name, js.indom, [], np.zeros((len(rows), 0), dtype=np.uint8))
     codes = np.where(t.present[rows], t.values[rows], np.uint64(0))
-    # a code this reader does not know (a newer agent's) leaves the device out all the same
-    codes[codes > max(catalog.PRECEDENCE)] = Reason.NOT_READ
+    # a code this reader does not know as the agent's (a newer agent's) leaves the device out all
+    # the same, said as not read
+    codes[~np.isin(codes, (Reason.COUNTED, *catalog.PRECEDENCE))] = Reason.NOT_READ
     return LeftOutTable(js.source.name, js.indom, list(t.instances), codes.astype(np.uint8))
 
 
