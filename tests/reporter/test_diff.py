@@ -210,8 +210,8 @@ def test_an_osc_gone_from_the_histograms_sum_leaves_the_histogram_out():
                            "osc.read_bytes": {f"scratch-OST{i:04x}": 1 << 20 for i in oscs},
                            "fs.rpc.read": {f"scratch:{size}": n for size, n in rpc.items()}})
     d = diff(snap(0.0, h((0, 1), {"4K": 10, "1M": 100})), snap(60.0, h((0,), {"4K": 50, "1M": 900})))
-    assert d.reasons() == {("n1", "osc rpc_stats", "scratch"): Reason.GONE,
-                           ("n1", "osc stats", "scratch-OST0001"): Reason.GONE}
     assert [(i.id, i.host, i.fs) for i in d.issues] == [("VALUES_MISSING", "n1", "scratch")] * 2
     assert d.issues[0].detail.startswith("osc rpc_stats of scratch summed an OSC that was gone at job end on n1")
     assert not d.tables["lustreclient.fs.rpc.read"].counted.any()
+    assert d.reasons() == {("n1", "osc rpc_stats", "scratch"): Reason.GONE,
+                           ("n1", "osc stats", "scratch-OST0001"): Reason.GONE}
