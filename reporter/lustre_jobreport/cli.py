@@ -55,6 +55,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     cfg = config.load(args.config)
     begin, end = snapfile.read(args.begin), snapfile.read(args.end)
+    report.check_pair(begin, end)
     shared = {}
     for item in args.shared_node or []:
         host, _, why = item.partition("=")
