@@ -18,7 +18,7 @@ import numpy as np
 from . import catalog
 from .catalog import P
 from .diff import (DeltaTable, Issue, JobDelta, LeftOut, Side, SourceGroup, device_of, fs_of, host_issues,
-                   lustre_facts, rows_of)
+                   lustre_facts, nothing_counted, rows_of)
 from .snapfile import Snapshot
 
 # the diff's masks, by the agent's reason codes
@@ -108,6 +108,7 @@ def delta(end: Snapshot, job_id: str) -> JobDelta:
             issues.append(Issue("METRIC_TYPE", None, None,
                                 f"{catalog.job_view_name(m.name)} is not a counter (an agent mix-up): "
                                 "left out of the totals"))
+            tables[m.name] = nothing_counted(list(t.instances), n)
             continue
         devices = np.array([device_of(i) for i in t.instances], dtype=object)
         values, present = t.values[rows], t.present[rows]

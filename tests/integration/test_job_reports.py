@@ -90,7 +90,9 @@ def test_enzo_json_keys_follow_the_contract(enzo):
     assert enzo["job"]["hosts_incomplete"] == {}
     assert set(enzo["filesystems"]) == {"scratch", "home"}
     for f in enzo["flags"]:
-        assert set(f) == {"id", "severity", "fs", "finding", "why", "advice", "evidence"}
+        assert set(f) == {"id", "severity", "fs", "finding", "why", "advice", "evidence", "rests_on"}
+        assert f["rests_on"] and "left_out" not in f["evidence"]       # every total whole
+    assert all(fs["left_out"] == {} and fs["not_read"] == [] for fs in enzo["filesystems"].values())
     home = enzo["filesystems"]["home"]
     assert home["read_bytes"] == home["write_bytes"] == 0 and sum(home["rpc"]["read"].values()) == 0
 
