@@ -354,10 +354,12 @@ def slow_ost(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
     if not slow:
         return None
     worst = max(slow, key=lambda o: (slow[o], o))
+    against = (f"{slow[worst] / median:.1f}x the median" if median   # most OSTs' requests waited 0 us
+               else "against a median of 0 ms")
     return Flag(
         "SLOW_OST", "info", t.name,
         finding=f"requests to {worst} waited {slow[worst] / 1000:,.1f} ms on average, "
-                f"{slow[worst] / median:.1f}x the median of the {len(waits)} OSTs used"
+                f"{against} of the {len(waits)} OSTs used"
                 + (f" ({len(slow)} OSTs slow)" if len(slow) > 1 else ""),
         why="not your code: the same client requests were slow on this OST only, which points to a "
             "busy, degraded or recovering OST",

@@ -230,3 +230,12 @@ def test_a_target_whose_reconnects_were_not_read_is_said_so():
     [f] = evaluate({"scratch": t}, CTX, config.Config())
     assert f.finding.startswith("scratch-OST0002 on n1 reconnects not read and was EVICTED at the end")
     assert "values of 1 host left out" in f.finding
+
+
+def test_slow_ost_against_a_median_wait_of_0_is_made_not_a_division_by_zero():
+    """Most OSTs' requests waited 0 us: the report died of a ZeroDivisionError."""
+    t = totals(read_bytes=3 << 20)
+    t.osts = {f"OST000{i}": ost_row(read=1 << 20, rrpcs=1, wait=w) for i, w in enumerate((0.0, 0.0, 50_000.0))}
+    [f] = evaluate({"scratch": t}, CTX, config.Config())
+    assert f.id == "SLOW_OST" and f.finding == ("requests to OST0002 waited 50.0 ms on average, against a median "
+                                                "of 0 ms of the 3 OSTs used")
