@@ -248,6 +248,18 @@ class Coverage:
         codes = np.where(t.present[self.rows][:, cols], t.values[self.rows][:, cols], np.uint64(0))
         return [t.instances[i] for i in cols], codes
 
+    def given_at_end(self, m: catalog.Metric, instances: list[str]) -> np.ndarray:
+        """[h, i]: the host gave a value of m for this instance at the end (in the job view,
+        a delta). A counter that is not one still has its values; one never given has none."""
+        end = self.delta.end_snapshot.metrics
+        t = end.get(m.name) or end.get(catalog.job_view_name(m.name))
+        given = np.zeros((len(self.rows), len(instances)), dtype=bool)
+        if t is not None:
+            col = {name: i for i, name in enumerate(t.instances)}
+            idx = np.array([col.get(i, -1) for i in instances], dtype=np.intp)
+            given[:, idx >= 0] = t.present[self.rows][:, idx[idx >= 0]]
+        return given
+
     def host_left_out(self, tab: DeltaTable | None, fs: str) -> np.ndarray:
         """[h]: a filesystem-wide counter (llite, histogram) existed on h and none of h's values
         of it for fs was counted."""
@@ -320,21 +332,27 @@ def _totals(t: DeltaTable) -> dict[str, int]:
 
 
 class _Unaccounted:
-    """Values found left out here that no data_quality entry covers (a value a host gave at
-    neither end while its stats file was read, so the diff saw nothing to leave out): said as
+    """Values left out that no data_quality entry covers: a host gave a counter at neither end
+    while it gave others of the same stats file (a bytes line without its sum, a counter of
+    another type on that host), so the diff saw a file read and nothing to leave out. Said as
     VALUES_MISSING, one line per filesystem, and its hosts counted as partly read."""
 
     def __init__(self, delta: JobDelta, cover: Coverage):
         self.delta, self.cover = delta, cover
         self.found: dict[str, tuple[list[str], np.ndarray]] = {}    # fs -> (metrics, hosts)
 
-    def add(self, m: catalog.Metric, fs: str, hosts_left: np.ndarray, whole: bool) -> None:
-        if whole:          # the counter itself was left out (METRIC_TYPE): said by the diff
+    def add(self, m: catalog.Metric, fs: str, file_read: np.ndarray, counted: np.ndarray, given: np.ndarray) -> None:
+        """Cells (hosts, or hosts x devices) of m for fs: whether another counter of the stats
+        file was counted there, whether m was, and whether the host gave m at the end. A
+        value given and not counted where the file was read is a counter that is not one
+        (METRIC_TYPE: the diff said it, for every host); one not given is said here."""
+        if (file_read & ~counted & given).any():
             return
-        hosts_left = hosts_left & ~self.cover.incomplete(fs)
-        if hosts_left.any():
-            metrics, rows = self.found.get(fs, ([], np.zeros(len(hosts_left), dtype=bool)))
-            self.found[fs] = (metrics + [m.name], rows | hosts_left)
+        hosts = file_read & ~counted & ~given
+        hosts = hosts.any(axis=1) if hosts.ndim > 1 else hosts
+        if hosts.any():
+            metrics, rows = self.found.get(fs, ([], np.zeros(len(hosts), dtype=bool)))
+            self.found[fs] = (metrics + [m.name], rows | hosts)
 
     def say(self) -> None:
         for fs, (metrics, rows) in sorted(self.found.items()):
@@ -390,13 +408,15 @@ def _llite(delta: JobDelta, out: dict[str, FsTotals], cover: Coverage, unaccount
             total = int(exact_sum(values[counted], axis=0)) if counted.any() or not left.any() else None
             if left.any():
                 t.left_out[name] = int(left.sum())
-                unaccounted.add(m, fs, left, whole=col is not None and not tab.counted[:, col].any())
             if total is None:
                 t.not_read.add(name)
             if m.role == catalog.VOLUME:
                 setattr(t, m.key, total)
             else:
                 t.ops[m.key] = total
+        file_read = np.logical_or.reduce([t.per_host.counted[total_name(m)] for m in metrics])
+        for m in metrics:
+            unaccounted.add(m, fs, has & file_read, t.per_host.counted[total_name(m)], cover.given_at_end(m, [fs])[:, 0])
         columns = [(m.key, t.per_host.values[total_name(m)], t.per_host.counted[total_name(m)]) for m in metrics]
         for r, host in enumerate(delta.hosts):
             per_host = {key: int(values[r]) for key, values, counted in columns if counted[r]}
@@ -422,15 +442,21 @@ def _histograms(delta: JobDelta, out: dict[str, FsTotals], cover: Coverage, unac
                 continue
             if size not in buckets.setdefault(fs, []):
                 buckets[fs].append(size)
-    for m in catalog.with_role(catalog.RPC_HISTOGRAM):
+    histograms = catalog.with_role(catalog.RPC_HISTOGRAM)
+    for fs in out:       # one direction not counted on a host whose other one was
+        counted = {m.name: _counted_on_host(delta.tables.get(m.name), fs, len(delta.hosts)) for m in histograms}
+        for m in histograms:
+            tab = delta.tables.get(m.name)
+            of_fs = [tab.instances[c] for c in _fs_columns(tab, fs)] if tab is not None else []
+            other = np.logical_or.reduce([c for name, c in counted.items() if name != m.name])
+            unaccounted.add(m, fs, cover.has(fs) & other, counted[m.name], cover.given_at_end(m, of_fs).any(axis=1))
+    for m in histograms:
         tab = delta.tables.get(m.name)
         sums = _totals(tab) if tab is not None else {}
         for fs, t in out.items():
             left = cover.host_left_out(tab, fs)
             counted = _counted_on_host(tab, fs, len(delta.hosts))
             cols = _fs_columns(tab, fs)
-            if left.any():
-                unaccounted.add(m, fs, left, whole=len(cols) > 0 and not tab.counted[:, cols].any())
             # a bucket that is not an RPC size (said above) leaves its hosts' counts out too
             odd = [c for c in cols if not catalog.is_size_label(tab.instances[c].rpartition(":")[2])]
             partly = left | (tab.counted[:, odd].any(axis=1) if odd else False)
@@ -452,6 +478,7 @@ class _OstCounter:
     per_host: np.ndarray
     hosts_left: np.ndarray
     counted_nowhere: bool          # no host's value of any of the filesystem's OSTs was counted
+    cells: dict[str, np.ndarray]   # OST device -> [h] left out (an OSC the job view sent no delta for is a 0)
 
 
 def _columns(a: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -477,7 +504,23 @@ def _ost_counter(cover: Coverage, m: catalog.Metric, tab: DeltaTable | None, fs:
     values += [0] * (len(names) - len(values))
     unknown = ~counted_any & left.any(axis=0)
     return _OstCounter({d: None if no else v for d, v, no in zip(names, values, unknown.tolist())},
-                       per_host, left.any(axis=1), not counted_any.any())
+                       per_host, left.any(axis=1), not counted_any.any(),
+                       {d: left[:, j] for j, d in enumerate(names)})
+
+
+def _ost_values_unsaid(cover: Coverage, counters: dict[catalog.Metric, _OstCounter], unaccounted: _Unaccounted,
+                       fs: str) -> None:
+    """An OSC counter the host gave no value of at the end for an OST whose other osc stats
+    were counted there: the file was read and the diff left nothing of it out."""
+    for m, c in counters.items():
+        devices = [d for d, left in c.cells.items() if left.any()]
+        file_read = np.zeros((len(c.hosts_left), len(devices)), dtype=bool)
+        for j, d in enumerate(devices):
+            for other, o in counters.items():
+                if other != m and d in o.cells:
+                    file_read[:, j] |= cover.has(fs) & ~o.cells[d]
+        counted = ~np.stack([c.cells[d] for d in devices], axis=1) if devices else file_read
+        unaccounted.add(m, fs, file_read, counted, cover.given_at_end(m, devices))
 
 
 def _osts(delta: JobDelta, out: dict[str, FsTotals], cover: Coverage, unaccounted: _Unaccounted,
@@ -489,8 +532,9 @@ def _osts(delta: JobDelta, out: dict[str, FsTotals], cover: Coverage, unaccounte
         devices = sorted(d for d in osc_devices if fs_of(d) == fs)
         sums: dict[str, dict[str, int | None]] = {}
         host_whole = cover.has(fs).copy()       # every OSC value of fs counted on the host
+        counters: dict[catalog.Metric, _OstCounter] = {}
         for m in catalog.with_role(catalog.OST_VOLUME, catalog.OST_WAIT):
-            c = _ost_counter(cover, m, delta.tables.get(m.name), fs, devices)
+            c = counters[m] = _ost_counter(cover, m, delta.tables.get(m.name), fs, devices)
             sums[m.key] = c.per_ost
             host_whole &= ~c.hosts_left
             name = total_name(m)
@@ -498,10 +542,10 @@ def _osts(delta: JobDelta, out: dict[str, FsTotals], cover: Coverage, unaccounte
                 t.left_out[name] = max(t.left_out.get(name, 0), int(c.hosts_left.sum()))
                 if c.counted_nowhere:
                     t.not_read.add(name)
-                unaccounted.add(m, fs, c.hosts_left, whole=c.counted_nowhere)
             if m.role == catalog.OST_VOLUME:
                 t.per_host.values[name] = c.per_host
                 t.per_host.counted[name] = cover.has(fs) & ~c.hosts_left
+        _ost_values_unsaid(cover, counters, unaccounted, fs)
         for device in devices:
             entry: dict[str, int | float | None] = {k: sums[k].get(device, 0) for k in OST_FIELDS}
             if not any(entry.values()):

@@ -12,6 +12,7 @@ keeps the data as it is (json.dumps writes every control character as a \\u esca
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -419,7 +420,14 @@ def html_view(doc: dict) -> dict:
 
 
 def _environment(autoescape: bool = False) -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())),
+    return _environment_of(str(templates_dir()), autoescape)
+
+
+@functools.lru_cache(maxsize=8)
+def _environment_of(directory: str, autoescape: bool) -> jinja2.Environment:
+    """One environment per templates directory: it compiles each template once (and again
+    when its file changes), not on every rendering."""
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(directory),
                               undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                               trim_blocks=True, lstrip_blocks=True, autoescape=autoescape)
 
