@@ -24,11 +24,7 @@ from .catalog import size_bytes
 from .diff import DeltaTable, Issue, JobDelta, fs_of, rows_of
 from .hostsnap import summarise
 
-VOLUME = tuple(m.key for m in catalog.with_role(catalog.VOLUME))          # read_bytes, write_bytes, ...
 OST_FIELDS = tuple(m.key for m in catalog.with_role(catalog.OST_VOLUME))  # read_bytes, ..., write_rpcs
-# The roles whose totals the report's lines and findings show: the agent gives every one of
-# them wherever it read their stats file, so one without a value where it existed was left out.
-SHOWN_ROLES = (catalog.VOLUME, catalog.OP, catalog.RPC_HISTOGRAM, catalog.OST_VOLUME, catalog.OST_WAIT)
 WAIT = "osts.wait_us_mean"       # the per-OST mean wait's total name (req_waittime / req_count)
 
 
@@ -184,9 +180,8 @@ class Coverage:
         left_out.<source> codes; a device it sends no delta for is a zero);
       - from two snapshots: where the host's device listing at the end has the device (stats
         files every Lustre has), or where the device had a value on some host and the diff left
-        out values of the filesystem on this one (a device gone or not read: on a host without a
-        listing at the end, as in a snapshot file without one, this counts a device the host
-        does not have as left out too, never the other way round);
+        out values of the filesystem on this one (a device gone, or not read at one end: this
+        counts a device that host never had as left out there too, never the other way round);
       - either way, where no host's value of that counter for the filesystem was counted at all
         (a counter that is not one: the diff gives it a table with nothing counted)."""
 
@@ -198,7 +193,7 @@ class Coverage:
         self._mounts = end.metrics.get(catalog.DEVICE_METRIC[catalog.FS])
         self._has: dict[str, np.ndarray] = {}
         self._incomplete: dict[str, np.ndarray] = {}
-        self._listings: dict[str, tuple[np.ndarray, dict[str, int], np.ndarray]] = {}
+        self._listings: dict[str, tuple[np.ndarray, dict[str, int]]] = {}
 
     def incomplete(self, fs: str) -> np.ndarray:
         """[h]: the diff left out values of the filesystem on host h."""
@@ -223,19 +218,17 @@ class Coverage:
             self._has[fs] = mounted | self.incomplete(fs)
         return self._has[fs]
 
-    def listing(self, indom: str, devices: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(listed[h, d]: the host's device listing at the end has device d, [h]: the host has a
-        listing at the end)."""
+    def listing(self, indom: str, devices: list[str]) -> np.ndarray:
+        """[h, d]: the host's device listing at the end has device d."""
         if indom not in self._listings:
             t = self.delta.end_snapshot.metrics.get(catalog.DEVICE_METRIC.get(indom, ""))
             present = t.present[self.rows] if t is not None else np.zeros((len(self.rows), 0), dtype=bool)
-            col = {name: i for i, name in enumerate(t.instances)} if t is not None else {}
-            self._listings[indom] = (present, col, present.any(axis=1))
-        present, col, has_listing = self._listings[indom]
+            self._listings[indom] = (present, {name: i for i, name in enumerate(t.instances)} if t is not None else {})
+        present, col = self._listings[indom]
         idx = np.array([col.get(d, -1) for d in devices], dtype=np.intp)
         listed = np.zeros((len(self.rows), len(devices)), dtype=bool)
         listed[:, idx >= 0] = present[:, idx[idx >= 0]]
-        return listed, has_listing
+        return listed
 
     def _agent_left_out(self, m: catalog.Metric, fs: str) -> tuple[list[str], np.ndarray]:
         """The job view: the devices of fs the agent left out of m's source on some host, and
@@ -287,9 +280,7 @@ class Coverage:
             exists = np.zeros_like(counted)
             exists[:, :len(cols)] = self.incomplete(fs)[:, None]     # gone, or not read at one end
             if m.source.required:
-                listed, has_listing = self.listing(m.indom, names)
-                exists[has_listing, :len(cols)] = False               # its listing says which it had
-                exists |= listed
+                exists |= self.listing(m.indom, names)
         return names, ~counted & exists & self.has(fs)[:, None]
 
 
@@ -334,22 +325,26 @@ def _totals(t: DeltaTable) -> dict[str, int]:
 class _Unaccounted:
     """Values left out that no data_quality entry covers: a host gave a counter at neither end
     while it gave others of the same stats file (a bytes line without its sum, a counter of
-    another type on that host), so the diff saw a file read and nothing to leave out. Said as
-    VALUES_MISSING, one line per filesystem, and its hosts counted as partly read."""
+    another type on that host), so the diff saw a file read and nothing to leave out; or a value
+    left out on a host the diff left nothing of the filesystem out on. Said as VALUES_MISSING,
+    one line per filesystem, and its hosts counted as partly read."""
 
     def __init__(self, delta: JobDelta, cover: Coverage):
         self.delta, self.cover = delta, cover
         self.found: dict[str, tuple[list[str], np.ndarray]] = {}    # fs -> (metrics, hosts)
 
-    def add(self, m: catalog.Metric, fs: str, file_read: np.ndarray, counted: np.ndarray, given: np.ndarray) -> None:
+    def add(self, m: catalog.Metric, fs: str, file_read: np.ndarray, counted: np.ndarray, given: np.ndarray,
+            left: np.ndarray) -> None:
         """Cells (hosts, or hosts x devices) of m for fs: whether another counter of the stats
-        file was counted there, whether m was, and whether the host gave m at the end. A
-        value given and not counted where the file was read is a counter that is not one
-        (METRIC_TYPE: the diff said it, for every host); one not given is said here."""
-        if (file_read & ~counted & given).any():
+        file was counted there, whether m was, whether the host gave m at the end, and whether
+        m's value there was left out. A value given and not counted on a host the diff left
+        nothing of fs out on is a counter that is not one (METRIC_TYPE: the diff said it)."""
+        quiet = ~self.cover.incomplete(fs)
+        if (given & ~counted & (quiet[:, None] if given.ndim > 1 else quiet)).any():
             return
         hosts = file_read & ~counted & ~given
         hosts = hosts.any(axis=1) if hosts.ndim > 1 else hosts
+        hosts |= (left.any(axis=1) if left.ndim > 1 else left) & quiet
         if hosts.any():
             metrics, rows = self.found.get(fs, ([], np.zeros(len(hosts), dtype=bool)))
             self.found[fs] = (metrics + [m.name], rows | hosts)
@@ -416,7 +411,8 @@ def _llite(delta: JobDelta, out: dict[str, FsTotals], cover: Coverage, unaccount
                 t.ops[m.key] = total
         file_read = np.logical_or.reduce([t.per_host.counted[total_name(m)] for m in metrics])
         for m in metrics:
-            unaccounted.add(m, fs, has & file_read, t.per_host.counted[total_name(m)], cover.given_at_end(m, [fs])[:, 0])
+            counted = t.per_host.counted[total_name(m)]
+            unaccounted.add(m, fs, has & file_read, counted, cover.given_at_end(m, [fs])[:, 0], has & ~counted)
         columns = [(m.key, t.per_host.values[total_name(m)], t.per_host.counted[total_name(m)]) for m in metrics]
         for r, host in enumerate(delta.hosts):
             per_host = {key: int(values[r]) for key, values, counted in columns if counted[r]}
@@ -449,7 +445,8 @@ def _histograms(delta: JobDelta, out: dict[str, FsTotals], cover: Coverage, unac
             tab = delta.tables.get(m.name)
             of_fs = [tab.instances[c] for c in _fs_columns(tab, fs)] if tab is not None else []
             other = np.logical_or.reduce([c for name, c in counted.items() if name != m.name])
-            unaccounted.add(m, fs, cover.has(fs) & other, counted[m.name], cover.given_at_end(m, of_fs).any(axis=1))
+            unaccounted.add(m, fs, cover.has(fs) & other, counted[m.name], cover.given_at_end(m, of_fs).any(axis=1),
+                            cover.host_left_out(tab, fs))
     for m in histograms:
         tab = delta.tables.get(m.name)
         sums = _totals(tab) if tab is not None else {}
@@ -519,8 +516,8 @@ def _ost_values_unsaid(cover: Coverage, counters: dict[catalog.Metric, _OstCount
             for other, o in counters.items():
                 if other != m and d in o.cells:
                     file_read[:, j] |= cover.has(fs) & ~o.cells[d]
-        counted = ~np.stack([c.cells[d] for d in devices], axis=1) if devices else file_read
-        unaccounted.add(m, fs, file_read, counted, cover.given_at_end(m, devices))
+        left = np.stack([c.cells[d] for d in devices], axis=1) if devices else file_read
+        unaccounted.add(m, fs, file_read, ~left, cover.given_at_end(m, devices), left)
 
 
 def _osts(delta: JobDelta, out: dict[str, FsTotals], cover: Coverage, unaccounted: _Unaccounted,

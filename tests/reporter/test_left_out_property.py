@@ -1,9 +1,9 @@
 """A value left out is never a 0, by property: for random jobs (1-4 hosts, 1-3 OSTs) where random
 counters are not counters (METRIC_TYPE: one host's agent calls it instant, at one end), random
 stats files are cleared (a counter went back), random files could not be read at the start,
-the end or both, and a host's llite bytes have no value at either end though its file was read
-(a bytes line without its sum), on random hosts, against a plain reference written here with
-loops:
+the end or both, OSTs are gone at the end or new, and a host's llite bytes have no value at
+either end though its file was read (a bytes line without its sum), on random hosts, against a
+plain reference written here with loops:
 
 - every total is the sum over the hosts whose values were not left out, left_out names it with
   the number of hosts whose were, and one left out on every host is null and in not_read;
@@ -80,6 +80,8 @@ class Case:
     cleared: frozenset     # (host, source, k): the source's k-th counter (of those compared) went back
     unread: frozenset      # (host, source, end): the file could not be read at that end
     no_value: frozenset    # (metric, host): the host gave no value of it at either end, its file read
+    gone: frozenset        # (host, OST): the OSC is not on the host at the end (listing and values)
+    new: frozenset         # (host, OST): the OSC was not on the host at the start: it counts from zero
 
 
 def instances(metric: str, n_osts: int) -> list[str]:
@@ -130,7 +132,12 @@ def cases(draw) -> Case:
                                           st.sampled_from(ENDS + ("both",))), max_size=2))
     no_value = draw(st.frozensets(st.tuples(st.sampled_from(("llite.read_bytes", "llite.write_bytes")),
                                             st.sampled_from(hosts)), max_size=2))
-    return Case(n_hosts, n_osts, tuple(deltas), tuple(bases), untyped, cleared, unread, no_value)
+    oscs = st.tuples(st.sampled_from(hosts), st.integers(0, n_osts - 1))
+    gone, new = draw(st.frozensets(oscs, max_size=2)), draw(st.frozensets(oscs, max_size=2))
+    # An OSC not read at the start and gone at the end left no value at either end, and the diff
+    # has nothing to say of it: such a pair is not drawn.
+    unread = frozenset(u for u in unread if not (u[1][0] == "osc" and (u[0], u[1][1]) in gone and u[2] != "end"))
+    return Case(n_hosts, n_osts, tuple(deltas), tuple(bases), untyped, cleared, unread, no_value, gone - new, new)
 
 
 # ---- the case as two snapshots -------------------------------------------------------------
@@ -140,7 +147,8 @@ def untyped_metrics(case: Case) -> frozenset[str]:
     """The counters that are not counters: a host's agent called one instant at an end where it
     gave a value of it (a host without one says nothing of its semantics)."""
     return frozenset(m for m, h, end in case.untyped if (m, h) not in case.no_value
-                     and any(not unread_at(case, h, source_of(m, ost_index(i)), end) for i in instances(m, case.n_osts)))
+                     and any(not unread_at(case, h, source_of(m, ost_index(i)), end) and on_host(case, h, ost_index(i), end)
+                             for i in instances(m, case.n_osts)))
 
 
 @functools.lru_cache(maxsize=64)
@@ -149,7 +157,7 @@ def went_back(case: Case, h: int, source: tuple) -> tuple[str, str] | None:
     histogram's goes back in its largest bucket: diff.py's reset marks keep only the last
     bucket's answer per device (being fixed on its own); any bucket once they do not."""
     [k] = [k for hh, src, k in case.cleared if (hh, src) == (h, source)] or [None]
-    if k is None:
+    if k is None or not all(on_host(case, h, source[1] if source[0] == "osc" else None, e) for e in ENDS):
         return None
     candidates = [(metric, inst) for (metric, inst) in case.deltas[h]
                   if metric not in untyped_metrics(case) and (metric, h) not in case.no_value
@@ -162,14 +170,22 @@ def unread_at(case: Case, h: int, source: tuple, end: str) -> bool:
     return (h, source, end) in case.unread or (h, source, "both") in case.unread
 
 
+def on_host(case: Case, h: int, ost: int | None, end: str) -> bool:
+    """The OSC is on the host at that end (any other source: always)."""
+    if ost is None:
+        return True
+    return (h, ost) not in (case.gone if end == "end" else case.new)
+
+
 def snapshot_of(case: Case, end: str):
     hosts = []
     for h in range(case.n_hosts):
         m: dict[str, dict] = {"version": {"": "2.15.4"}, "llite.mount_id": {FS: "f1"},
-                              "osc.device": {f"{FS}-OST{i:04x}": f"{FS}-OST{i:04x}-osc-f1" for i in range(case.n_osts)}}
+                              "osc.device": {f"{FS}-OST{i:04x}": f"{FS}-OST{i:04x}-osc-f1"
+                                             for i in range(case.n_osts) if on_host(case, h, i, end)}}
         for (metric, inst), base in case.bases[h].items():
             source = source_of(metric, ost_index(inst))
-            if unread_at(case, h, source, end) or (metric, h) in case.no_value:
+            if unread_at(case, h, source, end) or (metric, h) in case.no_value or not on_host(case, h, ost_index(inst), end):
                 continue
             value = base + case.deltas[h][(metric, inst)] if end == "end" else base
             if end == "end" and went_back(case, h, source) == (metric, inst):
@@ -187,13 +203,21 @@ def snapshot_of(case: Case, end: str):
 
 def left_out(case: Case, metric: str, h: int, inst: str) -> bool:
     """A value is left out: its counter is not one (on any host, at any end), the host gave it
-    at neither end, or its source on that host was cleared or not read at an end."""
-    source = source_of(metric, ost_index(inst))
-    if metric in untyped_metrics(case) or (metric, h) in case.no_value:
+    at neither end, or its source on that host was cleared, not read at an end where it was
+    there, or gone at the end."""
+    source, ost = source_of(metric, ost_index(inst)), ost_index(inst)
+    if metric in untyped_metrics(case) or (metric, h) in case.no_value or not on_host(case, h, ost, "end"):
         return True
     if went_back(case, h, source) is not None:
         return True
-    return any(unread_at(case, h, source, end) for end in ENDS)
+    return any(unread_at(case, h, source, end) and on_host(case, h, ost, end) for end in ENDS)
+
+
+def job_delta(case: Case, h: int, metric: str, inst: str) -> int:
+    """The job's I/O of a value counted: end - start, or all of the end value for an OSC new at
+    the end (it counts from zero)."""
+    d = case.deltas[h][(metric, inst)]
+    return d if on_host(case, h, ost_index(inst), "start") else case.bases[h][(metric, inst)] + d
 
 
 @dataclass
@@ -220,7 +244,7 @@ def reference(case: Case) -> Reference:
                 cells_left[(metric, inst)] += 1
             else:
                 counted[metric] += 1
-                sums[(metric, inst)] += d
+                sums[(metric, inst)] += job_delta(case, h, metric, inst)
     # a total of two counters (the mean wait) is not read when either is not
     absent = {total_of(m) for m, n in counted.items() if not n}
     llite = {total_of(m): None if total_of(m) in absent else sums[(m, FS)] for m in LLITE}
@@ -228,6 +252,8 @@ def reference(case: Case) -> Reference:
            for m in RPC}
     osts: dict[str, dict[str, int | None]] = {}
     for i in range(case.n_osts):
+        if not any(on_host(case, h, i, "end") for h in range(case.n_hosts)):
+            continue                 # gone from every host: not one of the filesystem's OSTs at the end
         inst = f"{FS}-OST{i:04x}"
         osts[f"OST{i:04x}"] = {m.rsplit(".", 1)[1]: None if cells_left[(m, inst)] == case.n_hosts else sums[(m, inst)]
                                for m in OSC}
@@ -241,12 +267,30 @@ def gave_none(case: Case, *, typed_only: bool) -> set[int]:
             and went_back(case, h, ("llite",)) is None and not any(unread_at(case, h, ("llite",), e) for e in ENDS)}
 
 
+def new_unread(case: Case) -> set[int]:
+    """Hosts with an OSC new at the end whose osc stats could not be read there: no value at
+    either end, and nothing the diff counts from zero or leaves out."""
+    return {h for h, i in case.new if unread_at(case, h, ("osc", i), "end")}
+
+
+def diff_says_nothing_of(case: Case, h: int) -> bool:
+    """The diff leaves nothing of the host's filesystem out: no clear, no gone OSC, and no file
+    unreadable at an end where it was there, but for an OSC new at the end (said by no one)."""
+    def said_unread(src: tuple, end: str) -> bool:
+        ost = src[1] if src[0] == "osc" else None
+        return on_host(case, h, ost, end) and not (ost is not None and (h, ost) in case.new)
+    clears = any(went_back(case, h, src) is not None for hh, src, _ in case.cleared if hh == h)
+    unread = any(said_unread(src, e) for hh, src, when in case.unread if hh == h
+                 for e in (ENDS if when == "both" else (when,)))
+    return not clears and not unread and not any(hh == h for hh, _ in case.gone)
+
+
 def same_hosts_sums(case: Case, *metrics: str) -> tuple[dict[str, int], int]:
     """Per metric, the sum over the hosts where every one of them (each OST's, for an OSC
     counter) was counted, and how many hosts that is."""
     hosts = [h for h in range(case.n_hosts)
              if not any(left_out(case, m, h, inst) for m in metrics for inst in instances(m, case.n_osts))]
-    return {m: sum(case.deltas[h][(m, inst)] for h in hosts for inst in instances(m, case.n_osts))
+    return {m: sum(job_delta(case, h, m, inst) for h in hosts for inst in instances(m, case.n_osts))
             for m in metrics}, len(hosts)
 
 
@@ -347,7 +391,8 @@ def test_a_value_left_out_is_never_a_zero(case):
     doc = report.build(snapshot_of(case, "start"), snapshot_of(case, "end"), CFG, job_id="1")
     # a value left out that nothing else says is said (VALUES_MISSING), and only such a value is
     said = [q for q in doc["data_quality"] if "had no value" in q["detail"]]
-    must, may = gave_none(case, typed_only=True), gave_none(case, typed_only=False)
+    must = gave_none(case, typed_only=True) | {h for h in new_unread(case) if diff_says_nothing_of(case, h)}
+    may = gave_none(case, typed_only=False) | new_unread(case)
     assert bool(said) >= bool(must) and bool(said) <= bool(may)
     assert {f"n{h}" for h in must} <= set(doc["job"]["hosts_incomplete"])
     assert all(q["host"] in {f"n{h}" for h in may} for q in said if q["host"])

@@ -364,3 +364,24 @@ def test_through_the_job_view_a_counter_not_a_counter_is_not_read_and_an_unsent_
     assert [i.id for i in d.issues] == ["METRIC_TYPE"]
     fs = aggregate(d)["scratch"]
     assert "osts.read_bytes" in fs.not_read and fs.left_out["osts.read_bytes"] == 2
+
+
+def test_an_ost_gone_at_the_end_leaves_its_figures_partly_read_and_a_new_one_unreadable_at_the_end_is_said():
+    """n1's OST0001 is gone at the end: its value there is left out (said by the diff), not a 0
+    of a complete total. n2's OST0002 is new and its osc stats could not be read at the end: no
+    value at either end, which the diff (counting a new device from zero) did not say."""
+    def h(name, reads, listed):
+        return host(name, {"version": {"": "2.15.4"}, "llite.mount_id": {"scratch": "f1"},
+                           "osc.device": {f"scratch-OST000{i}": f"scratch-OST000{i}-osc-f1" for i in listed},
+                           "osc.read_bytes": {f"scratch-OST000{i}": v for i, v in reads.items()}},
+                    sems={"osc.device": "discrete"})
+    b = snap(0.0, h("n1", {0: 0, 1: 0}, [0, 1]), h("n2", {0: 0, 1: 0}, [0, 1]))
+    e = snap(60.0, h("n1", {0: GIB}, [0]), h("n2", {0: GIB, 1: GIB}, [0, 1, 2]))
+    doc = report.build(b, e, CFG)
+    said = {(q["host"], q["detail"].split(":")[0]) for q in doc["data_quality"]}
+    assert ("n1", "osc stats of 1 OSC of scratch (scratch-OST0001) were gone at job end on n1") in said
+    assert any(host == "n2" and "had no value at job start nor at its end on n2" in what for host, what in said)
+    fs = doc["filesystems"]["scratch"]
+    assert fs["left_out"]["osts.read_bytes"] == 2 and fs["osts"]["OST0001"]["read_bytes"] == GIB
+    assert doc["job"]["hosts_incomplete"] == {"n1": ["scratch"], "n2": ["scratch"]}
+    assert jobrow.rows(doc)[0]["ost_read_bytes"] is None
