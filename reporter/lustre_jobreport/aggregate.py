@@ -194,6 +194,7 @@ class Coverage:
         self._has: dict[str, np.ndarray] = {}
         self._incomplete: dict[str, np.ndarray] = {}
         self._listings: dict[str, tuple[np.ndarray, dict[str, int]]] = {}
+        self._given: dict[str, tuple[np.ndarray, dict[str, int]] | None] = {}
 
     def incomplete(self, fs: str) -> np.ndarray:
         """[h]: the diff left out values of the filesystem on host h."""
@@ -244,13 +245,16 @@ class Coverage:
     def given_at_end(self, m: catalog.Metric, instances: list[str]) -> np.ndarray:
         """[h, i]: the host gave a value of m for this instance at the end (in the job view,
         a delta). A counter that is not one still has its values; one never given has none."""
-        end = self.delta.end_snapshot.metrics
-        t = end.get(m.name) or end.get(catalog.job_view_name(m.name))
+        if m.name not in self._given:
+            end = self.delta.end_snapshot.metrics
+            t = end.get(m.name) or end.get(catalog.job_view_name(m.name))
+            self._given[m.name] = ((t.present[self.rows], {name: i for i, name in enumerate(t.instances)})
+                                   if t is not None else None)
         given = np.zeros((len(self.rows), len(instances)), dtype=bool)
-        if t is not None:
-            col = {name: i for i, name in enumerate(t.instances)}
+        if self._given[m.name] is not None:
+            present, col = self._given[m.name]
             idx = np.array([col.get(i, -1) for i in instances], dtype=np.intp)
-            given[:, idx >= 0] = t.present[self.rows][:, idx[idx >= 0]]
+            given[:, idx >= 0] = present[:, idx[idx >= 0]]
         return given
 
     def host_left_out(self, tab: DeltaTable | None, fs: str) -> np.ndarray:
@@ -475,7 +479,8 @@ class _OstCounter:
     per_host: np.ndarray
     hosts_left: np.ndarray
     counted_nowhere: bool          # no host's value of any of the filesystem's OSTs was counted
-    cells: dict[str, np.ndarray]   # OST device -> [h] left out (an OSC the job view sent no delta for is a 0)
+    devices: list[str]             # the OSCs of left's columns
+    left: np.ndarray               # [h, d] left out (an OSC the job view sent no delta for is a 0)
 
 
 def _columns(a: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -501,23 +506,29 @@ def _ost_counter(cover: Coverage, m: catalog.Metric, tab: DeltaTable | None, fs:
     values += [0] * (len(names) - len(values))
     unknown = ~counted_any & left.any(axis=0)
     return _OstCounter({d: None if no else v for d, v, no in zip(names, values, unknown.tolist())},
-                       per_host, left.any(axis=1), not counted_any.any(),
-                       {d: left[:, j] for j, d in enumerate(names)})
+                       per_host, left.any(axis=1), not counted_any.any(), names, left)
 
 
 def _ost_values_unsaid(cover: Coverage, counters: dict[catalog.Metric, _OstCounter], unaccounted: _Unaccounted,
                        fs: str) -> None:
     """An OSC counter the host gave no value of at the end for an OST whose other osc stats
     were counted there: the file was read and the diff left nothing of it out."""
+    devices = sorted({d for c in counters.values() for d, out in zip(c.devices, c.left.any(axis=0)) if out})
+    if not devices:
+        return
+    at = {d: j for j, d in enumerate(devices)}
+    has = cover.has(fs)[:, None]
+    aligned = {}                    # metric -> ([h, d] left out, [h, d] counted), on these devices
     for m, c in counters.items():
-        devices = [d for d, left in c.cells.items() if left.any()]
-        file_read = np.zeros((len(c.hosts_left), len(devices)), dtype=bool)
-        for j, d in enumerate(devices):
-            for other, o in counters.items():
-                if other != m and d in o.cells:
-                    file_read[:, j] |= cover.has(fs) & ~o.cells[d]
-        left = np.stack([c.cells[d] for d in devices], axis=1) if devices else file_read
-        unaccounted.add(m, fs, file_read, ~left, cover.given_at_end(m, devices), left)
+        cols = np.array([at.get(d, -1) for d in c.devices], dtype=np.intp)
+        left = np.zeros((len(cover.rows), len(devices)), dtype=bool)
+        known = np.zeros(len(devices), dtype=bool)
+        left[:, cols[cols >= 0]], known[cols[cols >= 0]] = c.left[:, cols >= 0], True
+        aligned[m] = (left, has & known & ~left)
+    for m, (left, _) in aligned.items():
+        if left.any():
+            file_read = np.logical_or.reduce([counted for other, (_, counted) in aligned.items() if other is not m])
+            unaccounted.add(m, fs, file_read, ~left, cover.given_at_end(m, devices), left)
 
 
 def _osts(delta: JobDelta, out: dict[str, FsTotals], cover: Coverage, unaccounted: _Unaccounted,
