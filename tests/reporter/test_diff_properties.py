@@ -14,7 +14,7 @@ Invariants:
 - the report's per-filesystem totals are the sums of what was counted, and a total of 2^63 or
   more is said.
 
-`make test` runs the `test` profile (tests/conftest.py); `make fuzz` many more examples.
+`make test` runs the number of cases each test states (tests/proptest.py); `make fuzz` FUZZ_FACTOR times as many.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import event, example, given, strategies as st
 from hypothesis.extra.numpy import arrays
+from proptest import runs
 
 import diffcases as dc
 from diffcases import BEGIN, END, HISTOGRAM, RPC, Case, Event, Mount, StatsFile
@@ -279,6 +280,7 @@ FOUND = {
 }
 
 
+@runs(2000)
 @given(dc.cases())
 @example(FOUND["gone, unread at the begin"])
 @example(FOUND["new, unread at the end"])
@@ -292,6 +294,7 @@ def test_the_diff_counts_the_true_io_and_says_everything_it_leaves_out(case):
         event("a clear nobody can see")
 
 
+@runs(2000)
 @given(st.lists(st.integers(0, 5), max_size=40), st.integers(0, 2), st.data())
 def test_a_mask_per_instance_becomes_one_per_device(cols, spare, data):
     """Several instances of one device (a histogram's buckets): any of them, by device."""

@@ -8,10 +8,11 @@ records whose every count may be missing, whole, negative or past int64."""
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from lustre_jobreport import catalog, compact, jobrow, records, recordset
+from proptest import runs
 from test_records_kit import put, record_doc, report_doc
 
 INT64_MAX = (1 << 63) - 1
@@ -155,7 +156,7 @@ class Reference:
         return want
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@runs(1000)
 @given(documents())
 def test_every_count_column_follows_the_rule(doc):
     [row] = jobrow.rows(doc)

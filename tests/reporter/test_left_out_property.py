@@ -20,11 +20,12 @@ import json
 import functools
 from dataclasses import dataclass
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from lustre_jobreport import catalog, config, jobrow, render, report
 
+from proptest import runs
 from snapshots import host, snap
 
 CFG = config.Config()
@@ -373,7 +374,7 @@ def check_record(doc: dict, ref: Reference) -> None:
             assert row[column] == value, column
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@runs(500)
 @given(cases())
 def test_a_value_left_out_is_never_a_zero(case):
     doc = report.build(snapshot_of(case, "start"), snapshot_of(case, "end"), CFG, job_id="1")
