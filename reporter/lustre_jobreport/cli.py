@@ -27,8 +27,11 @@ def complain(level: str, message: str) -> None:
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
-    from . import config, snapfile, snapshot
+    from . import config, snapformat, snapshot
 
+    if args.job_id is not None and not snapformat.is_job_id(args.job_id):
+        raise JobReportError(f"--job-id {snapformat.shown(args.job_id)}: a snapshot names a job by "
+                             f"{snapformat.JOB_ID_RULE}")
     cfg = config.load(args.config)
     targets = [snapshot.HostTarget.parse(h) for h in args.host or []]
     for nodes in args.nodes or []:
@@ -42,7 +45,7 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
                                  fetch_timeout_s=args.fetch_timeout or s["fetch_timeout_s"],
                                  parallel=int(s["parallel"]), processes=int(s["processes"]), backend=args.backend)
     try:
-        fetched.write(args.output)
+        fetched.write(args.output, job_id=args.job_id)
     except OSError as exc:
         raise JobReportError(f"cannot write {args.output}: {exc.strerror}") from None
     for h in fetched.failed():   # an unreachable host is recorded in the file, never fatal
@@ -61,7 +64,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         host, _, why = item.partition("=")
         shared[host] = why or "other jobs"
     facts = {"name": args.job_name, "partition": args.partition, "account": args.account}
-    doc = report.build(begin, end, cfg, job_id=args.job_id, user=args.user, shared_hosts=shared, facts=facts)
+    job_id = report.job_of(begin, end, args.job_id)
+    doc = report.build(begin, end, cfg, job_id=job_id, user=args.user, shared_hosts=shared, facts=facts)
     _write(render.render(doc, args.format), args.output)
     return 0
 
@@ -129,6 +133,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--hosts-file", action="append", metavar="FILE",
                    help="one node name or NAME=SPEC per line (e.g. a PBS node file)")
     s.add_argument("-o", "--output", required=True, metavar="SNAP.json")
+    s.add_argument("--job-id", metavar="ID",
+                   help="the job the snapshot is of, named in the file: report refuses the begin of one "
+                        "job with the end of another (1 to 63 of A-Z a-z 0-9 _ . : + -)")
     s.add_argument("--backend", choices=("auto", "pmapi", "pminfo", "cli"), default="auto",
                    help="PCP Python bindings (pmapi) or one pminfo per host (pminfo, also 'cli'); "
                         "default: the bindings when importable")
@@ -141,7 +148,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("end", metavar="END.json")
     r.add_argument("--format", choices=("text", "json", "html"), default="text")
     r.add_argument("-o", "--output", metavar="OUT", help="default: standard output")
-    r.add_argument("--job-id")
+    r.add_argument("--job-id", help="the job's id (default: the job the snapshots name; another is refused)")
     r.add_argument("--user")
     r.add_argument("--job-name", help="the job's name (compare groups jobs by it)")
     r.add_argument("--partition", help="the job's partition or queue")

@@ -105,7 +105,7 @@ def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin, argv: li
         log.error("no host was read at job start; no report")
         return
     threading.Thread(target=_preload, args=(hk["html"] != "off",), daemon=True).start()   # during the fetch
-    end = hooksnap.end(begin, cfg, budget) if begin is not None else hooksnap.end_job_view(job, cfg, budget)
+    end = hooksnap.end(begin, job, cfg, budget) if begin is not None else hooksnap.end_job_view(job, cfg, budget)
     if not _read_enough(end, "end", log, "no report"):
         return
     fields, shared = _slurm_facts(job, hk, log, budget) if job.scheduler == "slurm" else (None, None)

@@ -91,16 +91,26 @@ def begin(job, cfg, budget: Budget) -> Taken:
     return _fetch(targets, cfg, budget, left, "pminfo", catalog.BEGIN_METRICS, SPOOL_S_PER_HOST)
 
 
-def end(begin_snap, cfg, budget: Budget) -> Taken:
-    """The end snapshot (epilog) of the hosts read at the job's start, stacked for the report.
-    A host the prolog could not read has no start to difference from: reading it now would
-    only spend the epilog's time (the report names it from the begin snapshot)."""
+def end(begin_snap, job, cfg, budget: Budget) -> Taken:
+    """The end snapshot (epilog) of the hosts read at the job's start, stacked for the report
+    and naming the job as the begin snapshot does (spool.put). A host the prolog could not read
+    has no start to difference from: reading it now would only spend the epilog's time (the
+    report names it from the begin snapshot)."""
     from . import snapshot
-    from .snapfile import Snapshot
 
     targets = [snapshot.HostTarget(name, h.spec) for name, h in begin_snap.hosts.items() if h.ok]
     taken = _fetch(targets, cfg, budget, budget.left() * END_SNAPSHOT_SHARE, "auto", after_each_s=REPORT_S_PER_HOST)
-    return replace(taken, snap=Snapshot.from_hosts(taken.snap.taken_at, taken.snap.hosts, consume=True))
+    return _stacked(taken, job.job_id)
+
+
+def _stacked(taken: Taken, job_id: str) -> Taken:
+    """What an end's fetch_all returned, stacked for the report (the hosts' values let go as
+    they are), naming the job (snapformat.file_job_id: none for an id a file cannot hold)."""
+    from .snapfile import Snapshot
+    from .snapformat import file_job_id
+
+    return replace(taken, snap=Snapshot.from_hosts(taken.snap.taken_at, taken.snap.hosts, consume=True,
+                                                   job_id=file_job_id(job_id)))
 
 
 # ---- the agents' job view (issue 11) -----------------------------------------------------------
@@ -146,12 +156,10 @@ def store_begin(job, cfg, budget: Budget) -> str:
 
 def end_job_view(job, cfg, budget: Budget) -> Taken:
     """The job's deltas from every node's agent (and the end metrics), stacked for the report."""
-    from .snapfile import Snapshot
-
     budget.step = "reading the node list"
     taken = _fetch(_targets(job, cfg), cfg, budget, budget.left() * END_SNAPSHOT_SHARE, "auto",
                    after_each_s=REPORT_S_PER_HOST, job_id=job.job_id)
-    return replace(taken, snap=Snapshot.from_hosts(taken.snap.taken_at, taken.snap.hosts, consume=True))
+    return _stacked(taken, job.job_id)
 
 
 def job_delta(begin_snap, end_snap, job_id: str):

@@ -28,15 +28,35 @@ JOB_FACTS = ("name", "partition", "account", "command", "num_nodes", "num_tasks"
 
 def check_pair(begin: Snapshot, end: Snapshot) -> None:
     """Refuse (JobReportError, one line) two snapshots that cannot be the start and the end of
-    one job: the end taken before the begin (the files given the wrong way round: every counter
-    would seem to go back), or no host in both (every host would be "not read" at one end).
-    Snapshot files do not say which job they were taken for, so nothing more can be checked."""
+    one job: files naming different jobs (the deltas would be other jobs' I/O, in a report that
+    looks trusted); both taken at the same time (one file given twice: an empty report of 0 s);
+    the end taken before the begin (the files given the wrong way round: every counter would
+    seem to go back); no host in both (every host would be "not read" at one end). A file naming
+    no job (older files, `snapshot` without --job-id) has nothing to be checked against: two
+    jobs' snapshots of the same hosts, one of them naming no job, cannot be told from one job's."""
     b, e = begin.source or "the begin snapshot", end.source or "the end snapshot"
+    if begin.job_id is not None and end.job_id is not None and begin.job_id != end.job_id:
+        raise JobReportError(f"the begin snapshot {b} is of job {begin.job_id}, the end snapshot {e} of job "
+                             f"{end.job_id}: not the start and end of one job")
+    if end.taken_at == begin.taken_at:
+        raise JobReportError(f"{b} and {e} were taken at the same time ({_iso(begin.taken_at)}): one snapshot "
+                             "given twice, not the start and end of a job")
     if end.taken_at < begin.taken_at:
         raise JobReportError(f"{e} was taken before {b} ({_iso(end.taken_at)} < {_iso(begin.taken_at)}): "
                              "give the job's begin snapshot first, then its end")
     if not set(begin.hosts) & set(end.hosts):
         raise JobReportError(f"{b} and {e} have no host in common: they are not the begin and end of one job")
+
+
+def job_of(begin: Snapshot, end: Snapshot, given: str | None) -> str | None:
+    """The id of the job a report of these snapshots is of: `given` (report --job-id), else the
+    job they name (check_pair has refused two different ones). A given id that is not the one a
+    file names is refused (JobReportError, one line): the report would be another job's under
+    its id, and its job record filed as that job's."""
+    for s, which in ((begin, "the begin snapshot"), (end, "the end snapshot")):
+        if given is not None and s.job_id is not None and s.job_id != given:
+            raise JobReportError(f"--job-id {given}, but {s.source or which} is of job {s.job_id}")
+    return given if given is not None else begin.job_id or end.job_id
 
 
 def build(begin: Snapshot, end: Snapshot, cfg: Config, **kw) -> dict:

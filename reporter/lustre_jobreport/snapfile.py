@@ -25,7 +25,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from . import SCHEMA, catalog, hostsnap, snapformat
+from . import catalog, hostsnap, snapformat
 from .atomicfile import replacing
 from .hostsnap import HostSnapshot
 from .snapformat import fail as _fail
@@ -86,16 +86,19 @@ class Snapshot:
     hosts: dict[str, HostSnapshot]           # in row order of every MetricTable (without values)
     metrics: dict[str, MetricTable]
     source: str = ""                         # the file it was read from, for messages
+    job_id: str | None = None                # the job it was taken for (None: a file naming none)
 
     @property
     def host_names(self) -> list[str]:
         return list(self.hosts)
 
     @classmethod
-    def from_hosts(cls, taken_at: float, fetched: Iterable[HostSnapshot], *, consume: bool = False) -> "Snapshot":
+    def from_hosts(cls, taken_at: float, fetched: Iterable[HostSnapshot], *, consume: bool = False,
+                   job_id: str | None = None) -> "Snapshot":
         """Stack per-host fetches into per-metric tables (raw pminfo answers are parsed here).
         consume: each host's values of a metric are let go once that metric is stacked, so that
         a 12,000-host snapshot is not held twice over (the hosts are left without metrics).
+        job_id: the job the snapshot was taken for.
 
         Hosts of one job nearly always list the same instances in the same order, so a host
         whose instance list equals the table's is copied in one row assignment; others are
@@ -104,10 +107,10 @@ class Snapshot:
         type than the catalog declares has that metric left out (diff then says so).
         """
         with hostsnap.cyclic_gc_paused():
-            return cls._stack(taken_at, list(fetched), consume)
+            return cls._stack(taken_at, list(fetched), consume, job_id)
 
     @classmethod
-    def _stack(cls, taken_at: float, fetched: list[HostSnapshot], consume: bool) -> "Snapshot":
+    def _stack(cls, taken_at: float, fetched: list[HostSnapshot], consume: bool, job_id: str | None) -> "Snapshot":
         repeats: dict[int, tuple[list, bool]] = {}   # per distinct instance list: names one twice?
         fetched = [_parsed(h, repeats) for h in fetched]
         hosts = {h.host: h.header() for h in fetched}
@@ -159,7 +162,7 @@ class Snapshot:
                 del columns
                 for h in fetched:
                     h.metrics.pop(metric, None)
-        return cls(taken_at, hosts, metrics)
+        return cls(taken_at, hosts, metrics, job_id=job_id)
 
     def cluster(self, metric: str) -> int | None:
         """The agent cluster (stats file) a metric's values came from."""
@@ -266,7 +269,7 @@ def _table_to_json(t: MetricTable) -> dict[str, Any]:
 
 
 def _header(s: Snapshot) -> dict[str, Any]:
-    return {"schema": SCHEMA, "kind": snapformat.KIND, "taken_at": s.taken_at,
+    return {**snapformat.envelope(s.taken_at, s.job_id),
             "hosts": [snapformat.host_to_json(h) for h in s.hosts.values()],
             "encoding": "u64 values: little-endian u64; present: packbits; strings: levels + little-endian "
                         "u32 codes (0 absent, i+1 levels[i]); each base64, zlib-compressed when prefixed z:; "
@@ -285,8 +288,9 @@ def write(snapshot: Snapshot, path: str | Path) -> None:
     def dump(doc: Any) -> str:
         return json.dumps(doc, separators=(",", ":"), allow_nan=False)
 
+    header = dump(_header(snapshot))
     with replacing(Path(path)) as out:
-        out.write(dump(_header(snapshot))[:-1] + ',"metrics":{')
+        out.write(header[:-1] + ',"metrics":{')
         for i, (name, table) in enumerate(snapshot.metrics.items()):
             out.write(("," if i else "") + dump(name) + ":" + dump(_table_to_json(table)))
         out.write("}}")
@@ -374,6 +378,7 @@ def _read(path: Path, opened) -> Snapshot:
         raise _fail(path, "'hosts' must be a list and 'metrics' an object")
     try:
         taken_at = snapformat.epoch(doc.get("taken_at"), "taken_at")
+        job_id = snapformat.job_id_of(doc)
         entries = [_host_from_json(raw, i, legacy_raw) for i, raw in enumerate(hosts)]
         del hosts, doc   # the packed texts are held by entries alone: each is let go once parsed
         if len({h.host for h, _ in entries}) != len(entries):
@@ -385,13 +390,13 @@ def _read(path: Path, opened) -> Snapshot:
         if raw_form and metrics:
             raise ValueError("hosts with pminfo text and metric tables in one file")
         if raw_form or legacy_raw:
-            snap = Snapshot.from_hosts(taken_at, _parsed_hosts(entries))
+            snap = Snapshot.from_hosts(taken_at, _parsed_hosts(entries), job_id=job_id)
             snap.source = str(path)
             return snap
         tables = {name: _table_from_json(name, raw, len(entries), version) for name, raw in metrics.items()}
     except ValueError as exc:
         raise _fail(path, str(exc)) from None
-    return Snapshot(taken_at, {h.host: h for h, _ in entries}, tables, source=str(path))
+    return Snapshot(taken_at, {h.host: h for h, _ in entries}, tables, source=str(path), job_id=job_id)
 
 
 def _parsed_hosts(entries: list[tuple[HostSnapshot, str | None]]) -> list[HostSnapshot]:

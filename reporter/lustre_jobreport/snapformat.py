@@ -1,10 +1,20 @@
 """The snapshot file format's envelope, and reading it within bounds (standard library only).
 
 A snapshot file (also the spool's begin snapshot) is one JSON object:
-  {"schema": "lustre-jobreport/2", "kind": "snapshot", "taken_at": EPOCH,
+  {"schema": "lustre-jobreport/2", "kind": "snapshot", "taken_at": EPOCH, ["job_id": ID,]
    "hosts": [{"name", "spec", "ok", "error", "fetched_at", ["pminfo_z"]}, ...],
    "metrics": {NAME: {"pmid", "sem", "type", "instances", ...packed tables}}}
-in one of two forms:
+"job_id" is the job the snapshot was taken for (the hooks', `snapshot --job-id`), so that a
+report refuses the begin of one job with the end of another; a job id as the agents take it
+(1 to 63 of A-Z a-z 0-9 _ . : + -). A file without it, or with null, names no job: files
+written before it was added, and snapshots taken for no job in particular.
+Why no schema bump: the field is optional and changes the meaning of nothing else in the file.
+Readers of schema 2 ignore keys they do not know, so files naming their job are still read by
+older lustre-jobreports (which only cannot check the job), and this reader reads every older
+file as naming none. A bump would make older readers refuse the new files outright (a report
+command on a login node older than the compute nodes' hooks), for no number read differently;
+the schema number marks changes an older reader would misread (2: start times in microseconds).
+The file is in one of two forms:
 - tables: "metrics" holds one hosts x instances table per metric (snapfile.py packs them);
 - raw: "metrics" is empty and every host that was read carries "pminfo_z", the zlib-compressed
   base64 text of its `pminfo -dfm` answer, parsed when the file is read. The prolog of a small
@@ -24,6 +34,7 @@ import binascii
 import json
 import math
 import os
+import re
 import zlib
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -62,6 +73,13 @@ INFLATE_STEP = 8 << 20                # bytes inflated per step (each step is a 
 READ_STEP = 8 << 20                   # bytes read per step (a read reserves its whole size first)
 # Times: seconds since the epoch, between 1970 and 9999 (what datetime can show).
 MAX_EPOCH = 253402300799.0
+# The job a snapshot is of: a job id as the agents take one (pmda-lustre's lc_job_id_ok), so that
+# one id names a job the same way in a file and in an agent's job view. The ASCII classes are
+# spelled out (\w and \d take other scripts' letters and digits) and the whole id is matched
+# (fullmatch: $ lets a final newline through).
+JOB_ID = re.compile(r"[A-Za-z0-9_.:+-]{1,63}")
+JOB_ID_RULE = "1 to 63 of A-Z a-z 0-9 _ . : + -"
+JOB_ID_SHOWN = 40                     # characters of a bad job id an error line shows
 
 
 def fail(path: Path | str, why: str) -> SnapshotFileError:
@@ -166,6 +184,56 @@ def epoch(value: Any, what: str) -> float:
     return float(value)
 
 
+def is_job_id(value: Any) -> bool:
+    """Whether value is a job id a snapshot file can name (JOB_ID)."""
+    return isinstance(value, str) and JOB_ID.fullmatch(value) is not None
+
+
+def file_job_id(job_id: str | None) -> str | None:
+    """The job id a snapshot of this job names, or None for one a file cannot hold: a PBS array
+    job's "123[4].server", an id past 63 characters. Such a snapshot names no job (the hooks'
+    spool still keys it by the id, in its file name)."""
+    return job_id if is_job_id(job_id) else None
+
+
+def shown(value: Any) -> str:
+    """A bad job id for an error line, short whatever it is (a string of a GiB, an array):
+    strings as Python writes them (control characters escaped), other JSON values as JSON."""
+    if isinstance(value, str):
+        return repr(value[:JOB_ID_SHOWN]) + ("..." if len(value) > JOB_ID_SHOWN else "")
+    if isinstance(value, (list, dict)):
+        return f"(a JSON {'array' if isinstance(value, list) else 'object'})"
+    text = json.dumps(value)
+    return text[:JOB_ID_SHOWN] + ("..." if len(text) > JOB_ID_SHOWN else "")
+
+
+def job_id_of(doc: dict) -> str | None:
+    """The job the file names (its "job_id"), None if it names none; ValueError naming the field
+    for anything but a job id."""
+    value = doc.get("job_id")
+    if value is None:
+        return None
+    if not is_job_id(value):
+        raise ValueError(f"bad job_id {shown(value)}: expected {JOB_ID_RULE}")
+    return value
+
+
+def writable_job_id(job_id: str | None) -> str | None:
+    """job_id, if a file may name it (None: no job); ValueError for one the reader would refuse:
+    no file is written that cannot be read back."""
+    if job_id is not None and not is_job_id(job_id):
+        raise ValueError(f"job_id {shown(job_id)} cannot be written: a snapshot names a job by {JOB_ID_RULE}")
+    return job_id
+
+
+def envelope(taken_at: float, job_id: str | None) -> dict[str, Any]:
+    """What both forms begin with: schema, kind, time and, if it names one, the job."""
+    doc: dict[str, Any] = {"schema": SCHEMA, "kind": KIND, "taken_at": taken_at}
+    if writable_job_id(job_id) is not None:
+        doc["job_id"] = job_id
+    return doc
+
+
 def check_header(path: Path | str, doc: Any) -> int:
     """The file's schema version, after checking it is a snapshot this reader can read."""
     if not isinstance(doc, dict):
@@ -197,13 +265,12 @@ def fits_raw(hosts: list) -> bool:
     return sum(sizes) <= MAX_RAW_BYTES and all(n <= MAX_RAW_BYTES_PER_HOST for n in sizes)
 
 
-def write_raw(taken_at: float, hosts: list, path: Path) -> None:
+def write_raw(taken_at: float, hosts: list, path: Path, job_id: str | None = None) -> None:
     """Write the raw form (no numpy needed): every host read carries its pminfo text, within
-    the caps it is read with (fits_raw)."""
+    the caps it is read with (fits_raw). job_id: the job it names (None: no job)."""
     if any(h.ok and h.pminfo is None for h in hosts):
         raise ValueError("the raw form needs every host that was read to carry its pminfo text")
-    doc = {"schema": SCHEMA, "kind": KIND, "taken_at": taken_at,
-           "hosts": [host_to_json(h) for h in hosts], "metrics": {}}
+    doc = {**envelope(taken_at, job_id), "hosts": [host_to_json(h) for h in hosts], "metrics": {}}
     with replacing(Path(path)) as out:
         json.dump(doc, out, separators=(",", ":"), allow_nan=False)
         out.write("\n")

@@ -111,18 +111,20 @@ class Fetched:
     def failed(self) -> list[HostSnapshot]:
         return [h for h in self.hosts if not h.ok]
 
-    def write(self, path: str | Path, *, consume: bool = False) -> None:
+    def write(self, path: str | Path, *, consume: bool = False, job_id: str | None = None) -> None:
         """As a snapshot file, atomically: hosts read by pminfo as the raw form (no numpy, no
         parsing now: the prolog's way) when their texts are within the caps it is read with,
         otherwise stacked into tables (snapfile: a `snapshot --backend pminfo` of hundreds of
         hosts). consume: the hosts' values are let go as they are stacked (the prolog's: it
-        needs them no more)."""
+        needs them no more). job_id: the job the file names (snapformat.JOB_ID; None: none)."""
         from . import snapformat
+        snapformat.writable_job_id(job_id)     # checked before stacking, which lets go of the hosts' values
         if all(h.pminfo is not None or not h.ok for h in self.hosts) and snapformat.fits_raw(self.hosts):
-            snapformat.write_raw(self.taken_at, self.hosts, Path(path))
+            snapformat.write_raw(self.taken_at, self.hosts, Path(path), job_id)
             return
         from . import snapfile
-        snapfile.write(snapfile.Snapshot.from_hosts(self.taken_at, self.hosts, consume=consume), path)
+        stacked = snapfile.Snapshot.from_hosts(self.taken_at, self.hosts, consume=consume, job_id=job_id)
+        snapfile.write(stacked, path)
 
 
 def pminfo_command(spec: str, metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS) -> list[str]:

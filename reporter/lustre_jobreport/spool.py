@@ -5,10 +5,13 @@ alone (mode 0700, owned by the hook's uid, not a symlink): a spool that others c
 be fed forged begin snapshots or links. A missing spool is created; a wrong one is refused.
 Begin snapshots whose epilog never came (node crash, hook added mid-job, ...) expire by age,
 both here (each epilog sweeps) and by tmpfiles.d (systemd/lustre-jobreport.conf).
+Each begin snapshot also names its job inside (its "job_id", snapformat): one found under a job's
+name that names another (a file renamed or copied there) is refused, not reported as this job's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import stat
@@ -59,16 +62,20 @@ def begin_path(spool: Path, job_id: str) -> Path:
 
 
 def put(spool: Path, job_id: str, snap) -> Path:
-    """Write the begin snapshot atomically (temp file + rename in the spool): what
+    """Write the begin snapshot atomically (temp file + rename in the spool), naming its job
+    (unless the id is one a snapshot file cannot hold: snapformat.file_job_id): what
     snapshot.fetch_all returned (a small job's pminfo answers stay raw; a large one's values
     are let go as they are stacked) or a stacked Snapshot."""
+    from . import snapformat
+
     path = begin_path(spool, job_id)
+    named = snapformat.file_job_id(job_id)
     try:
         if hasattr(snap, "write"):
-            snap.write(path, consume=True)
+            snap.write(path, consume=True, job_id=named)
         else:
             from . import snapfile
-            snapfile.write(snap, path)
+            snapfile.write(dataclasses.replace(snap, job_id=named), path)
     except OSError as exc:
         raise SpoolError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path
@@ -77,8 +84,9 @@ def put(spool: Path, job_id: str, snap) -> Path:
 def take(spool: Path, job_id: str):
     """The job's begin snapshot, or None if there is none. Taken: the file is unlinked once open
     and read from the open file, so nothing that happens after (a failed report, the hook
-    stopped at its bound, even a SIGKILL while reading) leaves it behind. A damaged one is
-    raised."""
+    stopped at its bound, even a SIGKILL while reading) leaves it behind. A damaged one, or one
+    naming another job, is raised (one naming no job was spooled before begin snapshots named
+    theirs, or is of a job whose id a file cannot hold: taken as it is)."""
     from . import snapfile
 
     path = begin_path(spool, job_id)
@@ -96,11 +104,14 @@ def take(spool: Path, job_id: str):
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
             raise SpoolError(f"{path} is not a regular file of uid {os.geteuid()}; removed it")
         try:
-            return snapfile.read(path, opened=f)
+            snap = snapfile.read(path, opened=f)
         except JobReportError as exc:
             raise SpoolError(f"corrupt begin snapshot removed: {exc}") from None
         except snapfile.snapformat.TooLargeForMemory as exc:   # within the caps, too large for this process: not corrupt
             raise SpoolError(f"begin snapshot removed: {exc}") from None
+    if snap.job_id is not None and snap.job_id != job_id:
+        raise SpoolError(f"{path} is the begin snapshot of job {snap.job_id}, not of job {job_id}; removed it")
+    return snap
 
 
 def remove(spool: Path, job_id: str) -> None:

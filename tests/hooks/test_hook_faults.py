@@ -193,6 +193,29 @@ def test_corrupt_begin_snapshot(rig):
     assert f"corrupt begin snapshot removed: {rig.begin}: " in line     # and why, in snapfile's words
 
 
+@PATHS
+def test_a_begin_snapshot_of_another_job_in_the_spool_makes_no_report(wdir, node, job_user, cli_max):
+    """The prolog's begin snapshot names its job; one found under this job's name that names
+    another (a spool mix-up) would give a report of another job's time that looked trusted:
+    one log line, no report, no record, the file gone."""
+    import json
+
+    rig = Rig(wdir, job_user, {"vm": node.pmcd.spec}, hooks_extra=f"prolog_cli_max_hosts = {cli_max}")
+    assert rig.prolog()[0] == 0 and rig.errors() == []
+    doc = json.loads(rig.begin.read_text())
+    spooled_as = doc.get("job_id")
+    doc["job_id"] = "8"
+    rig.begin.write_text(json.dumps(doc))
+    node.client.run("overflow", fs="scratch")
+    rc, took, out, err = rig.epilog()
+    assert (rc, out, err) == (0, "", "") and took < 5
+    assert appended(rig) == "" and rig.record_files() == [] and os.listdir(rig.spool) == []
+    [line] = rig.errors()
+    assert line.endswith(f"slurm epilog job 7: {rig.begin} is the begin snapshot of job 8, not of job 7; "
+                         "removed it; no report"), line
+    assert spooled_as == "7"
+
+
 @pytest.mark.parametrize("schema", [1, 2])
 @pytest.mark.parametrize("taken_at", ["NaN", "1e300"])
 def test_a_begin_snapshot_taken_at_no_time_is_one_line_naming_it(rig, node, taken_at, schema):

@@ -60,3 +60,21 @@ def test_delivery_says_where_in_a_typed_record():
     assert dataclasses.is_dataclass(got) and isinstance(got, delivery.Delivered)
     assert [f.name for f in dataclasses.fields(got)] == ["where", "mode", "uid", "gid"]
     assert got.where == "standard output" and out.getvalue() == "\nthe report\n"
+
+
+def test_the_end_snapshot_the_epilog_builds_names_the_job():
+    """As the begin snapshot does (the spool's); a job id a snapshot file cannot hold (a PBS array
+    job's) is left out, as there. Of a node whose pmcd is down: quick."""
+    import time
+    from types import SimpleNamespace
+
+    from hookkit import dead_spec
+    from lustre_jobreport import budget, config, hooksnap
+    from lustre_jobreport.hostsnap import HostSnapshot
+    from lustre_jobreport.snapfile import Snapshot
+
+    begin = Snapshot.from_hosts(1.0, [HostSnapshot("vm", dead_spec(), ok=True, fetched_at=1.0)])
+    for job_id, named in (("7", "7"), ("123[4].pbs01", None)):
+        job = SimpleNamespace(job_id=job_id)
+        end = hooksnap.end(begin, job, config.Config(), budget.Budget(10.0, time.monotonic()))
+        assert end.snap.job_id == named and not end.snap.hosts["vm"].ok

@@ -142,3 +142,38 @@ def test_damaged_raw_begin_is_corrupt(tmp_path):
     with pytest.raises(spool.SpoolError, match="corrupt begin snapshot removed"):
         spool.take(d, "2")
     assert not spool.begin_path(d, "2").exists()
+
+
+def test_the_spooled_begin_snapshot_names_its_job(tmp_path):
+    d = spool.open_spool(tmp_path / "spool")
+    for form, taken in (("tables", snap()), ("raw", snapshot.fetch_all([snapshot.HostTarget("vm", dead_spec())],
+                                                                        connect_timeout_s=1, fetch_timeout_s=1,
+                                                                        backend="pminfo"))):
+        spool.put(d, "42", taken)
+        assert json.loads(spool.begin_path(d, "42").read_text())["job_id"] == "42", form
+        assert spool.take(d, "42").job_id == "42", form
+
+
+def test_a_begin_snapshot_of_another_job_is_removed_and_said(tmp_path):
+    """A spool mix-up (a file renamed or copied into another job's name): its deltas would be of
+    another job's time on other nodes, in a report that looked trusted."""
+    d = spool.open_spool(tmp_path / "spool")
+    spool.put(d, "41", snap())
+    os.rename(spool.begin_path(d, "41"), spool.begin_path(d, "42"))
+    with pytest.raises(spool.SpoolError, match=f"{spool.begin_path(d, '42')} is the begin snapshot of job 41, "
+                                               "not of job 42; removed it"):
+        spool.take(d, "42")
+    assert os.listdir(d) == []
+
+
+def test_a_begin_snapshot_naming_no_job_is_taken_as_it_is(tmp_path):
+    """Spooled before begin snapshots named their job (an upgrade mid-job), or of a job whose id a
+    snapshot file cannot hold (a PBS array job's '123[4].server'): nothing to check it against."""
+    d = spool.open_spool(tmp_path / "spool")
+    spool.put(d, "123[4].pbs01", snap())
+    assert "job_id" not in json.loads(spool.begin_path(d, "123[4].pbs01").read_text())
+    back = spool.take(d, "123[4].pbs01")
+    assert back.job_id is None and list(back.hosts) == ["vm"]
+    spool.begin_path(d, "2").write_text(json.dumps({"schema": "lustre-jobreport/2", "kind": "snapshot",
+                                                    "taken_at": 1.0, "hosts": [], "metrics": {}}))
+    assert spool.take(d, "2").job_id is None

@@ -177,6 +177,33 @@ def test_cli_end_to_end_text_report(tmp_path):
     assert snapfile.read(tmp_path / "e.json").hosts["n01"].ok
 
 
+def test_cli_snapshots_name_their_job_and_a_report_of_two_jobs_is_refused(tmp_path):
+    """`snapshot --job-id` in both forms (tables by PCP's bindings, raw by pminfo): the report of
+    the job's own pair is of that job with no --job-id; its begin with another job's end is refused."""
+    tree = tmp_path / "tree"
+    SimClient.create(tree, version="2.15.4", filesystems=[("scratch", 8, 1)], seed=3)
+
+    def snap_cli(name: str, job: str, backend: str) -> Path:
+        subprocess.run([BIN / "lustre-jobreport", "snapshot", "--host", f"n01={pmcd.spec}", "--backend", backend,
+                        "--job-id", job, "-o", tmp_path / name], check=True)
+        return tmp_path / name
+
+    with PrivatePmcd(tmp_path / "pmcd", tree) as pmcd:
+        begin = snap_cli("b.json", "42", "pmapi")
+        subprocess.run([BIN / "lustre-sim", "run", tree, "enzo", "--fs", "scratch"], check=True)
+        end = snap_cli("e.json", "42", "pminfo")
+        other = snap_cli("o.json", "43", "pminfo")
+    assert json.loads(begin.read_text())["metrics"] and not json.loads(end.read_text())["metrics"]   # both forms
+    r = subprocess.run([BIN / "lustre-jobreport", "report", begin, end, "--format", "json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["job"]["id"] == "42" and doc["filesystems"]["scratch"]["ops"]["open"] == 5303
+    r = subprocess.run([BIN / "lustre-jobreport", "report", begin, other], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, r.stderr
+    assert f"the begin snapshot {begin} is of job 42, the end snapshot {other} of job 43" in r.stderr
+
+
 def test_an_unreadable_llite_stats_file_at_the_end_is_not_trusted_and_said(tmp_path):
     """A 2-host job once reported half its bytes, said "2 hosts" and listed nothing as not trusted."""
     trees = [tmp_path / "t0", tmp_path / "t1"]
