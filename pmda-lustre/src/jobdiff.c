@@ -534,6 +534,69 @@ lc_jobres_free(struct lc_jobres *res)
     memset(res, 0, sizeof(*res));
 }
 
+/* ---- a slot's answer ----------------------------------------------------------- */
+
+size_t
+lc_job_answer_max(const struct lc_jobrec *e, const struct lc_jobres *res, unsigned item)
+{
+    if (item < LC_JOB_NMETRICS)
+	return e->n[lc_job_kind(item)] * lc_job_nval(item);
+    if (item >= LC_JOB_LEFT_OUT_ITEM && item < LC_JOB_LEFT_OUT_ITEM + LC_JOB_NSOURCES)
+	return res->nleft;
+    return 0;
+}
+
+/* left_out.<source>: the reason of each device of the source left out */
+static int
+answer_left_out(const struct lc_jobres *res, unsigned src, lc_job_value_fn fn, void *arg)
+{
+    size_t	i;
+    int		sts;
+
+    for (i = 0; i < res->nleft; i++) {
+	if (res->left[i].src != src)
+	    continue;
+	if ((sts = fn(arg, res->left[i].inst, res->left[i].reason)) < 0)
+	    return sts;
+    }
+    return 0;
+}
+
+int
+lc_job_answer(const struct lc_jobrec *e, const struct lc_jobres *res, unsigned item,
+	      lc_job_value_fn fn, void *arg)
+{
+    unsigned	kind, nv, o, b;
+    size_t	i;
+    int		sts;
+
+    if (item >= LC_JOB_LEFT_OUT_ITEM && item < LC_JOB_LEFT_OUT_ITEM + LC_JOB_NSOURCES)
+	return answer_left_out(res, item - LC_JOB_LEFT_OUT_ITEM, fn, arg);
+    if (item >= LC_JOB_NMETRICS)
+	return -1;
+    kind = lc_job_kind(item);
+    nv = lc_job_kind_nval(kind);
+    o = lc_job_off(item);
+    for (i = 0; i < e->n[kind]; i++) {
+	const struct lc_jobdev *d = &e->dev[kind][i];
+
+	for (b = 0; b < lc_job_nval(item); b++) {
+	    uint64_t v = res->delta[kind][i * nv + o + b];
+	    int inst = lc_job_nval(item) > 1 ? d->binst[b] : d->inst;
+
+	    /* zero deltas are not sent for OSCs and MDCs (hundreds a client, most of
+	     * them idle in a job); a filesystem's and a bucket's are, so that "0"
+	     * and "not counted" (e.g. a counter this Lustre does not have) differ,
+	     * as they do in the reporter's diff */
+	    if (!res->counted[kind][i * nv + o + b] || inst < 0 || (v == 0 && kind != LC_JK_FS))
+		continue;
+	    if ((sts = fn(arg, inst, v)) < 0)
+		return sts;
+	}
+    }
+    return 0;
+}
+
 /* ---- job ids and slots ------------------------------------------------------ */
 
 int

@@ -435,6 +435,101 @@ test_not_read(void)
     done(&p);
 }
 
+/* what lc_job_answer serves, collected */
+struct served {
+    int		n;
+    int		inst[256];
+    uint64_t	v[256];
+    int		fail_at;	/* fn fails on this value (-1: never) */
+};
+
+static int
+collect(void *arg, int inst, uint64_t v)
+{
+    struct served *s = arg;
+
+    if (s->n == s->fail_at)
+	return -7;
+    if (s->n < 256) {
+	s->inst[s->n] = inst;
+	s->v[s->n] = v;
+    }
+    s->n++;
+    return 0;
+}
+
+static struct served
+serve(const struct pair *p, unsigned item)
+{
+    struct served s;
+
+    memset(&s, 0, sizeof(s));
+    s.fail_at = -1;
+    CHECK_INT(lc_job_answer(&p->e, &p->res, item, collect, &s), 0);
+    CHECK((size_t)s.n <= lc_job_answer_max(&p->e, &p->res, item));
+    return s;
+}
+
+/* the value served for inst, or 0xdead if none */
+static uint64_t
+served_at(const struct served *s, int inst)
+{
+    for (int i = 0; i < s->n && i < 256; i++)
+	if (s->inst[i] == inst)
+	    return s->v[i];
+    return 0xdead;
+}
+
+static void
+test_answer(void)
+{
+    struct pair p;
+    struct served s;
+
+    setup(&p);
+    setv(get(&p.e, LC_JK_OSC, 11), K_OSC_RB, 0, 100 + K_OSC_RB + 5);
+    setv(get(&p.e, LC_JK_FS, 0), K_RPC_READ, 2, 100 + K_RPC_READ + 2 + 9);
+    setv(get(&p.e, LC_JK_OSC, 10), K_OSC_WB, 0, 1);		/* went back: left out */
+    get(&p.e, LC_JK_FS, 1)->pres[lc_job_off(K_LAT_READ)] = 0;	/* not given now: left out */
+    get(&p.e, LC_JK_FS, 1)->inst = -1;				/* an fs outside the FS indom */
+    CHECK_INT(run(&p), 0);
+
+    /* OSC deltas: only those not zero, of devices counted */
+    s = serve(&p, K_OSC_RB);
+    CHECK_INT(s.n, 1);
+    CHECK_U64(served_at(&s, 11), 5);
+    s = serve(&p, K_OSC_WB);
+    CHECK_INT(s.n, 0);
+    /* a filesystem's zeros are sent; an fs without an instance is not */
+    s = serve(&p, K_OPEN);
+    CHECK_INT(s.n, 1);
+    CHECK_U64(served_at(&s, 0), 0);
+    /* buckets under their own instances (fs 1's too: its histogram counts), zeros too */
+    s = serve(&p, K_RPC_READ);
+    CHECK_INT(s.n, 2 * RPC_HIST_MAX);
+    CHECK_U64(served_at(&s, 2), 9);
+    CHECK_U64(served_at(&s, 3), 0);
+    CHECK_U64(served_at(&s, 102), 0);
+    /* left_out.<source>: the reason per device, u32 values of the sources' own items */
+    s = serve(&p, LC_JOB_LEFT_OUT_ITEM + LC_JS_OSC_STATS);
+    CHECK_INT(s.n, 1);
+    CHECK_U64(served_at(&s, 10), LC_JR_CLEARED);
+    s = serve(&p, LC_JOB_LEFT_OUT_ITEM + LC_JS_LLITE_STATS);
+    CHECK_INT(s.n, 0);		/* fs 1 left out, but it has no instance to name */
+    s = serve(&p, LC_JOB_LEFT_OUT_ITEM + LC_JS_MDC_IMPORT);
+    CHECK_INT(s.n, 0);
+    /* not an item of a slot */
+    CHECK_INT(lc_job_answer(&p.e, &p.res, LC_JOB_NMETRICS, collect, &s), -1);
+    CHECK_INT(lc_job_answer(&p.e, &p.res, LC_JOB_LEFT_OUT_ITEM + LC_JOB_NSOURCES, collect, &s), -1);
+    CHECK_INT(lc_job_answer_max(&p.e, &p.res, LC_JOB_NMETRICS), 0);
+    /* the callback's failure stops the answer and is returned */
+    memset(&s, 0, sizeof(s));
+    s.fail_at = 3;
+    CHECK_INT(lc_job_answer(&p.e, &p.res, K_RPC_READ, collect, &s), -7);
+    CHECK_INT(s.n, 3);
+    done(&p);
+}
+
 static void
 test_slots(void)
 {
@@ -524,5 +619,6 @@ test_jobs(void)
     test_cleared();
     test_replaced_remounted();
     test_not_read();
+    test_answer();
     test_slots();
 }
