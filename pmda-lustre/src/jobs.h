@@ -54,7 +54,7 @@ enum lc_jobreason {
     LC_JR_REMOUNTED = 3,	/* its fs was unmounted or remounted */
     LC_JR_NOT_READ_AT_BEGIN = 4,
     LC_JR_NOT_READ_AT_END = 5,
-    LC_JR_GONE = 6,		/* read at begin, no longer listed */
+    LC_JR_GONE = 6,		/* listed at begin, no longer (read then, or required) */
     LC_JR_NOT_READ = 7,		/* listed at both ends, read at neither (required sources) */
 };
 
