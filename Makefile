@@ -5,6 +5,9 @@
 #   make bench  - performance figures (see bench/)
 #   make deb    - the Debian 12 packages in build/packages (make rpm: the RPMs, from the same layout)
 #   make test-packages - build both, install the .debs for real, run a Slurm job, remove them
+#   make fuzz   - long randomized runs (not part of make test): fuzz-diff, the diff rules' property
+#                 tests with many more cases (FUZZ_EXAMPLES, default 50,000: ~10 min), then
+#                 fuzz-agent, the agent's libFuzzer targets (pmda-lustre: make fuzz, FUZZ_TIME s each)
 # Both are idempotent: what is already installed or built is left alone.
 
 VENV      := .venv
@@ -13,7 +16,7 @@ SYSPYTHON := /usr/bin/python3
 STAMP     := $(VENV)/.installed
 
 .PHONY: all deps deps-test venv agent demo demo-compare test test-packages bench clean \
-	install install-agent install-reporter deb rpm
+	install install-agent install-reporter deb rpm fuzz fuzz-diff fuzz-agent
 
 all: agent venv
 
@@ -50,6 +53,16 @@ test: agent venv deps-test
 	$(PY) -m pytest -q tests
 	$(MAKE) -C pmda-lustre test-install
 	$(MAKE) test-packages
+
+# The property tests of the diff rules under hypothesis's "fuzz" profile (tests/conftest.py): a
+# failure prints the case (a make_case call) and the @reproduce_failure line that replays it.
+FUZZ_EXAMPLES ?= 50000
+fuzz: fuzz-diff fuzz-agent
+fuzz-diff: venv
+	HYPOTHESIS_PROFILE=fuzz HYPOTHESIS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q \
+	    tests/reporter/test_diff_properties.py --hypothesis-show-statistics
+fuzz-agent:
+	$(MAKE) -C pmda-lustre fuzz
 
 # Builds the .debs and RPMs, then installs the .debs into this machine's system (apt-get), runs
 # the agent in the system pmcd and a Slurm job through the installed hooks, and removes them

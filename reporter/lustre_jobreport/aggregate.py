@@ -3,19 +3,23 @@
 Sums over the reset-aware delta matrices (hosts x instances). Sums are exact: a uint64 sum over
 hosts could wrap past 2^64 (two counters near 2^63 summed to 10), so columns are summed as two
 32-bit halves (exact for up to 2^32 hosts) and joined as Python ints; values leave this module as
-Python ints (JSON must not round them). Which metric is a volume, an operation, a histogram
-or a per-OST figure is the catalog's to say.
+Python ints (JSON must not round them). Each host's delta is below 2^63 (diff.DELTA_LIMIT); a
+sum over hosts that reaches it is kept exact and said (VALUE_TOO_LARGE): a job record, whose
+columns are int64, keeps it as null. Which metric is a volume, an operation, a histogram or a
+per-OST figure is the catalog's to say.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Iterator
 
 import numpy as np
 
 from . import catalog
 from .catalog import P, size_bytes
-from .diff import DeltaTable, Issue, JobDelta, fs_of, rows_of
+from .diff import DELTA_LIMIT, DeltaTable, Issue, JobDelta, fs_of, rows_of
+from .hostsnap import summarise
 
 VOLUME = tuple(m.key for m in catalog.with_role(catalog.VOLUME))          # read_bytes, write_bytes, ...
 OST_FIELDS = tuple(m.key for m in catalog.with_role(catalog.OST_VOLUME))  # read_bytes, ..., write_rpcs
@@ -165,7 +169,31 @@ def aggregate(delta: JobDelta) -> dict[str, FsTotals]:
     _job_wide_counters(delta, out)
     _target_trouble(delta, out)
     _same_hosts_basis(delta, out)
+    _say_sums_past_int64(delta, out)
     return out
+
+
+def _past_int64(doc: Any, path: tuple[str, ...] = ()) -> Iterator[str]:
+    """The names ('rpc read 4K', 'osts OST0003 read_bytes') of the counts in doc of 2^63 or more."""
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            yield from _past_int64(value, path + (str(key),))
+    elif isinstance(doc, list):
+        for value in doc:
+            yield from _past_int64(value, path)
+    elif isinstance(doc, int) and not isinstance(doc, bool) and doc >= int(DELTA_LIMIT):
+        yield " ".join(path)
+
+
+def _say_sums_past_int64(delta: JobDelta, out: dict[str, FsTotals]) -> None:
+    """A filesystem's figures that add up to 2^63 or more over the job's hosts (each host's is
+    below it): exact on the report, said, as the job record cannot keep them."""
+    for fs, t in out.items():
+        names = sorted(set(_past_int64(t.to_json())))
+        if names:
+            delta.issues.append(Issue("VALUE_TOO_LARGE", None, fs,
+                                      f"{fs}: {summarise(names)} add up to 2^63 or more over the job's hosts: "
+                                      "exact here, but past what a job record keeps (int64), where they are null"))
 
 
 def _job_wide_counters(delta: JobDelta, out: dict[str, FsTotals]) -> None:

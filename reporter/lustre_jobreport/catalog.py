@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import IntEnum
 
 ROOT = "lustreclient"
 P = ROOT + "."
@@ -287,9 +288,30 @@ JOB_SOURCES: tuple[JobSource, ...] = (
     JobSource("osc_import", _SRC["osc import"], OSC),
     JobSource("mdc_import", _SRC["mdc import"], MDC),
 )
-# Why the agent left a device's values of a source out of the job's delta (left_out.* values);
-# each is one of the diff's cases (diff.py), told by the agent, which saw both ends.
-CLEARED, REPLACED, REMOUNTED, NOT_READ_AT_BEGIN, NOT_READ_AT_END, GONE, NOT_READ = range(1, 8)
+
+
+class Reason(IntEnum):
+    """Why a device's values of a stats file were left out of a job's delta: the agent's
+    left_out.* values (pmda-lustre/src/jobs.h, enum lc_jobreason), one of the diff's cases
+    (diff.py), which JobDelta.left_out keeps whichever way the job was read. When several
+    apply, the first in PRECEDENCE is the one given."""
+    COUNTED = 0
+    CLEARED = 1             # a counter went backwards, or the file's start time moved
+    REPLACED = 2            # the device's identity (its directory) changed
+    REMOUNTED = 3           # its filesystem was unmounted or remounted
+    NOT_READ_AT_BEGIN = 4
+    NOT_READ_AT_END = 5
+    GONE = 6                # there at the begin, not listed at the end
+    NOT_READ = 7            # listed, read at neither end (a file every layout has)
+    TOO_LARGE = 8           # the reporter's own, after the rules: a delta of 2^63 or more
+
+
+# the order the rules are tried in, for one stats file of one device (DESIGN §3.3)
+PRECEDENCE = (Reason.REMOUNTED, Reason.GONE, Reason.REPLACED, Reason.CLEARED, Reason.NOT_READ_AT_BEGIN,
+              Reason.NOT_READ_AT_END, Reason.NOT_READ)
+CLEARED, REPLACED, REMOUNTED, NOT_READ_AT_BEGIN, NOT_READ_AT_END, GONE, NOT_READ = (
+    Reason.CLEARED, Reason.REPLACED, Reason.REMOUNTED, Reason.NOT_READ_AT_BEGIN, Reason.NOT_READ_AT_END,
+    Reason.GONE, Reason.NOT_READ)
 
 
 def job_view_name(name: str) -> str:

@@ -55,6 +55,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     cfg = config.load(args.config)
     begin, end = snapfile.read(args.begin), snapfile.read(args.end)
+    report.check_pair(begin, end)
     shared = {}
     for item in args.shared_node or []:
         host, _, why = item.partition("=")
@@ -93,7 +94,7 @@ def _cmd_records_compact(args: argparse.Namespace) -> int:
     result = compact.compact(args.records or cfg.values["hooks"]["records_dir"],
                              args.dataset or cfg.values["records"]["dataset_dir"])
     sys.stdout.write(result.summary())
-    return 0
+    return result.status()
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:

@@ -35,10 +35,22 @@ What a run guarantees (tests/reporter/test_compact.py shows each):
 - Small files: a month holding more than MERGE_OVER part files is rewritten into one (new file
   renamed in first, then the old ones removed): a reader listing the month in between may see a
   job twice and dedupes by record_id (recordset.load does), or find a listed file gone and list
-  again (recordset.load retries).
+  again (recordset.load retries). The merge reads one file and one batch at a time: open files
+  and memory stay bounded whatever the month holds.
+- The dataset knows its schema: every file states its version (partschema), and every file is
+  checked before the run reads a record: one of another schema is set aside to
+  dataset_dir/.foreign/<its month>/<name>.set-aside (with a .why; not *.parquet there, so no
+  reader's glob takes it) and named in the summary, never merged; one of a newer version stops
+  the run (one line naming it and its version) before anything is written or moved.
 - One run at a time (flock on <dataset_dir>/.compact.lock); directories are created 0755 and
   checked like records_dir (securedir: the running user's, not group/other writable, not links),
-  so root runs it on root's tree and an admin on their own directories.
+  so root runs it on root's tree and an admin on their own directories. A YYYY, MM or DD
+  directory of the records that fails the check is checked before any record is read from it
+  and skipped, named in the summary (every run, until fixed); a .compacted or .unreadable
+  subdirectory that fails it leaves its records unmoved, said: neither stops the run.
+- Exit status (CompactResult.status): 0, done; 1, done, and the summary names what needs the
+  admin (set aside, skipped, not moved, ignored); a run that cannot work raises JobReportError
+  (the CLI's exit 2) before it moves anything.
 """
 
 from __future__ import annotations
@@ -53,7 +65,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import jobrow, records, securedir
+from . import jobrow, partschema, records, securedir
 from .atomicfile import replacing_at
 from .errors import JobReportError
 
@@ -61,10 +73,13 @@ COMPRESSION = "zstd"
 ROW_GROUP_ROWS = 122_880     # DuckDB's own row group size: what its readers parallelize over
 BATCH_ROWS = 8_192           # rows turned into Arrow columns at a time
 MERGE_OVER = 16              # a month with more part files than this is rewritten into one
+MAX_PENDING_TABLES = 256     # small tables a writer holds before joining them into one
 MAX_DIR_FDS = 64             # directories of records kept open while moving them
 LOCK_NAME = ".compact.lock"
 COMPACTED = ".compacted"
 UNREADABLE = ".unreadable"
+FOREIGN = ".foreign"         # dataset files of another schema, set aside (dataset_dir/.foreign/...)
+SET_ASIDE = ".set-aside"     # their suffix there: no longer *.parquet, so no reader's glob takes them
 PART_RE = re.compile(r"part-[A-Za-z0-9_-]+\.parquet")
 TEMP_RE = re.compile(r"\.part-[A-Za-z0-9_-]+\.parquet\.[0-9a-f]+\.tmp")
 _YEAR_DIR = re.compile(r"year=(\d{1,5})")     # year=02026 is 2026
@@ -195,24 +210,43 @@ def _scan(path: Path) -> list[os.DirEntry]:
         raise JobReportError(f"{path}: cannot list: {exc.strerror}") from None
 
 
-def bad_parquet(path: Path, exc: BaseException) -> JobReportError:
-    return JobReportError(f"{path}: not a readable Parquet file ({one_line(exc)}); "
-                          "move it out of the dataset and run again")
+def read_failure(path: Path, exc: BaseException) -> JobReportError:
+    """One line for a dataset file that could not be read: its bytes (not a Parquet file: the
+    admin moves it out), or the system (the reason, never blamed on the file's contents)."""
+    err = exc if isinstance(exc, partschema.UnreadableParquet) else partschema.read_error(path, exc)
+    if isinstance(err, partschema.UnreadableParquet):
+        return JobReportError(f"{err}; move it out of the dataset and run again")
+    return JobReportError(f"{path}: cannot read: {err.strerror}")
 
 
 def record_ids(files: Iterable[Path]) -> set[str]:
-    """The record ids the files hold (their record_id column alone is read)."""
+    """The record ids the files hold (their record_id column alone is read, one file at a time)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     ids: set[str] = set()
     for f in files:
         try:
-            col = pq.ParquetFile(f).read(columns=["record_id"]).column(0)
-        except (OSError, pa.ArrowException, KeyError) as exc:
-            raise bad_parquet(f, exc) from None
+            with pq.ParquetFile(f) as pf:
+                col = pf.read(columns=["record_id"]).column(0)
+        except (OSError, pa.ArrowException) as exc:
+            raise read_failure(f, exc) from None
         ids.update(col.unique().to_pylist())
     ids.discard(None)
     return ids
+
+
+def read_row_groups(path: Path):
+    """The file's rows, a row group at a time (ours hold at most ROW_GROUP_ROWS), the file open
+    only while they are read. A failure to read it is read_failure's line (a failure of the
+    caller's, between row groups, is its own)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    try:
+        with pq.ParquetFile(path) as pf:
+            for i in range(pf.num_row_groups):
+                yield pf.read_row_group(i)
+    except (OSError, pa.ArrowException) as exc:
+        raise read_failure(path, exc) from None
 
 
 def _ident(st: os.stat_result) -> Ident:
@@ -238,10 +272,23 @@ class CompactResult:
     moved: int = 0               # JSON records moved to .compacted
     files_written: list[str] = field(default_factory=list)           # relative to dataset_dir
     merged: list[tuple[str, int, int, str]] = field(default_factory=list)  # (partition, files, duplicate rows dropped, new file)
-    merge_skipped: list[tuple[str, str]] = field(default_factory=list)
+    files_set_aside: list[tuple[str, str, str]] = field(default_factory=list)  # dataset files: (path, reason, now)
+    skipped_dirs: list[tuple[str, str]] = field(default_factory=list)  # records directories not read: (path, reason)
+    not_moved: list[tuple[str, str]] = field(default_factory=list)     # records in the dataset, not moved: (path, reason)
     stale_temps: int = 0         # temp files of a run that died, removed
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+
+    def needs_admin(self) -> bool:
+        """Whether the run set aside, skipped or ignored something an admin has to look at
+        (each is a line of the summary)."""
+        return bool(self.set_aside or self.files_set_aside or self.skipped_dirs or self.not_moved or self.ignored)
+
+    def status(self) -> int:
+        """The exit status: 0, the run did its work; 1, it did, and set aside or skipped what
+        the summary names (the unit's state says so); a run that could not do its work raises
+        JobReportError instead (exit 2)."""
+        return 1 if self.needs_admin() else 0
 
     def summary(self) -> str:
         """Lines for a cron mail or the journal: the totals first, then one line per thing
@@ -258,18 +305,32 @@ class CompactResult:
             lines.append(f"records compact: set aside {rel}: {why} (now {UNREADABLE}/{rel})")
         for rel, why in self.ignored:
             lines.append(f"records compact: ignored {rel}: {why}")
+        for rel, why in self.skipped_dirs:
+            lines.append(f"records compact: skipped {rel}/: {why}; no record under it read (fix its owner "
+                         "and mode; the next run compacts it)")
+        for why, rels in _grouped(self.not_moved).items():
+            lines.append(f"records compact: not moved {_n(len(rels), 'record')} ({rels[0]}"
+                         f"{', …' if len(rels) > 1 else ''}): {why} (the next run moves them once that is fixed)")
         if self.left:
             lines.append(f"records compact: {self.left} record(s) replaced while the run read them, "
                          "left for the next run")
         for part, files, dropped, _ in self.merged:
             lines.append(f"records compact: merged {part}: {files} files into 1"
                          + (f", {dropped:,} duplicate row(s) dropped" if dropped else ""))
-        for part, why in self.merge_skipped:
-            lines.append(f"records compact: not merged {part}: {why}")
+        for rel, why, now in self.files_set_aside:
+            lines.append(f"records compact: set aside dataset file {rel}: {why} (now {now})")
         if self.stale_temps:
             lines.append(f"records compact: removed {self.stale_temps} temp file(s) of an interrupted run")
         lines += [f"records compact: {note}" for note in self.notes]
         return "\n".join(lines) + "\n"
+
+
+def _grouped(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """(item, reason) pairs as reason -> items, in the order met."""
+    out: dict[str, list[str]] = {}
+    for item, why in pairs:
+        out.setdefault(why, []).append(item)
+    return out
 
 
 def _why(exc: OSError) -> str:
@@ -298,7 +359,7 @@ class _PartWriter:
             self.close()
             raise
         try:
-            self.writer = pq.ParquetWriter(self.file, schema(), compression=COMPRESSION,
+            self.writer = pq.ParquetWriter(self.file, partschema.arrow_schema(), compression=COMPRESSION,
                                            write_statistics=True)
         except BaseException:
             self._discard()
@@ -310,6 +371,12 @@ class _PartWriter:
             self.npending += table.num_rows
             if self.npending >= ROW_GROUP_ROWS:
                 self._flush(final=False)
+            elif len(self.pending) >= MAX_PENDING_TABLES:    # a merge of many small files: each
+                self._join_pending()                         # table costs far more than its rows
+
+    def _join_pending(self) -> None:
+        import pyarrow as pa
+        self.pending = [pa.concat_tables(self.pending).combine_chunks()]
 
     def _flush(self, final: bool) -> None:
         import pyarrow as pa
@@ -391,19 +458,23 @@ class _Run:
         self.seen: set[str] = set()          # record ids added in this run
         self.failed: set[str] = set()        # record ids whose record was set aside at conversion
         self.known: dict[Part, set[str]] = {}
-        self.month_dirs: dict[Part, list[Path]] | None = None   # the dataset as the run found it
+        self.found: dict[Part, list[Path]] = {}      # the dataset's files as the run found them, checked
+        self.checked: dict[Path, partschema.Checked] = {}
         self.added: dict[Part, list[tuple[Path, Ident]]] = {}
         self.unwritten: dict[Part, list[int]] = {}   # [records, rows] in a month's open file
         self.committed: list[Part] = []
         self.dups: list[tuple[Path, Ident, str | None]] = []
         self.aside: list[tuple[Path, str, Ident | None]] = []
         self.dir_fds: dict[tuple[str, ...], int] = {}
+        self.dir_checks: dict[tuple[str, ...], str] = {}   # records_dir's subdirectories: why refused, or ""
 
     # -- reading and converting --------------------------------------------------------------
     def read_all(self) -> None:
         odd: list[tuple[Path, str]] = []
-        for path in records.iter_records(self.rdir, odd):
-            self.one(path)
+        for day in records.iter_days(self.rdir, odd):
+            if not self.refused(day):
+                for path in records.day_records(day, odd):
+                    self.one(path)
         self.convert()
         for path, why in odd:
             rel = path.relative_to(self.rdir)
@@ -415,6 +486,34 @@ class _Run:
                 self.aside.append((rel, why, _ident(st)))
             else:
                 self.res.ignored.append((str(rel), why))
+
+    def refused(self, day: Path) -> bool:
+        """Whether a directory from records_dir down to this day fails securedir's checks
+        (another owner, writable by others), checked before any record is read from it: nothing
+        under it is read, and it is named once, with its reason, in the summary."""
+        parts = day.relative_to(self.rdir).parts
+        for n in range(1, len(parts) + 1):
+            sub = parts[:n]
+            if sub not in self.dir_checks:
+                self.dir_checks[sub] = why = self.unsafe(sub)
+                if why:
+                    self.res.skipped_dirs.append(("/".join(sub), why))
+            if self.dir_checks[sub]:
+                return True
+        return False
+
+    def unsafe(self, sub: tuple[str, ...]) -> str:
+        """Why records_dir/sub is no directory to read records from ("" when it is one; when it
+        is gone meanwhile, nothing is read from it anyway)."""
+        try:
+            os.close(securedir.open_dir(self.rdir, sub, create=False))
+        except securedir.UnsafeDirError as exc:
+            return exc.why
+        except FileNotFoundError:
+            return ""
+        except OSError as exc:
+            return f"cannot open: {exc.strerror}"
+        return ""
 
     def one(self, path: Path) -> None:
         rel = path.relative_to(self.rdir)
@@ -449,7 +548,7 @@ class _Run:
 
     def known_ids(self, part: Part) -> set[str]:
         if part not in self.known:       # (a month this run writes is looked at before it does)
-            self.known[part] = record_ids(_files(self.dataset_months().get(part, [])))
+            self.known[part] = record_ids(self.found.get(part, []))
         return self.known[part]
 
     def convert(self) -> None:
@@ -527,8 +626,12 @@ class _Run:
         *days, name = rel.parts
         if len(self.dir_fds) + 2 > MAX_DIR_FDS:     # records come day by day: the old days are done
             self.close()
-        src = self.dir_fd(tuple(days))
-        dst = self.dir_fd((where, *days))
+        try:
+            src = self.dir_fd(tuple(days))
+            dst = self.dir_fd((where, *days))
+        except securedir.UnsafeDirError as exc:      # e.g. .compacted/2026 made writable by others:
+            self.res.not_moved.append((str(rel), str(exc)))     # said, not a reason to stop the run
+            return False
         target = _free_name(dst, name)
         try:
             os.rename(name, target, src_dir_fd=src, dst_dir_fd=dst)
@@ -555,50 +658,22 @@ class _Run:
     def merge_all(self) -> None:
         for part, files in dataset_files(self.ddir).items():
             if len(files) > MERGE_OVER:
-                self.merge(part, files)
+                self.merge(part, [f for f in files if not self.version_of(f).foreign])
 
     def merge(self, part: Part, files: list[Path]) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-        s = schema()
-        opened = []
-        for f in files:
-            try:
-                pf = pq.ParquetFile(f)
-            except (OSError, pa.ArrowException) as exc:
-                raise bad_parquet(f, exc) from None
-            unknown = [c.name for c in pf.schema_arrow if s.get_field_index(c.name) < 0
-                       or not s.field(c.name).type.equals(c.type)]
-            if unknown:                       # a newer writer's columns: merging would drop them
-                self.res.merge_skipped.append((part_name(part), f"{f.name} has columns this version does "
-                                               f"not know or types it does not expect: {','.join(unknown)}"))
-                return
-            opened.append((f, pf))
+        """The month's files rewritten into one, read one file and one row group at a time (open
+        files and memory bounded whatever their number; the oldest copy of a job kept), the new
+        file renamed in before the old ones are removed."""
         w = _PartWriter(self.ddir, part)
         seen: set[str] = set()
         dropped = 0
         try:
-            for f, pf in opened:
-                here: set[str] = set()
-                try:
-                    for batch in pf.iter_batches(batch_size=BATCH_ROWS * 8):
-                        t = _conform(pa.Table.from_batches([batch]), s)
-                        ids = t.column("record_id").to_pylist()
-                        keep = pa.array([i not in seen for i in ids], pa.bool_())
-                        here.update(ids)
-                        kept = t.filter(keep)
-                        dropped += t.num_rows - kept.num_rows
-                        w.add(kept)
-                except (OSError, pa.ArrowException) as exc:
-                    raise bad_parquet(f, exc) from None
-                seen |= here
+            for f in files:
+                dropped += self.merge_file(f, w, seen)
             name = w.commit()
         except BaseException:
             w.abort()
             raise
-        finally:
-            for _, pf in opened:
-                pf.close()
         by_dir: dict[Path, list[Path]] = {}
         for f in files:                       # month=3's and a zero-padded month=03's alike
             by_dir.setdefault(f.parent, []).append(f)
@@ -615,14 +690,69 @@ class _Run:
                 os.close(fd)
         self.res.merged.append((part_name(part), len(files), dropped, name))
 
-    def dataset_months(self) -> dict[Part, list[Path]]:
-        """The dataset's month directories, listed once, before the run writes any file."""
-        if self.month_dirs is None:
-            self.month_dirs = _month_dirs(self.ddir)
-        return self.month_dirs
+    @staticmethod
+    def merge_file(f: Path, w: _PartWriter, seen: set[str]) -> int:
+        """f's rows added to w but those of jobs an older file gave (their ids in `seen`; f's
+        own join them after it: a job's rows, one per filesystem, share its id); the rows
+        dropped."""
+        import pyarrow as pa
+        s = schema()
+        here: set[str] = set()
+        dropped = 0
+        for t in read_row_groups(f):
+            t = _conform(t, s)                                   # an older version's columns: null
+            ids = t.column("record_id").to_pylist()
+            kept = t.filter(pa.array([i not in seen for i in ids], pa.bool_()))
+            here.update(ids)
+            dropped += t.num_rows - kept.num_rows
+            w.add(kept)
+        seen |= here
+        return dropped
+
+    # -- the dataset's files and their schema -------------------------------------------------
+    def check_dataset(self) -> None:
+        """Every file of the dataset checked against the schema it states, before the run reads
+        any record: one of another schema is set aside (named in the summary), one of a newer
+        schema stops the run (NewerSchemaError) before anything is written."""
+        self.found = {}
+        for part, files in dataset_files(self.ddir).items():
+            for f in files:
+                if not self.version_of(f).foreign:
+                    self.found.setdefault(part, []).append(f)
+
+    def version_of(self, f: Path) -> partschema.Checked:
+        """f's schema (checked once a run); a file of another schema is set aside at once."""
+        if f not in self.checked:
+            try:
+                checked = partschema.check(f)
+            except (OSError, partschema.UnreadableParquet) as exc:
+                raise read_failure(f, exc) from None
+            if checked.foreign:
+                self.set_aside_file(checked)
+            self.checked[f] = checked
+        return self.checked[f]
+
+    def set_aside_file(self, checked: partschema.Checked) -> None:
+        """A dataset file of another schema moved to dataset_dir/.foreign/<its month>/ as
+        <name>.set-aside (no reader's *.parquet takes it there), its reason in <name>.why."""
+        rel = checked.path.relative_to(self.ddir)
+        src = _open_dir(self.ddir, rel.parent.parts)
+        try:
+            dst = _open_dir(self.ddir, (FOREIGN, *rel.parent.parts))
+            try:
+                target = _free_name(dst, rel.name + SET_ASIDE)
+                os.rename(rel.name, target, src_dir_fd=src, dst_dir_fd=dst)
+                with replacing_at(dst, target[:-len(SET_ASIDE)] + ".why", "wb", perm=securedir.FILE_MODE) as out:
+                    out.write(f"{checked.why}\n".encode())
+                os.fsync(src)
+            finally:
+                os.close(dst)
+        finally:
+            os.close(src)
+        self.res.files_set_aside.append((str(rel), checked.why, str(Path(FOREIGN, rel.parent, target))))
 
     def remove_stale_temps(self) -> None:
-        for d in [d for dirs in self.dataset_months().values() for d in dirs]:
+        for d in [d for dirs in _month_dirs(self.ddir).values() for d in dirs]:
             for e in _scan(d):
                 if TEMP_RE.fullmatch(e.name) and e.is_file(follow_symlinks=False):
                     try:
@@ -635,7 +765,10 @@ class _Run:
 def _conform(t, s):
     """t with the columns of schema s in its order; a column an older file lacks is null."""
     import pyarrow as pa
-    cols = [t.column(f.name) if f.name in t.column_names else pa.nulls(t.num_rows, f.type) for f in s]
+    if t.schema.equals(s, check_metadata=False):
+        return t
+    have = set(t.column_names)
+    cols = [t.column(f.name) if f.name in have else pa.nulls(t.num_rows, f.type) for f in s]
     return pa.Table.from_arrays(cols, schema=s)
 
 
@@ -710,6 +843,10 @@ def compact(records_dir: str | Path | None, dataset_dir: str | Path | None) -> C
         try:
             run = _Run(rdir, ddir, res)
             run.remove_stale_temps()
+            try:
+                run.check_dataset()
+            except OSError as exc:
+                raise JobReportError(f"cannot set aside a dataset file under {ddir}: {_why(exc)}") from None
             try:
                 if os.path.isdir(rdir) and not os.path.islink(rdir):
                     for sub in ((), (COMPACTED,), (UNREADABLE,)):

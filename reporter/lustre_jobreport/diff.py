@@ -4,17 +4,23 @@ Counters are compared per (host, metric, instance) as hosts x instances matrices
 a restart or an unreadable file takes away together is one *source*: one stats file of one
 device on one host (e.g. the osc stats of scratch-OST0003 on node7). The agent says which file a
 value came from (its PMID cluster; catalog.py names the file), so sources come from there, not
-from metric names. For each source of each host the diff decides:
+from metric names. For each source of each host the diff decides one catalog.Reason:
 
 - read at start and at end: the delta counts, unless a counter went backwards or the file's
-  start time moved (COUNTER_RESET), or its filesystem was remounted (REMOUNT);
+  start time moved (CLEARED), its device was replaced (REPLACED), or its filesystem was
+  remounted (REMOUNTED);
 - the device did not exist at start (the device listing says so): it counts from zero;
 - it existed but could not be read at start, or at end (unreadable, over the agent's size cap,
   skipped under its time budget, gone): left out, and said (VALUES_MISSING), with the agent's
   own account of that fetch (files skipped under its budget, read or parse failures).
 
+A counted delta is end - begin with end >= begin, below 2^63, by construction: whatever the
+rules let through that is not (a rule's bug) is left out and said, never wrapped. The reasons
+are kept per host, stats file and device (JobDelta.left_out), as the agent's job view gives
+them; every one but COUNTED reaches data_quality.
+
 Only counters the catalog says the report sums are differenced; one that is not a counter in
-both snapshots is left out and said (METRIC_TYPE). Every value left out reaches data_quality.
+both snapshots is left out and said (METRIC_TYPE).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import catalog
-from .catalog import P
+from .catalog import P, Reason
 from .hostsnap import summarise
 from .snapfile import SINGULAR, MetricTable, Snapshot
 
@@ -44,17 +50,35 @@ class Issue:
         return {"id": self.id, "host": self.host, "fs": self.fs, "detail": self.detail}
 
 
+# A job delta of this much or more is no count: no Lustre counter moves 2^63 (8 EiB, 9.2e18
+# calls) in one job, and the kernel keeps its stats counters as signed 64-bit numbers. Such a
+# delta is a corrupt value or a wrap: left out and said (VALUE_TOO_LARGE), never summed.
+DELTA_LIMIT = np.uint64(1 << 63)
+
+
 @dataclass
 class DeltaTable:
     """A counter's job delta: delta[h, i] for host row h (JobDelta.hosts) and instance i.
 
-    Values left out (reset, remounted, not read at one end) are 0 with counted[h, i] False.
+    Values left out (reset, remounted, not read at one end) are 0 with counted[h, i] False;
+    a counted one is below DELTA_LIMIT.
     """
     instances: list[str]
     devices: np.ndarray   # device of each instance (instance without ':<bucket>')
     fs: np.ndarray        # filesystem of each instance
     delta: np.ndarray     # uint64
     counted: np.ndarray   # bool
+
+
+@dataclass
+class LeftOutTable:
+    """Why each device's values of one stats file were left out, per host: reasons[h, d] for
+    host row h (JobDelta.hosts) and device d, Reason.COUNTED where they count (the job view's
+    left_out.<source>, whichever way the job was read). A histogram's device is its filesystem."""
+    source: str           # catalog.Source name: "osc stats"
+    indom: str
+    devices: list[str]
+    reasons: np.ndarray   # uint8, catalog.Reason
 
 
 @dataclass
@@ -68,10 +92,19 @@ class JobDelta:
     end_snapshot: Snapshot           # instant and discrete values at the end (states, mounts)
     issues: list[Issue] = field(default_factory=list)
     incomplete: dict[str, set[str]] = field(default_factory=dict)   # host -> filesystems with values left out
+    left_out: list[LeftOutTable] = field(default_factory=list)      # per stats file, why each device was
 
     @property
     def elapsed_s(self) -> float:
         return max(0.0, self.end - self.begin)
+
+    def reasons(self) -> dict[tuple[str, str, str], Reason]:
+        """(host, stats file, device) -> why it was left out, for every one that was."""
+        out = {}
+        for t in self.left_out:
+            for r, c in zip(*np.nonzero(t.reasons)):
+                out[(self.hosts[r], t.source, t.devices[c])] = Reason(int(t.reasons[r, c]))
+        return out
 
 
 def fs_of(device: str) -> str:
@@ -174,15 +207,56 @@ def _comparable(t: MetricTable | None) -> bool:
     return t is None or (not t.is_string and t.sem == "counter")
 
 
+@dataclass(frozen=True)
+class DeviceColumns:
+    """Which device column each instance of a counter belongs to, grouped once, so that a mask
+    per instance becomes one per device (`any`). Several instances can share a device: every
+    bucket of a histogram belongs to its filesystem. (Scattering into repeated columns, as in
+    `out[:, cols] |= mask`, keeps only the last repeat's answer: the empty 64M bucket's "no"
+    hid the 4K bucket's fall.)"""
+    cols: np.ndarray      # each instance's device column (gathers: per_device[:, cols])
+    order: np.ndarray     # instances sorted by device column
+    starts: np.ndarray    # where each device's run begins in that order
+    targets: np.ndarray   # the device column of each run (distinct)
+    shared: bool          # some device has several instances
+    in_place: bool        # instance i is device column i (most counters: an OSC's, a filesystem's)
+
+    @classmethod
+    def of(cls, cols: np.ndarray) -> "DeviceColumns":
+        cols = np.asarray(cols, dtype=np.intp)
+        order = np.argsort(cols, kind="stable")
+        ordered = cols[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(cols) else np.zeros(0, np.intp)
+        shared = len(starts) < len(cols)
+        return cls(cols, order, starts, ordered[starts], shared,
+                   not shared and bool((cols == np.arange(len(cols))).all()))
+
+    def any(self, mask: np.ndarray, n_devices: int) -> np.ndarray:
+        """out[h, d]: mask[h, i] for some instance i of device d. Where no device has two
+        instances, a copy into place (the one answer there is); else a reduction per device."""
+        out = np.zeros((mask.shape[0], n_devices), dtype=bool)
+        if self.in_place:
+            out[:, :len(self.cols)] = mask
+        elif not self.shared:
+            out[:, self.cols] = mask
+        elif len(self.cols):
+            out[:, self.targets] = np.logical_or.reduceat(mask[:, self.order], self.starts, axis=1)
+        return out
+
+
 @dataclass
 class _Pair:
     """One summed counter at both ends, in one instance order (the union of both snapshots')."""
     instances: list[str]
-    cols: np.ndarray      # each instance's device column in its SourceGroup
+    devices: DeviceColumns   # each instance's device column in its SourceGroup
     b_vals: np.ndarray
     b_pres: np.ndarray
     e_vals: np.ndarray
     e_pres: np.ndarray
+
+    @property
+    def cols(self) -> np.ndarray:
+        return self.devices.cols
 
 
 @dataclass
@@ -220,14 +294,106 @@ def _read_mask(group: SourceGroup, pairs: dict[str, _Pair], n_hosts: int, at_end
     out = np.zeros((n_hosts, len(group.index)), dtype=bool)
     for metric in group.metrics:
         p = pairs[metric]
-        cols, present = p.cols, (p.e_pres if at_end else p.b_pres)
-        if len(np.unique(cols)) == len(cols):
-            out[:, cols] |= present
-        else:   # histogram buckets: several instances per device
-            counts = np.zeros((len(group.index), n_hosts), dtype=np.int64)
-            np.add.at(counts, cols, present.T.astype(np.int64))
-            out |= counts.T > 0
+        out |= p.devices.any(p.e_pres if at_end else p.b_pres, len(group.index))
     return out
+
+
+def _first_reason(conditions: list[tuple[np.ndarray, Reason]], shape: tuple[int, int]) -> np.ndarray:
+    """reasons[h, d]: the first (mask, reason) whose mask holds there, COUNTED where none does."""
+    out = np.full(shape, Reason.COUNTED, dtype=np.uint8)
+    for mask, reason in reversed(conditions):
+        out[mask] = reason
+    return out
+
+
+def counted_delta(begin: np.ndarray, end: np.ndarray,
+                  counted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """end - begin where counted, and which counted values are no count: those whose end is
+    below their begin (the subtraction would wrap) and those that moved DELTA_LIMIT or more.
+    The delta is 0 wherever it is not counted or is no count."""
+    went_back = counted & (end < begin)
+    delta = np.subtract(end, begin, out=np.zeros(end.shape, dtype=np.uint64), where=counted & ~went_back)
+    too_large = delta >= DELTA_LIMIT
+    delta[too_large] = 0
+    return delta, went_back, too_large
+
+
+def _judge(g: SourceGroup, pairs: dict[str, _Pair], b: Side, e: Side,
+           remounted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rules for one stats file (DESIGN §3.3): reasons[h, d] (catalog.Reason, by its
+    PRECEDENCE) and b_known[h, d], whether the device existed at the job's start. remounted:
+    [h, d], the device's filesystem was unmounted or remounted on that host."""
+    devices, n = g.devices, len(b.rows)
+    shape = (n, len(devices))
+    b_read, e_read = _read_mask(g, pairs, n, at_end=False), _read_mask(g, pairs, n, at_end=True)
+    b_known, b_ids, b_listed = _device_table(b, g.indom, devices)
+    e_known, e_ids, e_listed = _device_table(e, g.indom, devices)
+    b_known = np.where(b_listed[:, None], b_known, b_read)
+    e_known = np.where(e_listed[:, None], e_known, e_read)
+    went_back = np.zeros(shape, dtype=bool)
+    lost_begin = np.zeros(shape, dtype=bool)   # existed at start, not (all) read then
+    lost_end = np.zeros(shape, dtype=bool)     # read at start, not (all) read at end
+    for metric in g.metrics:
+        p = pairs[metric]
+        went_back |= p.devices.any(p.b_pres & p.e_pres & (p.e_vals < p.b_vals), len(devices))
+        lost_begin |= p.devices.any(p.e_pres & ~p.b_pres & b_read[:, p.cols], len(devices))
+        lost_end |= p.devices.any(p.b_pres & ~p.e_pres, len(devices))
+    lost_begin |= e_read & ~b_read & b_known
+    lost_end |= b_read & ~e_read
+    required = np.full(shape, g.source.required)
+    # a file every layout has, of a device that came during the job, not read at its end: the
+    # device's I/O is not known (another file's values there at both ends are a counter this
+    # Lustre does not have)
+    lost_end |= required & ~b_known & e_known & ~e_read
+    never = required & ~b_read & ~e_read & b_known & e_known
+    # gone: there at the start, not at the end; said if read then, or if every layout has the file
+    gone = ~e_known & (lost_end | (b_known & required))
+    replaced = b_known & e_known & b_listed[:, None] & e_listed[:, None] & (b_ids != e_ids)
+    oscs_gone, oscs_replaced = _summed_devices_changed(b, e, g)
+    # A remount leaves out what the host had of the filesystem (not devices only other hosts
+    # have). A cleared file drops its zero lines, and the agent may give some of them no value:
+    # that is the clear (it comes first), not also a value missing at the end.
+    reasons = _first_reason([(remounted & (b_known | e_known), Reason.REMOUNTED),
+                            (gone | oscs_gone, Reason.GONE), (replaced | oscs_replaced, Reason.REPLACED),
+                            (went_back | _restarted(b, e, g), Reason.CLEARED),
+                            (lost_begin, Reason.NOT_READ_AT_BEGIN), (lost_end, Reason.NOT_READ_AT_END),
+                            (never, Reason.NOT_READ)], shape)
+    return reasons, b_known
+
+
+def _count(g: SourceGroup, pairs: dict[str, _Pair], reasons: np.ndarray,
+           b_known: np.ndarray) -> tuple[dict[str, DeltaTable], np.ndarray, np.ndarray]:
+    """The group's counters' deltas, and the devices with a counted value that is no count
+    (counted_delta): [h, d] one went back, [h, d] one moved DELTA_LIMIT or more."""
+    devices = g.devices
+    names = np.array(devices, dtype=object)
+    device_fs = np.array([fs_of(d) for d in devices], dtype=object)
+    tables, back, large = {}, np.zeros(reasons.shape, dtype=bool), np.zeros(reasons.shape, dtype=bool)
+    for metric in g.metrics:
+        p = pairs[metric]
+        counted = p.e_pres & (p.b_pres | ~b_known[:, p.cols]) & (reasons[:, p.cols] == Reason.COUNTED)
+        start = np.where(p.b_pres & counted, p.b_vals, np.uint64(0))
+        delta, went_back, too_large = counted_delta(start, p.e_vals, counted)
+        back |= p.devices.any(went_back, len(devices))
+        large |= p.devices.any(too_large, len(devices))
+        tables[metric] = DeltaTable(p.instances, names[p.cols], device_fs[p.cols], delta,
+                                    counted & ~went_back & ~too_large)
+    return tables, back, large
+
+
+def _deltas(g: SourceGroup, pairs: dict[str, _Pair], reasons: np.ndarray, b_known: np.ndarray) -> dict[str, DeltaTable]:
+    """The group's counters' deltas: a value counts where its device's source is COUNTED and it
+    is there at the end, and at the start too unless the device is new (it counts from zero).
+    A device with a counted value that is no count is left out whole, its reason (in
+    `reasons`) CLEARED if a counter went back, else TOO_LARGE: the rules should not let either
+    through, and if they ever do, it is said, never wrapped."""
+    tables, back, large = _count(g, pairs, reasons, b_known)
+    if back.any() or large.any():
+        counting = reasons == Reason.COUNTED
+        reasons[counting & back] = Reason.CLEARED
+        reasons[counting & large & ~back] = Reason.TOO_LARGE
+        tables, _, _ = _count(g, pairs, reasons, b_known)
+    return tables
 
 
 def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
@@ -252,7 +418,7 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
         instances = list(dict.fromkeys((te.instances if te else []) + (tb.instances if tb else [])))
         g = groups.setdefault((source.name, m.indom), SourceGroup(source, m.indom))
         g.metrics.append(m.name)
-        pairs[m.name] = _Pair(instances, g.add(device_of(i) for i in instances),
+        pairs[m.name] = _Pair(instances, DeviceColumns.of(g.add(device_of(i) for i in instances)),
                               *b.aligned(m.name, instances), *e.aligned(m.name, instances))
     for g in groups.values():
         # devices the listings had but no summed value came from: known and never read
@@ -267,52 +433,17 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
 
     tables: dict[str, DeltaTable] = {}
     left_out = LeftOut(hosts)
+    kept: list[LeftOutTable] = []
     row_of = {h: r for r, h in enumerate(hosts)}
     for g in sorted(groups.values(), key=lambda g: (g.source.name, g.indom)):
-        devices = g.devices
-        b_read, e_read = _read_mask(g, pairs, n, at_end=False), _read_mask(g, pairs, n, at_end=True)
-        b_known, b_ids, b_listed = _device_table(b, g.indom, devices)
-        e_known, e_ids, e_listed = _device_table(e, g.indom, devices)
-        b_known = np.where(b_listed[:, None], b_known, b_read)
-        e_known = np.where(e_listed[:, None], e_known, e_read)
-        device_fs = np.array([fs_of(d) for d in devices], dtype=object)
-        gone_fs = np.zeros((n, len(devices)), dtype=bool)
+        device_fs = np.array([fs_of(d) for d in g.devices], dtype=object)
+        remounted_here = np.zeros((n, len(device_fs)), dtype=bool)
         for (host, fs) in remounted:
-            gone_fs[row_of[host], device_fs == fs] = True
-        reset = np.zeros_like(gone_fs)
-        lost_begin = np.zeros_like(gone_fs)   # existed at start, not (all) read then
-        lost_end = np.zeros_like(gone_fs)     # read at start, not (all) read at end
-        for metric in g.metrics:
-            p = pairs[metric]
-            reset[:, p.cols] |= p.b_pres & p.e_pres & (p.e_vals < p.b_vals)
-            lost_begin[:, p.cols] |= p.e_pres & ~p.b_pres & b_read[:, p.cols]
-            lost_end[:, p.cols] |= p.b_pres & ~p.e_pres
-        lost_begin |= e_read & ~b_read & b_known
-        lost_end |= b_read & ~e_read
-        never = (~b_read & ~e_read & b_known & e_known) if g.source.required else np.zeros_like(reset)
-        replaced = b_known & e_known & b_listed[:, None] & e_listed[:, None] & (b_ids != e_ids)
-        reset |= replaced | _restarted(b, e, g)
-        # A cleared file drops its zero lines, and the agent gives some of them no value (a 2.14+
-        # llite stats file with no [usec] line left looks like an older one): said once, cleared.
-        lost_begin &= ~reset
-        lost_end &= ~reset
-        gone = lost_end & ~e_known
-        for mask in (reset, lost_begin, lost_end, never):
-            mask &= ~gone_fs
-        drop = gone_fs | reset | lost_begin | lost_end | never
-
-        device_names = np.array(devices, dtype=object)
-        for metric in g.metrics:
-            p = pairs[metric]
-            counted = p.e_pres & (p.b_pres | ~b_known[:, p.cols]) & ~drop[:, p.cols]
-            start = np.where(p.b_pres & counted, p.b_vals, np.uint64(0))
-            delta = np.where(counted, p.e_vals - start, np.uint64(0)).astype(np.uint64)
-            tables[metric] = DeltaTable(p.instances, device_names[p.cols], device_fs[p.cols], delta, counted)
-
-        left_out.resets(devices, g.source, device_fs, reset, replaced)
-        for mask, how in ((lost_begin, "start"), (lost_end & ~gone, "end"), (gone & ~gone_fs, "gone"),
-                          (never, "both")):
-            left_out.missing(devices, g, device_fs, mask, how, b, e)
+            remounted_here[row_of[host], device_fs == fs] = True
+        reasons, b_known = _judge(g, pairs, b, e, remounted_here)
+        tables.update(_deltas(g, pairs, reasons, b_known))
+        kept.append(LeftOutTable(g.source.name, g.indom, g.devices, reasons))
+        left_out.add(kept[-1], b, e)
     for (host, fs) in remounted:
         left_out.incomplete.setdefault(host, set()).add(fs)
     issues += left_out.issues
@@ -320,7 +451,7 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
     versions = lustre_facts(end, hosts, issues)
     return JobDelta(begin=begin.taken_at, end=end.taken_at, hosts=hosts, hosts_missing=missing,
                     versions=versions, tables=tables, end_snapshot=end, issues=issues,
-                    incomplete=left_out.incomplete)
+                    incomplete=left_out.incomplete, left_out=kept)
 
 
 def lustre_facts(end: Snapshot, hosts: list[str], issues: list[Issue]) -> dict[str, str]:
@@ -378,9 +509,33 @@ def _restarted(b: Side, e: Side, g: SourceGroup) -> np.ndarray:
     return out
 
 
+def _summed_devices_changed(b: Side, e: Side, g: SourceGroup) -> tuple[np.ndarray, np.ndarray]:
+    """For a filesystem's RPC histogram, the sum of its OSCs' rpc_stats (FS_BUCKET): [h, d] an
+    OSC of the filesystem listed at the start is not at the end (its counts left the sum, which
+    falls short of the job's RPCs by them, or looks cleared), and [h, d] one was replaced (a
+    new device, its counts from 0, took the old one's place in the sum). Other sources: none."""
+    shape = (len(b.rows), len(g.index))
+    gone, replaced = np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool)
+    listing = catalog.DEVICE_METRIC[catalog.OSC]
+    t = b.table(listing)
+    if g.indom != catalog.FS_BUCKET or t is None or not t.is_string:
+        return gone, replaced
+    cols = np.array([g.index.get(fs_of(osc), -1) for osc in t.instances], dtype=np.intp)
+    summed = cols >= 0
+    b_ids, b_there = b.aligned(listing, t.instances)
+    e_ids, e_there = e.aligned(listing, t.instances)
+    per_fs = DeviceColumns.of(cols[summed])
+    gone = per_fs.any((b_there & ~e_there)[:, summed], len(g.index))
+    replaced = per_fs.any((b_there & e_there & (b_ids != e_ids))[:, summed], len(g.index))
+    return gone, replaced
+
+
 _WHEN = {"start": "could not be read at job start", "end": "could not be read at job end",
          "gone": "were gone at job end", "both": "could not be read at job start nor at its end"}
 _KIND = {catalog.OSC: "OSC", catalog.MDC: "MDC"}
+# the reasons said as VALUES_MISSING, and how LeftOut.missing words each
+_MISSING = ((Reason.NOT_READ_AT_BEGIN, "start"), (Reason.NOT_READ_AT_END, "end"), (Reason.GONE, "gone"),
+            (Reason.NOT_READ, "both"))
 
 
 class LeftOut:
@@ -393,43 +548,69 @@ class LeftOut:
         self.issues: list[Issue] = []
         self.incomplete: dict[str, set[str]] = {}
 
+    def add(self, t: LeftOutTable, b, e) -> None:
+        """Say every device of one stats file left out (but REMOUNTED ones: a REMOUNT entry per
+        host and filesystem says those). b, e: what agent_note(row) gives the agent's account
+        of the fetch at each end."""
+        device_fs = np.array([fs_of(d) for d in t.devices], dtype=object)
+        reasons = t.reasons
+        self.resets(t, device_fs, np.isin(reasons, (Reason.CLEARED, Reason.REPLACED)), reasons == Reason.REPLACED)
+        for reason, how in _MISSING:
+            mask = reasons == reason
+            if mask.any():
+                self.missing(t, device_fs, mask, how, b, e)
+        self.too_large(t, device_fs, reasons == Reason.TOO_LARGE)
+
     def _touch(self, rows: np.ndarray, fs: str) -> None:
         for r in rows:
             self.incomplete.setdefault(self.hosts[r], set()).add(fs)
 
-    def resets(self, devices: list[str], source: catalog.Source, device_fs: np.ndarray, reset: np.ndarray,
-               replaced: np.ndarray) -> None:
-        for fs in sorted(set(device_fs[reset.any(axis=0)])):
+    def _per_host(self, t: LeftOutTable, device_fs: np.ndarray, mask: np.ndarray):
+        """(host row, fs, the devices of it masked there), host by host, filesystem by filesystem."""
+        for fs in sorted(set(device_fs[mask.any(axis=0)])):
             cols = np.flatnonzero(device_fs == fs)
-            rows = np.flatnonzero(reset[:, cols].any(axis=1))
+            rows = np.flatnonzero(mask[:, cols].any(axis=1))
             self._touch(rows, fs)
             for r in rows:
-                hit = cols[reset[r, cols]]
-                how = "were replaced (a new device) or cleared" if replaced[r, hit].any() else "were cleared"
-                host = self.hosts[r]
-                self.issues.append(Issue("COUNTER_RESET", host, fs,
-                                         f"{source.name} of {summarise([devices[c] for c in hit])} on {host} "
-                                         f"{how} during the job; left out of the totals, which come from the rest"))
+                yield r, fs, cols[mask[r, cols]]
 
-    def missing(self, devices: list[str], g: SourceGroup, device_fs: np.ndarray, mask: np.ndarray, how: str,
-                b: Side, e: Side) -> None:
+    def resets(self, t: LeftOutTable, device_fs: np.ndarray, reset: np.ndarray, replaced: np.ndarray) -> None:
+        for r, fs, hit in self._per_host(t, device_fs, reset):
+            how = "were replaced (a new device) or cleared" if replaced[r, hit].any() else "were cleared"
+            host = self.hosts[r]
+            self.issues.append(Issue("COUNTER_RESET", host, fs,
+                                     f"{t.source} of {summarise([t.devices[c] for c in hit])} on {host} "
+                                     f"{how} during the job; left out of the totals, which come from the rest"))
+
+    def too_large(self, t: LeftOutTable, device_fs: np.ndarray, mask: np.ndarray) -> None:
+        for r, fs, hit in self._per_host(t, device_fs, mask):
+            host = self.hosts[r]
+            self.issues.append(Issue("VALUE_TOO_LARGE", host, fs,
+                                     f"{t.source} of {summarise([t.devices[c] for c in hit])} on {host} moved "
+                                     "by 2^63 or more during the job, which no Lustre counter does (a corrupt "
+                                     "value or a wrap); left out of the totals, which come from the rest"))
+
+    def missing(self, t: LeftOutTable, device_fs: np.ndarray, mask: np.ndarray, how: str, b, e) -> None:
         for fs in sorted(set(device_fs[mask.any(axis=0)])):
             cols = np.flatnonzero(device_fs == fs)
             hit = mask[:, cols]
             rows = np.flatnonzero(hit.any(axis=1))
             self._touch(rows, fs)
-            named = [devices[c] for c in cols[hit.any(axis=0)]]
+            named = [t.devices[c] for c in cols[hit.any(axis=0)]]
             on_hosts = [self.hosts[r] for r in rows]
-            if g.indom in (catalog.FS, catalog.FS_BUCKET):
-                what = f"{g.source.name} of {fs}"
+            if t.indom in (catalog.FS, catalog.FS_BUCKET):
+                what = f"{t.source} of {fs}"
             else:
-                kind = _KIND.get(g.indom, "device") + ("s" if len(named) != 1 else "")
-                what = f"{g.source.name} of {len(named):,} {kind} of {fs} ({summarise(named, 2)})"
+                kind = _KIND.get(t.indom, "device") + ("s" if len(named) != 1 else "")
+                what = f"{t.source} of {len(named):,} {kind} of {fs} ({summarise(named, 2)})"
             where = (f"on {on_hosts[0]}" if len(on_hosts) == 1
                      else f"on {len(on_hosts):,} hosts ({summarise(on_hosts)})")
+            when = _WHEN[how]
+            if how == "gone" and t.indom == catalog.FS_BUCKET:   # a sum of its OSCs': one was gone
+                when = "summed an OSC that was gone at job end"
             sides = (b,) if how == "start" else (e,) if how in ("end", "gone") else (b, e)
             notes = [f"{note} at job {side.when} on {on_hosts[0]}"
                      for side in sides if (note := side.agent_note(rows[0]))]
             self.issues.append(Issue("VALUES_MISSING", on_hosts[0] if len(on_hosts) == 1 else None, fs,
-                                     f"{what} {_WHEN[how]} {where}: left out of the totals, which come "
+                                     f"{what} {when} {where}: left out of the totals, which come "
                                      f"from the rest" + "".join(notes)))

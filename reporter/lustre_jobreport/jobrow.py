@@ -8,11 +8,19 @@ one column per bucket.
 
 A record of any schema this reader knows (lustre-jobreport/1 to /3) gives rows: what an older
 record did not carry (clients, settings, latency, read-ahead, hybrid I/O, job name...) is null,
-never 0. A count that does not fit in int64 becomes null and the row untrusted (VALUE_TOO_LARGE).
+never 0.
+
+Every count, byte, call, op, RPC, page, microsecond and setting column holds a whole number in
+[0, 2^63) (the int32 ones [0, 2^31)): none of them can be negative. A value outside that range
+is no count: its column is null (and so is every sum it is part of), the row's data_quality says
+VALUE_NEGATIVE or VALUE_TOO_LARGE and the row is not trusted: the record is kept, its wrong
+number never trusted. A value of another type (a float, a string) is a malformed record
+(RecordError). elapsed_s (seconds, float) cannot be negative either.
 """
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timezone
 from typing import Any
 
@@ -35,9 +43,13 @@ SETTINGS = ("pagesize", "max_pages_per_rpc", "max_rpcs_in_flight", "max_dirty_mb
 # data_quality ids that make a filesystem's numbers unfit for comparing jobs: values left out,
 # reset or not the job's own. SHORT_JOB only stops rates being judged; compare uses no rates.
 UNTRUSTED = ("VALUES_MISSING", "COUNTER_RESET", "REMOUNT", "HOST_UNREACHABLE", "METRIC_TYPE",
-             "SHARED_NODE", "VALUE_TOO_LARGE", "NO_LUSTRE")
+             "SHARED_NODE", "VALUE_TOO_LARGE", "VALUE_NEGATIVE", "NO_LUSTRE")
 
 INT64_MAX = (1 << 63) - 1
+INT32_MAX = (1 << 31) - 1
+# The data_quality ids of a value no count can be (the column is null, the row not trusted).
+NEGATIVE = "VALUE_NEGATIVE"
+TOO_LARGE = "VALUE_TOO_LARGE"
 
 # (column, type); types are names, so the prolog-free modules need no pyarrow to list them.
 _COLUMNS: list[tuple[str, str]] = [
@@ -101,20 +113,44 @@ def _whole(v: Any, name: str) -> bool:
     return True
 
 
-def _int(v: Any, too_large: list[str], name: str) -> int | None:
+def _out_of_range(v: int | float, top: int) -> str | None:
+    """The data_quality id of a number no count can be (below 0, above top), else None."""
+    if v < 0:
+        return NEGATIVE
+    if v > top:
+        return TOO_LARGE
+    return None
+
+
+def _int(v: Any, unfit: set[str], name: str, top: int = INT64_MAX) -> int | None:
+    """v as a count of a column that holds [0, top]: None when not recorded; None with its
+    data_quality id added to `unfit` when it is no count (negative, or past the column)."""
     if not _whole(v, name):
         return None
-    if not -INT64_MAX - 1 <= v <= INT64_MAX:
-        too_large.append(name)
+    why = _out_of_range(v, top)
+    if why:
+        unfit.add(why)
         return None
     return v
 
 
-def _total(values, name: str) -> int | None:
-    """The sum of counts, or null when one of them is not recorded: a sum over some of them
-    would pass for the whole."""
-    values = list(values)
-    return sum(values) if all(_whole(v, name) for v in values) else None
+def _total(values, unfit: set[str], name: str) -> int | None:
+    """The sum of counts, or null when one of them is not recorded or is no count: a sum over
+    some of them would pass for the whole, and a -5 would hide in it. Each is checked."""
+    counts = [_int(v, unfit, name) for v in values]
+    return sum(counts) if all(c is not None for c in counts) else None
+
+
+def _seconds(v: Any, unfit: set[str]) -> float | None:
+    """A duration in seconds (elapsed_s): None when not recorded, or (with its data_quality
+    id) negative or not finite."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    why = _out_of_range(v, INT64_MAX) if isinstance(v, int) or math.isfinite(v) else TOO_LARGE
+    if why:
+        unfit.add(why)
+        return None
+    return float(v)
 
 
 def _str(v: Any) -> str | None:
@@ -151,9 +187,10 @@ def check_schema(doc: Any) -> None:
         raise RecordError("record without 'job' and 'filesystems'")
 
 
-def _settings(doc: dict, fs: str, hosts: list[str]) -> tuple[dict[str, int | None], str]:
+def _settings(doc: dict, fs: str, hosts: list[str], unfit: set[str]) -> tuple[dict[str, int | None], str]:
     """Per setting, the value most of the job's hosts had for this filesystem, and the names of
-    the settings whose hosts disagree (or that vary over a host's OSCs)."""
+    the settings whose hosts disagree (or that vary over a host's OSCs). A host's value that no
+    setting can be (negative, past int64) is not counted and its data_quality id added."""
     clients = doc.get("clients") or {}
     mixed: set[str] = set()
     seen: dict[str, dict[int, int]] = {s: {} for s in SETTINGS}
@@ -162,7 +199,7 @@ def _settings(doc: dict, fs: str, hosts: list[str]) -> tuple[dict[str, int | Non
         per_fs = (c.get("settings") or {}).get(fs) or {}
         for s in SETTINGS:
             v = c.get("pagesize") if s == "pagesize" else per_fs.get(s)
-            if isinstance(v, int) and not isinstance(v, bool):
+            if isinstance(v, int) and not isinstance(v, bool) and not _unfit_setting(v, unfit):
                 seen[s][v] = seen[s].get(v, 0) + 1
         mixed.update(x for x in per_fs.get("mixed", ()) if x in SETTINGS)
     out = {}
@@ -173,16 +210,11 @@ def _settings(doc: dict, fs: str, hosts: list[str]) -> tuple[dict[str, int | Non
     return out, ",".join(sorted(mixed))
 
 
-INT32_MAX = (1 << 31) - 1
-
-
-def _count32(v: Any, too_large: list[str], name: str) -> int | None:
-    if not _whole(v, name):
-        return None
-    if not 0 <= v <= INT32_MAX:
-        too_large.append(name)
-        return None
-    return v
+def _unfit_setting(v: int, unfit: set[str]) -> bool:
+    why = _out_of_range(v, INT64_MAX)
+    if why:
+        unfit.add(why)
+    return why is not None
 
 
 def rows(doc: dict) -> list[dict[str, Any]]:
@@ -209,19 +241,19 @@ def _rows(doc: dict) -> list[dict[str, Any]]:
     dq = [i for i in doc.get("data_quality") or [] if isinstance(i, dict)]
     flags = [f for f in doc.get("flags") or [] if isinstance(f, dict)]
     incomplete = job.get("hosts_incomplete") or {}
-    job_big: list[str] = []
+    job_unfit: set[str] = set()
     common = {
         "record_id": record_id(doc), "schema": doc["schema"],
         "stored_at": float(rec["stored_at"]) if isinstance(rec.get("stored_at"), (int, float)) else None,
         "cluster": _str(rec.get("cluster") or job.get("cluster")), "job_id": _str(job.get("id")),
         "user": _str(job.get("user")), "job_name": _str(job.get("name")), "command": _str(job.get("command")),
         "partition": _str(job.get("partition")), "account": _str(job.get("account")),
-        "num_nodes": (_count32(job.get("num_nodes"), job_big, "num_nodes") if job.get("num_nodes") is not None
+        "num_nodes": (_int(job.get("num_nodes"), job_unfit, "num_nodes", INT32_MAX) if job.get("num_nodes") is not None
                       else len(hosts) or None),
-        "num_tasks": _count32(job.get("num_tasks"), job_big, "num_tasks"),
+        "num_tasks": _int(job.get("num_tasks"), job_unfit, "num_tasks", INT32_MAX),
         "n_hosts": len(hosts), "hosts_missing": len(job.get("hosts_missing") or []),
         "begin": begin, "end": end,
-        "elapsed_s": float(job["elapsed_s"]) if isinstance(job.get("elapsed_s"), (int, float)) else None,
+        "elapsed_s": _seconds(job.get("elapsed_s"), job_unfit),
         "lustre": _joined((clients.get(h) or {}).get("lustre") or versions.get(h) for h in hosts),
         "kernel": _joined((clients.get(h) or {}).get("kernel") for h in hosts),
         "os": _joined((clients.get(h) or {}).get("os") for h in hosts),
@@ -230,11 +262,11 @@ def _rows(doc: dict) -> list[dict[str, Any]]:
     for fs, t in sorted(doc["filesystems"].items()):
         if not isinstance(t, dict):
             raise RecordError(f"filesystem {fs!r} is not an object")
-        big: list[str] = list(job_big)
+        big = set(job_unfit)                 # data_quality ids of values no count can be
         row = dict(common)
         row["fs"] = fs
         row["hosts_incomplete"] = sum(1 for h, lst in incomplete.items() if isinstance(lst, list) and fs in lst)
-        settings, row["settings_mixed"] = _settings(doc, fs, hosts)
+        settings, row["settings_mixed"] = _settings(doc, fs, hosts, big)
         row.update(settings)
         for k in ("read_bytes", "write_bytes", "read_calls", "write_calls"):
             row[k] = _int(t.get(k), big, k)
@@ -244,18 +276,18 @@ def _rows(doc: dict) -> list[dict[str, Any]]:
         ops = t.get("ops") or {}
         for op in ("open", "close", "getattr", "setattr", "statfs", "fsync"):
             row[op] = _int(ops.get(op), big, op)
-        md = _total((v for op, v in ops.items() if op in catalog.METADATA_OPS), "md_ops") if ops else None
+        md = _total((v for op, v in ops.items() if op in catalog.METADATA_OPS), big, "md_ops") if ops else None
         row["md_ops"] = _int(md, big, "md_ops")
         osts = list((t.get("osts") or {}).values())
         if not all(isinstance(o, dict) for o in osts):
             raise RecordError(f"filesystem {fs!r}: an OST entry is not an object")
         for k in ("read_bytes", "write_bytes", "read_rpcs", "write_rpcs"):
-            row[f"ost_{k}"] = _int(_total((o.get(k) for o in osts), f"OST {k}"), big, k)
+            row[f"ost_{k}"] = _int(_total((o.get(k) for o in osts), big, f"OST {k}"), big, k)
         row["osts_used"] = len(osts)
         for d in ("read", "write"):
             hist = (t.get("rpc") or {}).get(d) or {}
             cols: dict[str, int | None] = {b: 0 for b in (*BUCKETS, "over_64M")}
-            if not hist or _total(hist.values(), f"rpc {d}") is None:
+            if not hist or _total(hist.values(), big, f"rpc {d}") is None:
                 cols = dict.fromkeys(cols)       # no histogram, or a bucket not recorded
                 hist = {}
             for label, n in hist.items():
@@ -282,8 +314,7 @@ def _rows(doc: dict) -> list[dict[str, Any]]:
             row[col] = _int(hy.get(key), big, col)
         row["flags"] = ",".join(sorted({f["id"] for f in flags if f.get("fs") == fs and isinstance(f.get("id"), str)}))
         ids = {i["id"] for i in dq if isinstance(i.get("id"), str) and i.get("fs") in (fs, None)}
-        if big:
-            ids.add("VALUE_TOO_LARGE")
+        ids |= big
         row["data_quality"] = ",".join(sorted(ids))
         row["trusted"] = not (ids & set(UNTRUSTED))
         out.append(row)

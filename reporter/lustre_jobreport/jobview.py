@@ -13,18 +13,16 @@ one local store, and its end a few hundred values per host instead of two full s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from . import catalog
-from .catalog import P
-from .diff import (DeltaTable, Issue, JobDelta, LeftOut, Side, SourceGroup, device_of, fs_of, host_issues,
-                   lustre_facts, rows_of)
+from .catalog import Reason
+from .diff import (DELTA_LIMIT, DeltaTable, DeviceColumns, Issue, JobDelta, LeftOut, LeftOutTable, Side, device_of,
+                   fs_of, host_issues, lustre_facts, rows_of)
 from .snapfile import Snapshot
 
-# the diff's masks, by the agent's reason codes
-_RESET = (catalog.CLEARED, catalog.REPLACED)
-_MISSING = ((catalog.NOT_READ_AT_BEGIN, "start"), (catalog.NOT_READ_AT_END, "end"), (catalog.GONE, "gone"),
-            (catalog.NOT_READ, "both"))
 # OSC and MDC deltas are sent only where not zero (an instance absent there is 0, or left out):
 # the agent sends filesystem and bucket values whenever it counted them, zeros too, as diff does
 _SPARSE = (catalog.OSC, catalog.MDC)
@@ -53,53 +51,45 @@ def begin_time(end: Snapshot, hosts: list[str], job_id: str) -> float:
     return float(t.values[rows, col][have].min()) / catalog.START_UNIT_US
 
 
-def _codes(end: Snapshot, rows: np.ndarray, js: catalog.JobSource) -> tuple[list[str], np.ndarray]:
-    """The devices of a source the agent left out on some host, and codes[h, d] (0: counted)."""
+def _left_out(end: Snapshot, rows: np.ndarray, js: catalog.JobSource) -> LeftOutTable:
+    """The devices of a source the agent left out on some host, and why (COUNTED elsewhere)."""
     t = end.metrics.get(catalog.job_left_out_name(js))
     if t is None or t.is_string:
-        return [], np.zeros((len(rows), 0), dtype=np.uint64)
-    return list(t.instances), np.where(t.present[rows], t.values[rows], np.uint64(0))
+        return LeftOutTable(js.source.name, js.indom, [], np.zeros((len(rows), 0), dtype=np.uint8))
+    codes = np.where(t.present[rows], t.values[rows], np.uint64(0))
+    # a code this reader does not know as the agent's (a newer agent's) leaves the device out all
+    # the same, said as not read
+    codes[~np.isin(codes, (Reason.COUNTED, *catalog.PRECEDENCE))] = Reason.NOT_READ
+    return LeftOutTable(js.source.name, js.indom, list(t.instances), codes.astype(np.uint8))
 
 
-def delta(end: Snapshot, job_id: str) -> JobDelta:
-    """The job's JobDelta from an end snapshot fetched with the job view (snapshot.fetch_all
-    job_id=...): hosts not read, or whose agent did not know the job, are left out and said."""
-    hosts, missing, issues = host_issues({}, end, job_view=True)
-    rows = rows_of(end, hosts)
-    n = len(hosts)
-    left_out = LeftOut(hosts)
-    # the agent's account of the fetch at the job's end (diff's words); none of its start
-    notes = {"start": _NoNote(), "end": Side(end, rows, "end")}
+def _columns(t: LeftOutTable, devices: list[str]) -> dict[str, int]:
+    """t's column of each of these devices; columns for those it lacks (COUNTED) are added."""
+    col = {d: i for i, d in enumerate(t.devices)}
+    new = [d for d in dict.fromkeys(devices) if d not in col]
+    if new:
+        col.update({d: len(t.devices) + i for i, d in enumerate(new)})
+        t.devices = t.devices + new
+        t.reasons = np.hstack([t.reasons, np.zeros((t.reasons.shape[0], len(new)), dtype=np.uint8)])
+    return col
 
-    # what the agent left out, per stats file: read once, used by every step below
-    left = {js: _codes(end, rows, js) for js in catalog.JOB_SOURCES}
 
-    # Filesystems remounted or unmounted on a host: every source of them there is left out.
-    remounted: set[tuple[str, str]] = set()
-    for devices, codes in left.values():
-        for r, c in zip(*np.nonzero(codes == catalog.REMOUNTED)):
-            remounted.add((hosts[r], fs_of(devices[c])))
-    for host, fs in sorted(remounted):
-        issues.append(Issue("REMOUNT", host, fs, f"{fs} was remounted or unmounted on {host} during the job; "
-                                                 f"its counters on {host} are left out"))
+@dataclass
+class _Sent:
+    """One counter's deltas as the agent sent them, beside the reasons of its stats file."""
+    metric: catalog.Metric
+    left: LeftOutTable       # its stats file's reasons, a column for each of its devices
+    instances: list[str]
+    devices: list[str]
+    cols: DeviceColumns      # each instance's column in `left`
+    values: np.ndarray
+    present: np.ndarray
 
-    for js, (devices, codes) in left.items():
-        if not devices:
-            continue
-        device_fs = np.array([fs_of(d) for d in devices], dtype=object)
-        group = SourceGroup(js.source, js.indom)
-        group.add(devices)
-        reset = np.isin(codes, _RESET)
-        left_out.resets(devices, js.source, device_fs, reset, codes == catalog.REPLACED)
-        for code, how in _MISSING:
-            mask = codes == code
-            if mask.any():
-                left_out.missing(devices, group, device_fs, mask, how, notes["start"], notes["end"])
-    for host, fs in remounted:
-        left_out.incomplete.setdefault(host, set()).add(fs)
-    issues += left_out.issues
 
-    tables: dict[str, DeltaTable] = {}
+def _sent(end: Snapshot, rows: np.ndarray, left: dict[catalog.JobSource, LeftOutTable],
+          issues: list[Issue]) -> list[_Sent]:
+    """The summed counters' deltas the end fetch has (a value not a counter is said)."""
+    out = []
     for m in catalog.with_role(*catalog.SUMMED):
         t = end.metrics.get(catalog.job_view_name(m.name))
         if t is None:
@@ -109,23 +99,72 @@ def delta(end: Snapshot, job_id: str) -> JobDelta:
                                 f"{catalog.job_view_name(m.name)} is not a counter (an agent mix-up): "
                                 "left out of the totals"))
             continue
-        devices = np.array([device_of(i) for i in t.instances], dtype=object)
-        values, present = t.values[rows], t.present[rows]
-        if m.indom in _SPARSE:
-            # absent: a zero delta, unless the agent left the device out on that host
-            js = next(j for j in catalog.JOB_SOURCES if j.source == m.source and j.indom == m.indom)
-            out_devices, codes = left[js]
-            counted = np.ones((n, len(devices)), dtype=bool)
-            col = {d: i for i, d in enumerate(out_devices)}
-            for i, d in enumerate(devices):
-                if d in col:
-                    counted[:, i] = codes[:, col[d]] == 0
-        else:
-            counted = present
-        tables[m.name] = DeltaTable(list(t.instances), devices, np.array([fs_of(d) for d in devices], dtype=object),
-                                    np.where(counted & present, values, np.uint64(0)).astype(np.uint64), counted)
+        js = next(j for j in catalog.JOB_SOURCES if j.source == m.source and j.indom == m.indom)
+        devices = [device_of(i) for i in t.instances]
+        col = _columns(left[js], devices)
+        out.append(_Sent(m, left[js], list(t.instances), devices,
+                         DeviceColumns.of(np.array([col[d] for d in devices], dtype=np.intp)),
+                         t.values[rows], t.present[rows]))
+    return out
+
+
+def _leave_out_no_counts(s: _Sent) -> None:
+    """A delta of DELTA_LIMIT or more the agent counted is no count: its device's stats file is
+    left out (TOO_LARGE), as diff leaves it out. (Most fetches have none: one max first.)"""
+    if s.values.size and s.values.max() >= DELTA_LIMIT:
+        large = s.cols.any(s.present & (s.values >= DELTA_LIMIT), len(s.left.devices))
+        s.left.reasons[large & (s.left.reasons == Reason.COUNTED)] = Reason.TOO_LARGE
+
+
+def _table(s: _Sent) -> DeltaTable:
+    """The counter's DeltaTable: absent OSC and MDC deltas are zeros (unless their device was
+    left out), absent others are not counted."""
+    if s.left.reasons.any():
+        counted = s.left.reasons[:, s.cols.cols] == Reason.COUNTED
+    else:
+        counted = np.ones(s.values.shape, dtype=bool)
+    if s.metric.indom not in _SPARSE:
+        counted &= s.present
+    delta = np.where(counted & s.present, s.values, np.uint64(0)).astype(np.uint64, copy=False)
+    return DeltaTable(s.instances, np.array(s.devices, dtype=object),
+                      np.array([fs_of(d) for d in s.devices], dtype=object), delta, counted)
+
+
+def delta(end: Snapshot, job_id: str) -> JobDelta:
+    """The job's JobDelta from an end snapshot fetched with the job view (snapshot.fetch_all
+    job_id=...): hosts not read, or whose agent did not know the job, are left out and said.
+    A delta the agent counted that is no count (DELTA_LIMIT or more) is left out and said, its
+    device's source with it, as diff does."""
+    hosts, missing, issues = host_issues({}, end, job_view=True)
+    rows = rows_of(end, hosts)
+    # what the agent left out, per stats file, and why
+    left = {js: _left_out(end, rows, js) for js in catalog.JOB_SOURCES}
+
+    # Filesystems remounted or unmounted on a host: every source of them there is left out.
+    remounted: set[tuple[str, str]] = set()
+    for t in left.values():
+        for r, c in zip(*np.nonzero(t.reasons == Reason.REMOUNTED)):
+            remounted.add((hosts[r], fs_of(t.devices[c])))
+    for host, fs in sorted(remounted):
+        issues.append(Issue("REMOUNT", host, fs, f"{fs} was remounted or unmounted on {host} during the job; "
+                                                 f"its counters on {host} are left out"))
+
+    # the deltas the agent sent; one it counted that is no count leaves its device out
+    sent = _sent(end, rows, left, issues)
+    for s in sent:
+        _leave_out_no_counts(s)
+    tables = {s.metric.name: _table(s) for s in sent}
+
+    left_out = LeftOut(hosts)
+    notes_at_start, notes_at_end = _NoNote(), Side(end, rows, "end")
+    for t in left.values():
+        if t.devices:
+            left_out.add(t, notes_at_start, notes_at_end)
+    for host, fs in remounted:
+        left_out.incomplete.setdefault(host, set()).add(fs)
+    issues += left_out.issues
 
     versions = lustre_facts(end, hosts, issues)
     return JobDelta(begin=begin_time(end, hosts, job_id), end=end.taken_at, hosts=hosts, hosts_missing=missing,
                     versions=versions, tables=tables, end_snapshot=end, issues=issues,
-                    incomplete=left_out.incomplete)
+                    incomplete=left_out.incomplete, left_out=[t for t in left.values() if t.devices])

@@ -169,17 +169,27 @@ def iter_records(records_dir: str | Path, odd: list[tuple[Path, str]] | None = N
     in progress, .compacted, .unreadable). What looks like part of the layout but is not a plain
     directory or file (a link, a directory named like a record) is appended to `odd` as (path,
     why) when given. A missing records_dir yields nothing."""
-    base = Path(records_dir)
-    for year in _dirs(base, _YEAR_RE, odd):
+    for day in iter_days(records_dir, odd):
+        yield from day_records(day, odd)
+
+
+def iter_days(records_dir: str | Path, odd: list[tuple[Path, str]] | None = None) -> Iterator[Path]:
+    """The YYYY/MM/DD directories of records_dir, sorted (as iter_records walks them): a reader
+    may check a day's directory before it reads a record from it."""
+    for year in _dirs(Path(records_dir), _YEAR_RE, odd):
         for month in _dirs(year, _TWO_RE, odd):
-            for day in _dirs(month, _TWO_RE, odd):
-                for entry in _scan(day, odd):
-                    if entry.name.startswith(".") or not entry.name.endswith(".json"):
-                        continue
-                    if entry.is_file(follow_symlinks=False):
-                        yield Path(entry.path)
-                    elif odd is not None:
-                        odd.append((Path(entry.path), _what(entry)))
+            yield from _dirs(month, _TWO_RE, odd)
+
+
+def day_records(day: Path, odd: list[tuple[Path, str]] | None = None) -> Iterator[Path]:
+    """The record files of one day's directory (iter_records' rules)."""
+    for entry in _scan(day, odd):
+        if entry.name.startswith(".") or not entry.name.endswith(".json"):
+            continue
+        if entry.is_file(follow_symlinks=False):
+            yield Path(entry.path)
+        elif odd is not None:
+            odd.append((Path(entry.path), _what(entry)))
 
 
 def _scan(path: Path, odd: list | None) -> list[os.DirEntry]:

@@ -19,13 +19,17 @@ before moving it, or be a later copy); the dataset's own duplicates (for a momen
 compaction merges a month) and the JSON records' (a copy in two day directories) count once.
 Only the months [since, until) overlaps are read from the dataset (a month's directory may be
 month=3 or a zero-padded month=03: compact.part_files reads both), and of its files only the
-columns asked for. Files are named to DuckDB one by one, glob characters escaped: a dataset
-under /data/run[1]/ is that directory, not run1.
+columns asked for. Each file's schema is checked before it is read (partschema), and the files
+are read FILES_PER_QUERY a DuckDB query with one I/O thread: a month of any number of files is
+read with a few dozen open and memory for its rows. Files are named to DuckDB one by one, glob
+characters escaped: a dataset under /data/run[1]/ is that directory, not run1.
 
 A JSON record that cannot be read, or of a schema newer than this reader (written by a newer
 lustre-jobreport: its columns' meanings may have changed, so it is not compared), is skipped and
-named in Loaded.warnings, one line each. A Parquet file of the dataset that cannot be read is an
-error naming it (JobReportError): the dataset is the truth and must not be silently partial.
+named in Loaded.warnings, one line each. A Parquet file of another schema is never read as if
+understood: left out, named in Loaded.warnings with what differs, counted. A Parquet file of a
+newer schema version (partschema.NewerSchemaError) or that cannot be read is an error naming it
+(JobReportError): the dataset is the truth and must not be silently partial.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import compact, jobrow, records
+from . import compact, jobrow, partschema, records
 from .errors import JobReportError
 
 MULTI = ("lustre", "kernel", "os")             # ';'-joined values: every one must match
@@ -44,6 +48,9 @@ SINGLE = ("cluster", "partition", "user", "job_name", "account")
 TIMES = ("since", "until")
 KEYS = (*MULTI, *TIMES, *SINGLE)
 RETRIES = 3                                     # dataset files that vanish under a listing (merge)
+FILES_PER_QUERY = 256                           # dataset files one DuckDB query reads: open files and
+                                                # memory bounded whatever a month holds
+SMALL_CHUNK_ROWS = 4096                         # an answer's chunks smaller than this on average are joined
 
 
 class SelectionError(JobReportError):
@@ -173,12 +180,15 @@ class Loaded:
     json_records: int = 0                   # JSON records read (all of the live tree)
     json_rows: int = 0                      # rows from them (selected, not in the dataset)
     json_in_dataset: int = 0                # JSON records whose job the dataset holds already
+    records_skipped: int = 0                # JSON records skipped (a warning each)
+    dataset_files_left_out: int = 0         # dataset files of another schema (a warning each)
 
     def info(self) -> dict[str, Any]:
         """The counts and warnings as a dict (records_read: the JSON records read)."""
         return {"records_read": self.json_records, "json_rows": self.json_rows,
                 "json_in_dataset": self.json_in_dataset, "dataset_files": self.dataset_files,
-                "dataset_rows": self.dataset_rows, "warnings": list(self.warnings)}
+                "dataset_rows": self.dataset_rows, "records_skipped": self.records_skipped,
+                "dataset_files_left_out": self.dataset_files_left_out, "warnings": list(self.warnings)}
 
     def __iter__(self):
         """table, info = load(...) works too."""
@@ -196,10 +206,10 @@ def _sql_list(paths: list[Path]) -> str:
 
 
 def _read_parquet(files: list[Path]) -> str:
-    """The files as one DuckDB table, columns matched by name (an older file lacks some). No Hive
+    """The files (of one schema version: the same columns) as one DuckDB table. No Hive
     partitioning: year and month are not columns compare reads, and the directories' names may
     be month=3 or month=03 (one an integer to DuckDB, the other a string)."""
-    return f"read_parquet({_sql_list(files)}, hive_partitioning=false, union_by_name=true)"
+    return f"read_parquet({_sql_list(files)}, hive_partitioning=false)"
 
 
 def _json_rows(records_dir, out: Loaded, names: tuple[str, ...], months: set[tuple[int, int]]):
@@ -248,9 +258,17 @@ def _to_table(batch: list[list[dict]], out: Loaded, names: tuple[str, ...]):
     return table if table is not None else compact.schema(names).empty_table()
 
 
+class _FilesChanged(Exception):
+    """A dataset file listed is gone (a merge replaced it): list again."""
+
+
 class _Dataset:
-    def __init__(self, con, dataset_dir):
-        self.con, self.dir = con, dataset_dir
+    """The dataset's files of the months asked for, each checked against the schema it states
+    before it is read (partschema), read FILES_PER_QUERY files at a time."""
+
+    def __init__(self, con, dataset_dir, out: Loaded):
+        self.con, self.dir, self.out = con, dataset_dir, out
+        self.checked: dict[Path, partschema.Checked] = {}
 
     def files(self, parts=None) -> list[Path]:
         if not self.dir:
@@ -258,35 +276,106 @@ class _Dataset:
         found = compact.dataset_files(self.dir)
         return [f for p, fs in found.items() if parts is None or parts(p) for f in fs]
 
-    def query(self, build, parts) -> tuple[Any, list[Path]]:
-        """build(files) -> (sql, params) run on the files of the partitions `parts` accepts;
-        a file gone between the listing and the read (merged by compaction) is listed again."""
-        import duckdb
-        for attempt in range(RETRIES + 1):
-            files = self.files(parts)
-            if not files:
-                return None, files
+    def check(self, f: Path) -> partschema.Checked:
+        """f's schema, checked once a load; a file of another schema is named in the warnings
+        (once) and counted. NewerSchemaError for a newer one, JobReportError for one that
+        cannot be read, _FilesChanged for one gone."""
+        if f not in self.checked:
             try:
-                sql, params = build(files)
-                return self.con.sql(sql, params=params).to_arrow_table(), files
-            except duckdb.Error as exc:
-                if attempt < RETRIES and self.files(parts) != files:
+                checked = partschema.check(f)
+            except FileNotFoundError:
+                raise _FilesChanged from None
+            except OSError as exc:
+                raise JobReportError(f"{f}: cannot read: {exc.strerror}") from None
+            if checked.foreign:
+                self.out.warnings.append(f"{f}: a Parquet file of another schema, {checked.why}; left out")
+                self.out.dataset_files_left_out += 1
+            self.checked[f] = checked
+        return self.checked[f]
+
+    def query(self, sql_of, parts) -> tuple[Any, list[Path]]:
+        """sql_of(source, columns) -> (sql, params), run on every batch of the files of the
+        partitions `parts` accepts (source: a read_parquet of the batch; columns: the columns
+        its files have), the answers joined: (table or None, files read). A file gone between
+        the listing and the read (merged by compaction) makes it list again."""
+        import duckdb
+        import pyarrow as pa
+        for attempt in range(RETRIES + 1):
+            listed = self.files(parts)
+            try:
+                files = [f for f in listed if not self.check(f).foreign]
+                tables = [self._run(sql_of, batch, version) for version, batch in self._batches(files)]
+                return (pa.concat_tables(tables) if tables else None), files
+            except (_FilesChanged, duckdb.Error) as exc:
+                if attempt < RETRIES and self.files(parts) != listed:
                     continue
-                raise self._culprit(files, exc) from None
+                if isinstance(exc, _FilesChanged):
+                    raise JobReportError(f"{self.dir}: files keep vanishing under the read "
+                                         "(is a compaction merging it?): run again") from None
+                raise self._culprit(listed, exc) from None
         raise AssertionError("not reached")
+
+    def _batches(self, files: list[Path]):
+        """(version, files) of at most FILES_PER_QUERY files of one schema version each."""
+        by_version: dict[int, list[Path]] = {}
+        for f in files:
+            by_version.setdefault(self.checked[f].version, []).append(f)
+        for version, fs in sorted(by_version.items()):
+            for i in range(0, len(fs), FILES_PER_QUERY):
+                yield version, fs[i:i + FILES_PER_QUERY]
+
+    def _run(self, sql_of, batch: list[Path], version: int):
+        have = {name for name, _ in partschema.columns_of(version)}
+        sql, params = sql_of(_read_parquet(batch), have)
+        table = self.con.sql(sql, params=params).to_arrow_table()
+        # DuckDB's answer has a chunk per file at least: of small files, many tiny chunks that
+        # cost far more than their rows, so they are joined into one
+        chunks = table.column(0).num_chunks if table.num_columns else 0
+        return table.combine_chunks() if chunks > 1 and table.num_rows < SMALL_CHUNK_ROWS * chunks else table
 
     def _culprit(self, files: list[Path], exc: Exception) -> JobReportError:
         import pyarrow as pa
         import pyarrow.parquet as pq
         for f in files:
             try:
-                pq.ParquetFile(f).close()
+                with pq.ParquetFile(f) as pf:
+                    for i in range(pf.num_row_groups):
+                        pf.read_row_group(i, columns=["record_id"])
             except (OSError, pa.ArrowException) as bad:
                 return JobReportError(f"{f}: not a readable Parquet file ({compact.one_line(bad)})")
         return JobReportError(f"{self.dir}: cannot read the dataset ({compact.one_line(exc)})")
 
-    def columns(self, files: list[Path]) -> set[str]:
-        return set(self.con.sql(f"SELECT * FROM {_read_parquet(files)} LIMIT 0").columns)
+
+def distrust_negative_counts(table):
+    """The rows with a negative count not trusted: a dataset file written before counts were
+    checked (jobrow) may hold one in a row marked trusted, which compare must leave out. Only
+    the columns read are looked at: compare uses no other."""
+    import pyarrow.compute as pc
+    if "trusted" not in table.column_names:
+        return table
+    negative = None
+    for name in table.column_names:
+        if jobrow.TYPES[name] in ("int64", "int32"):
+            below = pc.fill_null(pc.less(table[name], 0), False)
+            negative = below if negative is None else pc.or_(negative, below)
+    if negative is None:
+        return table
+    i = table.column_names.index("trusted")
+    return table.set_column(i, table.field(i), pc.and_kleene(table["trusted"], pc.invert(negative)))
+
+
+def _one_per_job(con, table):
+    """One row per (record_id, fs), the first stored (a merge under way may show a job in two
+    files). The window that picks it costs more than the read: it runs only when the rows hold
+    a job twice (they seldom do)."""
+    con.register("ds_rows", table)
+    try:
+        if not con.sql("SELECT count(*) > count(DISTINCT (record_id, fs)) FROM ds_rows").fetchall()[0][0]:
+            return table
+        return con.sql("SELECT * FROM ds_rows QUALIFY row_number() OVER "
+                       "(PARTITION BY record_id, fs ORDER BY stored_at NULLS LAST) = 1").to_arrow_table()
+    finally:
+        con.unregister("ds_rows")
 
 
 def _select_list(names, have: set[str]) -> str:
@@ -333,15 +422,19 @@ def load(selection: Selection | str, records_dir: str | Path | None, dataset_dir
     con = duckdb.connect(":memory:")
     try:
         con.execute("SET TimeZone = 'UTC'")
+        # DuckDB's I/O threads (8 by default) each open files ahead of the scan: one keeps the
+        # files open at once to a few dozen, whatever a month holds, and reads no slower here
+        con.execute("SET async_threads = 1")
         where, params = sel.where()
         cols = ", ".join(f'"{c}"' for c in names)
-        ds = _Dataset(con, dataset_dir)
+        ds = _Dataset(con, dataset_dir, out)
 
         # the JSON records, and which of their jobs the dataset holds (their months alone)
         months: set[tuple[int, int]] = set()
         json_all = _json_rows(records_dir, out, names, months)
+        out.records_skipped = len(out.warnings)
         con.register("json_all", json_all)
-        known, _ = ds.query(lambda files: (f"SELECT DISTINCT record_id FROM {_read_parquet(files)}", []),
+        known, _ = ds.query(lambda src, have: (f"SELECT DISTINCT record_id FROM {src}", []),
                             lambda p: p in months)
         if known is None:
             known = pa.schema([compact.schema().field("record_id")]).empty_table()
@@ -352,25 +445,20 @@ def load(selection: Selection | str, records_dir: str | Path | None, dataset_dir
             f"SELECT {cols} FROM json_all WHERE {where} AND record_id NOT IN (SELECT record_id FROM known_ids)",
             params=params).to_arrow_table()
         con.unregister("json_all")
-        del json_all
+        con.unregister("known_ids")
+        del json_all, known
         out.json_rows = json_sel.num_rows
 
-        # the dataset's rows in the selected months: only the columns asked for, one row per
-        # (record_id, fs) (a merge under way may show a job in two files: the first stored). The
-        # window that picks one costs more than the read; a look at the two key columns says
-        # whether these files hold any duplicate at all (they seldom do).
-        def dataset_sql(files):
-            src = _read_parquet(files)
-            read = _select_list(dict.fromkeys((*names, "stored_at")), ds.columns(files))
-            sql = f"SELECT {cols} FROM (SELECT {read} FROM {src}) WHERE {where}"
-            if con.sql(f"SELECT count(*) > count(DISTINCT (record_id, fs)) FROM {src}").fetchall()[0][0]:
-                sql += " QUALIFY row_number() OVER (PARTITION BY record_id, fs ORDER BY stored_at NULLS LAST) = 1"
-            return sql, params
-        ds_sel, files = ds.query(dataset_sql, sel.months)
+        # the dataset's rows in the selected months: only the columns asked for (and stored_at,
+        # which picks the first stored of a job's copies), batch by batch
+        read = tuple(dict.fromkeys((*names, "stored_at")))
+        ds_sel, files = ds.query(lambda src, have: (f"SELECT {_select_list(read, have)} FROM {src} WHERE {where}",
+                                                    params), sel.months)
         out.dataset_files = len(files)
         parts = [json_sel.cast(schema)]
         if ds_sel is not None:
-            parts.insert(0, ds_sel.cast(schema))
+            ds_sel = _one_per_job(con, ds_sel).select(list(names))
+            parts.insert(0, distrust_negative_counts(ds_sel.cast(schema)))
             out.dataset_rows = ds_sel.num_rows
         del ds_sel, json_sel
         out.table = pa.concat_tables(parts)

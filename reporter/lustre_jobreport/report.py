@@ -13,6 +13,7 @@ from .aggregate import aggregate
 from .clients import clients
 from .config import Config
 from .diff import Issue, JobDelta, diff
+from .errors import JobReportError
 from .flags import JobContext, evaluate
 from .snapfile import Snapshot
 
@@ -23,6 +24,19 @@ def _iso(epoch: float) -> str:
 
 # What the scheduler tells about a job, beside its id and user (report JSON "job"; null if unknown).
 JOB_FACTS = ("name", "partition", "account", "command", "num_nodes", "num_tasks")
+
+
+def check_pair(begin: Snapshot, end: Snapshot) -> None:
+    """Refuse (JobReportError, one line) two snapshots that cannot be the start and the end of
+    one job: the end taken before the begin (the files given the wrong way round: every counter
+    would seem to go back), or no host in both (every host would be "not read" at one end).
+    Snapshot files do not say which job they were taken for, so nothing more can be checked."""
+    b, e = begin.source or "the begin snapshot", end.source or "the end snapshot"
+    if end.taken_at < begin.taken_at:
+        raise JobReportError(f"{e} was taken before {b} ({_iso(end.taken_at)} < {_iso(begin.taken_at)}): "
+                             "give the job's begin snapshot first, then its end")
+    if not set(begin.hosts) & set(end.hosts):
+        raise JobReportError(f"{b} and {e} have no host in common: they are not the begin and end of one job")
 
 
 def build(begin: Snapshot, end: Snapshot, cfg: Config, **kw) -> dict:

@@ -28,21 +28,28 @@ FILE_MODE = 0o644
 
 
 class UnsafeDirError(JobReportError):
-    """A directory the hook must not write into; the message names it and says why."""
+    """A directory the hook must not write into; the message names it and says why (.why: the
+    reason alone)."""
+
+    def __init__(self, path: Path, why: str):
+        super().__init__(f"{path}: {why}; refusing it")
+        self.why = why
 
 
 def _refuse(path: Path, why: str) -> UnsafeDirError:
-    return UnsafeDirError(f"{path}: {why}; refusing it")
+    return UnsafeDirError(path, why)
 
 
-def _open_child(parent_fd: int, name: str, path: Path, checked: bool) -> int:
-    """Open (creating if missing) the directory `name` in parent_fd; checked: not through a
-    link, and root's alone."""
+def _open_child(parent_fd: int, name: str, path: Path, checked: bool, create: bool = True) -> int:
+    """Open (creating if missing, if create) the directory `name` in parent_fd; checked: not
+    through a link, and root's alone."""
     flags = DIR_FLAGS | (os.O_NOFOLLOW if checked else 0)
     created = False
     try:
         fd = os.open(name, flags, dir_fd=parent_fd)
     except FileNotFoundError:
+        if not create:
+            raise
         try:
             os.mkdir(name, DIR_MODE, dir_fd=parent_fd)
             created = True
@@ -88,9 +95,9 @@ def _plain(names: Sequence[str]) -> bool:
     return all(n not in ("", ".", "..") and "/" not in n and "\0" not in n for n in names)
 
 
-def open_dir(base: str | Path, subdirs: Sequence[str] = ()) -> int:
+def open_dir(base: str | Path, subdirs: Sequence[str] = (), create: bool = True) -> int:
     """A file descriptor of base/subdirs..., every level from base down checked (and created
-    if missing). The caller closes it."""
+    if missing, if create: else FileNotFoundError). The caller closes it."""
     base = Path(base)
     if not base.is_absolute() or len(base.parts) < 2 or not _plain(base.parts[1:]) or not _plain(subdirs):
         raise _refuse(Path(base, *subdirs), "not an absolute path of plain names")
@@ -99,7 +106,7 @@ def open_dir(base: str | Path, subdirs: Sequence[str] = ()) -> int:
     try:
         for i, name in enumerate(parts):
             path = Path("/", *parts[:i + 1])
-            child = _open_child(fd, name, path, checked=i >= len(base.parts) - 2)
+            child = _open_child(fd, name, path, checked=i >= len(base.parts) - 2, create=create)
             os.close(fd)
             fd = child
         return fd

@@ -24,10 +24,11 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 import pytest
 
-from lustre_jobreport import compact, jobrow, records, recordset, securedir
+from lustre_jobreport import compact, jobrow, partschema, records, recordset, securedir
 from lustre_jobreport.errors import JobReportError
 
-from test_records_kit import put, record_doc, report_doc
+from test_records_kit import (as_version_2, foreign_files, many_part_files, put, record_doc, report_doc, rows_table,
+                              with_new_metric, write_part)
 
 
 @pytest.fixture
@@ -353,9 +354,9 @@ def test_records_that_cannot_be_compacted_are_set_aside_with_their_reason_once(d
     lines = res.summary().splitlines()
     for rel, why in res.set_aside:
         assert f"records compact: set aside {rel}: {why} (now .unreadable/{rel})" in lines
-    assert live(rec) == [] and len(jobs_in(ds)) == 3
+    assert live(rec) == [] and len(jobs_in(ds)) == 3 and res.status() == 1
     again = compact.compact(rec, ds)                            # not retried
-    assert (again.records_read, again.set_aside, again.ignored) == (0, [], [])
+    assert (again.records_read, again.set_aside, again.ignored, again.status()) == (0, [], [], 0)
 
 
 def test_a_run_that_sets_one_aside_does_not_drop_a_later_copy_of_it(dirs):
@@ -453,19 +454,101 @@ def test_a_reader_during_a_merge_sees_each_job_once(dirs, monkeypatch):
     assert len(ids_in(ds)) == 3 and len(compact.part_files(ds, (2026, 10))) == 1
 
 
-def test_a_month_with_columns_this_version_does_not_know_is_not_merged(dirs, monkeypatch):
+# -- the dataset's schema -------------------------------------------------------------------------
+
+def stated(path):
+    return (pq.ParquetFile(path).schema_arrow.metadata or {}).get(partschema.KEY)
+
+
+def test_every_file_states_its_schema_version_written_or_merged(dirs, monkeypatch):
     rec, ds = dirs
     monkeypatch.setattr(compact, "MERGE_OVER", 1)
     put(rec, "1")
     compact.compact(rec, ds)
     [f] = compact.part_files(ds, (2026, 10))
-    t = pq.read_table(f)
-    pq.write_table(t.append_column("new_metric", pa.array([1], pa.int64())), f.with_name("part-99990101T000000Z-0.parquet"))
+    assert stated(f) == b"lustre-jobreport-dataset/1"
+    put(rec, "2")
     res = compact.compact(rec, ds)
-    assert res.merged == [] and res.merge_skipped == [
-        ("year=2026/month=10", "part-99990101T000000Z-0.parquet has columns this version does not know or types it "
-                               "does not expect: new_metric")]
-    assert len(compact.part_files(ds, (2026, 10))) == 2
+    [merged] = compact.part_files(ds, (2026, 10))
+    assert res.merged and stated(merged) == b"lustre-jobreport-dataset/1"
+
+
+def test_a_parquet_file_of_another_schema_is_set_aside_named_and_never_merged(dirs, monkeypatch):
+    """Valid Parquet files of other schemas in a month: moved to dataset/.foreign/ (not
+    *.parquet there, so no reader's glob takes them) with a .why, named in the summary, their
+    bytes kept; the month merged without them. One of them holds job 1's id and nothing else:
+    merged as if understood, it would have replaced job 1's rows by nulls."""
+    rec, ds = dirs
+    monkeypatch.setattr(compact, "MERGE_OVER", 1)
+    for i in range(1, 4):
+        put(rec, str(i))
+    compact.compact(rec, ds)
+    month = ds / "year=2026" / "month=10"
+    made = foreign_files(month, shadowed_job="1")
+    kept = {name: (month / name).read_bytes() for name in made}
+    put(rec, "4")
+    res = compact.compact(rec, ds)
+    assert res.status() == 1                                    # done, and something needs the admin
+    lines = res.summary().splitlines()
+    for name, why in made.items():
+        rel = f"year=2026/month=10/{name}"
+        now = f".foreign/year=2026/month=10/{name}.set-aside"
+        [line] = [ln for ln in lines if ln.startswith(f"records compact: set aside dataset file {rel}: ")]
+        assert why in line and line.endswith(f" (now {now})")
+        assert (ds / now).read_bytes() == kept[name] and not (month / name).exists()
+        assert why in (ds / ".foreign/year=2026/month=10" / f"{name}.why").read_text()
+    assert "records compact: merged year=2026/month=10: 2 files into 1" in lines
+    assert jobs_in(ds) == [f"c1/{i}/2026-10-15T12:00:00Z" for i in range(1, 5)]        # DuckDB's glob
+    [f] = compact.part_files(ds, (2026, 10))
+    t = pq.read_table(f)
+    assert t.num_rows == 4 and t.column("read_bytes").null_count == 0 and t.column("user").null_count == 0
+    again = compact.compact(rec, ds)                            # set aside once
+    assert again.files_set_aside == []
+
+
+def test_a_file_of_a_newer_schema_version_stops_compaction_naming_it_and_is_left_in_place(dirs, tmp_path):
+    rec, ds = dirs
+    put(rec, "1")
+    compact.compact(rec, ds)
+    t = rows_table("9")
+    newer = write_part(ds / "year=2026/month=10/part-99990101T000000Z-0.parquet",
+                       t.append_column("new_metric", pa.array([1] * t.num_rows)), states=2)
+    data = newer.read_bytes()
+    before = parts(ds)
+    put(rec, "2")
+    r = cli(tmp_path, "records", "compact", "--records", str(rec), "--dataset", str(ds))
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == (f"lustre-jobreport: error: {newer}: written by a newer lustre-jobreport (dataset schema "
+                        "lustre-jobreport-dataset/2; this one reads up to lustre-jobreport-dataset/1): upgrade "
+                        "lustre-jobreport to read or compact it\n")
+    assert newer.read_bytes() == data and parts(ds) == before          # nothing written, nothing moved
+    assert live(rec) == ["2026/10/15/c1-2.json"]
+
+
+def test_files_of_an_older_schema_version_are_read_and_merged_with_what_they_lack_null(dirs, monkeypatch):
+    """Files written before versions were stated (version 1's columns, no statement) are
+    version 1: compaction finds the jobs they hold; a later version (whose schema 2 added a
+    column) merges them with that column null, into a file stating version 2."""
+    rec, ds = dirs
+    month = ds / "year=2026" / "month=10"
+    legacy = write_part(month / "part-20261001T000000Z-00000000.parquet", rows_table("1", "2"), states=None)
+    write_part(month / "part-20261002T000000Z-00000000.parquet", rows_table("3"), states=1)
+    put(rec, "1")                                              # the legacy file holds it: a duplicate
+    put(rec, "4")
+    res = compact.compact(rec, ds)
+    assert (res.records_added, res.duplicates, res.files_set_aside) == (1, 1, [])
+    assert legacy.exists() and stated(legacy) is None
+    third = with_new_metric(rows_table("5"))
+    as_version_2(monkeypatch)
+    write_part(month / "part-20261003T000000Z-00000000.parquet", third, states=2)
+    monkeypatch.setattr(compact, "MERGE_OVER", 1)
+    res = compact.compact(rec, ds)
+    assert [m[:3] for m in res.merged] == [("year=2026/month=10", 4, 0)] and res.files_set_aside == []
+    [f] = compact.part_files(ds, (2026, 10))
+    assert stated(f) == b"lustre-jobreport-dataset/2"
+    got = {r["job_id"]: r["new_metric"] for r in pq.read_table(f).to_pylist()}
+    assert got == {"1": None, "2": None, "3": None, "4": None, "5": 7}
+    assert {r["job_id"]: r["new_metric"] for r in recordset.load("", rec, ds).table.to_pylist()} == got
 
 
 def test_a_zero_padded_month_directory_is_the_same_month_to_every_reader(dirs, monkeypatch):
@@ -568,6 +651,56 @@ def test_directories_are_checked_like_records_dir(dirs, tmp_path, case):
         compact.compact(rec, ds)
     assert str(err.value) == why
     assert list(elsewhere.iterdir()) == []
+
+
+def test_a_day_directory_others_can_write_is_skipped_before_a_record_is_read_and_the_rest_compacted(dirs, tmp_path):
+    """A 0777 day directory: none of its records is read (a user may have planted them), it is
+    named with its reason in every run's summary until fixed (exit 1: done, and something needs
+    the admin), and the other days are compacted; fixed, the next run compacts it."""
+    rec, ds = dirs
+    put(rec, "1", end="2026-10-15T12:00:00Z")
+    planted = put(rec, "2", end="2026-10-16T12:00:00Z")
+    os.chmod(planted.parent, 0o777)
+    line = ("records compact: skipped 2026/10/16/: mode 0777 lets others write in it; no record under it read "
+            "(fix its owner and mode; the next run compacts it)")
+    for run in range(2):
+        r = cli(tmp_path, "records", "compact", "--records", str(rec), "--dataset", str(ds))
+        assert (r.returncode, r.stderr) == (1, ""), r.stderr
+        assert line in r.stdout.splitlines()
+        assert r.stdout.startswith(f"records compact: {1 - run} record{'s' * run} read")
+        assert jobs_in(ds) == ["c1/1/2026-10-15T12:00:00Z"] and live(rec) == ["2026/10/16/c1-2.json"]
+    os.chmod(planted.parent, 0o755)
+    r = cli(tmp_path, "records", "compact", "--records", str(rec), "--dataset", str(ds))
+    assert (r.returncode, r.stderr) == (0, "") and "records compact: skipped " not in r.stdout
+    assert jobs_in(ds) == ["c1/1/2026-10-15T12:00:00Z", "c1/2/2026-10-16T12:00:00Z"] and live(rec) == []
+
+
+def test_a_year_others_can_write_is_named_once_not_for_each_day(dirs):
+    rec, ds = dirs
+    for day in (14, 15, 16):
+        put(rec, str(day), end=f"2026-10-{day}T12:00:00Z")
+    put(rec, "old", end="2025-12-31T12:00:00Z")
+    os.chmod(rec / "2026", 0o775)
+    res = compact.compact(rec, ds)
+    assert res.skipped_dirs == [("2026", "mode 0775 lets others write in it")] and res.status() == 1
+    assert (res.records_read, res.records_added) == (1, 1) and len(live(rec)) == 3
+
+
+def test_a_compacted_directory_others_can_write_stops_no_run(dirs, tmp_path):
+    """.compacted/2026 made writable by others: the records go into the dataset and stay in
+    the live tree (compare takes them from the dataset), said in each run, never an exit 2."""
+    rec, ds = dirs
+    put(rec, "1")
+    put(rec, "2")
+    (rec / ".compacted" / "2026").mkdir(parents=True)
+    os.chmod(rec / ".compacted" / "2026", 0o777)
+    for run in range(2):
+        r = cli(tmp_path, "records", "compact", "--records", str(rec), "--dataset", str(ds))
+        assert (r.returncode, r.stderr) == (1, ""), r.stderr
+        assert (f"records compact: not moved 2 records (2026/10/15/c1-1.json, …): {rec}/.compacted/2026: mode 0777 "
+                "lets others write in it; refusing it (the next run moves them once that is fixed)") in r.stdout
+        assert len(jobs_in(ds)) == 2 and len(live(rec)) == 2
+    assert recordset.load("", rec, ds).table.num_rows == 2
 
 
 def test_a_refused_records_subdirectory_leaves_no_descriptor_open(dirs, tmp_path):
@@ -681,6 +814,64 @@ def test_a_backlog_of_many_months_keeps_one_month_open_at_a_time(dirs, monkeypat
     assert (res.records_added, res.rows_added, len(res.files_written)) == (60, 60, 30)
     assert most[0] <= 2 and open_now[0] == 0
     assert len(jobs_in(ds)) == 60 and live(rec) == [] and res.moved == 60
+
+
+# -- many files a month, few descriptors -----------------------------------------------------------
+
+FD_LIMIT = 128          # open files allowed to the processes below; their months hold 3x as many files
+
+
+def limited(*argv, nofile=FD_LIMIT):
+    """argv run with RLIMIT_NOFILE lowered to `nofile`."""
+    import resource
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    return subprocess.run(argv, capture_output=True, text=True,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, hard)))
+
+
+LOAD = ("import sys\nfrom lustre_jobreport import recordset\nfrom lustre_jobreport.errors import JobReportError\n"
+        "try:\n    got = recordset.load('', sys.argv[1], sys.argv[2])\n"
+        "except JobReportError as e:\n    print('error:', e)\n"
+        "else:\n    print(got.table.num_rows, got.dataset_files)\n")
+
+
+def test_a_month_of_many_files_compacts_merges_and_compares_within_few_open_files(dirs, tmp_path):
+    """Three times as many part files in a month as the process may open: compare reads them,
+    compaction finds the jobs they hold and merges them into one (open files bounded)."""
+    rec, ds = dirs
+    n = 3 * FD_LIMIT
+    many_part_files(ds / "year=2026" / "month=10", n)
+    put(rec, "new")
+    put(rec, "00000007")                                        # one of theirs, stored again
+    r = limited(sys.executable, "-c", LOAD, str(rec), str(ds))
+    assert (r.returncode, r.stderr, r.stdout) == (0, "", f"{n + 1} {n}\n")
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("")
+    r = limited(sys.executable, "-m", "lustre_jobreport", "--config", str(cfg), "records", "compact",
+                "--records", str(rec), "--dataset", str(ds))
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout.startswith("records compact: 2 records read, 1 job added (1 row) in 1 file, 1 duplicate skipped")
+    assert f"records compact: merged year=2026/month=10: {n + 1} files into 1" in r.stdout.splitlines()
+    assert len(compact.part_files(ds, (2026, 10))) == 1 and len(jobs_in(ds)) == n + 1
+
+
+def test_the_one_bad_file_of_many_is_the_one_named(dirs, tmp_path):
+    """A corrupt file among more than the process may open: compaction and compare name that
+    file, not one they could not open."""
+    rec, ds = dirs
+    files = many_part_files(ds / "year=2026" / "month=10", 3 * FD_LIMIT)
+    bad = files[-7]
+    bad.write_bytes(bad.read_bytes()[:200])
+    put(rec, "new", end="2026-11-02T00:00:00Z")                # another month: October is only merged
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("")
+    r = limited(sys.executable, "-m", "lustre_jobreport", "--config", str(cfg), "records", "compact",
+                "--records", str(rec), "--dataset", str(ds))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith(f"lustre-jobreport: error: {bad}: not a readable Parquet file (")
+    r = limited(sys.executable, "-c", LOAD, str(rec), str(ds))
+    assert r.returncode == 0 and r.stdout.startswith(f"error: {bad}: not a readable Parquet file ("), r.stdout
+    assert live(rec) == ["2026/11/02/c1-new.json"]
 
 
 def test_records_table_leaves_out_only_the_record_a_column_cannot_hold():

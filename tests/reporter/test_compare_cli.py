@@ -112,6 +112,37 @@ def test_a_corrupt_dataset_file_is_one_line_naming_it(dirs, capsys):
     assert str(bad) in line and "not a readable Parquet file" in line
 
 
+def test_a_dataset_file_of_another_schema_is_said_left_out_and_counted(dirs, tmp_path, capsys):
+    """A valid Parquet file of another schema among March's files: one warning naming it (both
+    sides read March: said once), the comparison of the rest, and source.dataset_files_left_out
+    counts it."""
+    _, dataset = dirs
+    other = dataset.joinpath(*compact.part_dirs((2026, 3)), "part-1.parquet")
+    pq.write_table(pa.table({"record_id": ["x"], "read_bytes": [1.5]}), other)
+    assert compare(dirs, "--baseline", "lustre=2.15.*", "--candidate", "lustre=2.16.*", "--format", "json",
+                   "-o", str(tmp_path / "c.json")) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"lustre-jobreport: warning: {other}: a Parquet file of another "
+                                                "schema, not this dataset's schema (it states no version; ")
+    assert err[0].endswith("; left out")
+    doc = json.loads((tmp_path / "c.json").read_text())
+    assert doc["baseline"]["source"]["dataset_files_left_out"] == 1 and doc["baseline"]["source"]["skipped"] == 0
+    assert doc["baseline"]["jobs"] == 12 and doc["candidate"]["source"]["dataset_files_left_out"] == 1  # read too
+
+
+def test_a_dataset_file_of_a_newer_schema_is_one_error_naming_it(dirs, capsys):
+    _, dataset = dirs
+    [f] = compact.part_files(dataset, (2026, 4))
+    t = pq.read_table(f)
+    newer = f.with_name("part-1.parquet")
+    pq.write_table(t.append_column("new_metric", pa.array([1] * t.num_rows))
+                   .replace_schema_metadata({b"lustre-jobreport.dataset": b"lustre-jobreport-dataset/2"}), newer)
+    assert compare(dirs, "--baseline", "lustre=2.15.*", "--candidate", "lustre=2.16.*") == 2
+    assert one_error_line(capsys) == (f"lustre-jobreport: error: {newer}: written by a newer lustre-jobreport "
+                                      "(dataset schema lustre-jobreport-dataset/2; this one reads up to "
+                                      "lustre-jobreport-dataset/1): upgrade lustre-jobreport to read or compact it")
+
+
 def test_records_of_a_newer_schema_are_skipped_and_said(dirs, capsys):
     records, dataset = dirs
     put(records, "n1", end="2026-04-20T12:00:00Z", lustre="2.17.0", schema="lustre-jobreport/99")

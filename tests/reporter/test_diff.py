@@ -1,4 +1,5 @@
 from lustre_jobreport.aggregate import aggregate
+from lustre_jobreport.catalog import Reason
 from lustre_jobreport.diff import diff
 
 from snapshots import host, node, snap
@@ -160,3 +161,57 @@ def test_a_cleared_llite_stats_file_is_said_once_as_cleared():
     e = snap(60.0, host("n1", {"llite.mount_id": {"scratch": "f"}, "llite.open": {"scratch": 3}}))
     d = diff(b, e)
     assert [(i.id, i.detail.split(" on ")[0]) for i in d.issues] == [("COUNTER_RESET", "llite stats of scratch")]
+
+
+# the buckets a 4 KiB-page agent exports for every filesystem, one page to 64 MiB
+BUCKETS_TO_64M = ("4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", "1M", "2M", "4M", "8M", "16M",
+                  "32M", "64M")
+
+
+def test_a_cleared_histogram_whose_1m_bucket_climbed_past_is_a_reset_not_a_wrap():
+    """Lustre 2.10 (no rpc_stats start time), one host of four: its osc rpc_stats were cleared
+    during the job and one OSC's 1 MiB RPCs climbed past the filesystem's old 1M count while
+    every other bucket fell; the buckets above 1M were 0 at both ends. Every bucket instance of
+    the histogram belongs to the one filesystem: the fall must not be lost among them."""
+    def histogram(n: int, direction: str) -> dict:
+        counts = dict.fromkeys(BUCKETS_TO_64M, 0)
+        counts.update({"4K": 12_000 + n, "16K": 300, "256K": 500 + n, "1M": 26_000})
+        return {(direction, size): c for size, c in counts.items()}
+
+    def host_at(name: str, n: int, extra: dict | None = None):
+        rpc = {**histogram(n, "read"), **histogram(n, "write"), **(extra or {})}
+        return node(name, version="2.10.8", llite={"read_bytes": 1 << 40}, rpc=rpc)
+
+    b = snap(0.0, *(host_at(f"n{i}", 0) for i in range(4)))
+    cleared = {(d, size): 0 for d in ("read", "write") for size in BUCKETS_TO_64M}
+    cleared.update({("read", "4K"): 3, ("read", "1M"): 31_000, ("write", "1M"): 27_000})
+    e = snap(600.0, host_at("n0", 10), host_at("n1", 10), node("n2", version="2.10.8", llite={"read_bytes": 2 << 40},
+                                                                rpc=cleared), host_at("n3", 10))
+    d = diff(b, e)
+    assert [(i.id, i.host, i.fs) for i in d.issues] == [("COUNTER_RESET", "n2", "scratch")]
+    assert "osc rpc_stats of scratch on n2" in d.issues[0].detail
+    for direction in ("read", "write"):
+        table = d.tables[f"lustreclient.fs.rpc.{direction}"]
+        assert not table.counted[d.hosts.index("n2")].any()
+        assert int(table.delta.max()) < 1 << 63
+    rpc = aggregate(d)["scratch"].rpc
+    assert rpc["read"]["4K"] == rpc["write"]["4K"] == 30 and rpc["read"]["256K"] == 30
+    assert rpc["read"]["1M"] == rpc["read"]["64M"] == 0
+
+
+def test_an_osc_gone_from_the_histograms_sum_leaves_the_histogram_out():
+    """A filesystem's histogram is the sum of its OSCs' rpc_stats. An OSC gone at the end takes
+    its counts out of the sum, which (Lustre 2.10, no start times) still climbed in every bucket,
+    the job's RPCs through the other OSC being more: counted, it fell short of the gone OSC's
+    counts. It is left out, as the gone OSC's own stats are."""
+    def h(oscs, rpc):
+        return host("n1", {"version": {"": "2.10.8"}, "llite.mount_id": {"scratch": "f1"},
+                           "osc.device": {f"scratch-OST{i:04x}": f"scratch-OST{i:04x}-osc-f1" for i in oscs},
+                           "osc.read_bytes": {f"scratch-OST{i:04x}": 1 << 20 for i in oscs},
+                           "fs.rpc.read": {f"scratch:{size}": n for size, n in rpc.items()}})
+    d = diff(snap(0.0, h((0, 1), {"4K": 10, "1M": 100})), snap(60.0, h((0,), {"4K": 50, "1M": 900})))
+    assert [(i.id, i.host, i.fs) for i in d.issues] == [("VALUES_MISSING", "n1", "scratch")] * 2
+    assert d.issues[0].detail.startswith("osc rpc_stats of scratch summed an OSC that was gone at job end on n1")
+    assert not d.tables["lustreclient.fs.rpc.read"].counted.any()
+    assert d.reasons() == {("n1", "osc rpc_stats", "scratch"): Reason.GONE,
+                           ("n1", "osc stats", "scratch-OST0001"): Reason.GONE}

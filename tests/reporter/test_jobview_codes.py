@@ -87,3 +87,28 @@ def test_hosts_not_read_or_without_the_job_are_left_out_and_grouped():
     [q] = d.issues
     assert q.id == "HOST_UNREACHABLE" and q.host is None
     assert q.detail.startswith("5 hosts could not be read at job end: its agent has no begin values of job 77")
+
+
+def test_a_delta_the_agent_counted_past_2_to_the_63_is_left_out_and_said():
+    """No Lustre counter moves 8 EiB in a job: the agent's delta is a wrap or a corrupt value,
+    and whichever way the job was read it is left out, its device's stats file with it."""
+    d = delta(host("a", osc_read={"scratch-OST0001": 2**64 - 3, "scratch-OST0002": 9},
+                   llite_read={"scratch": 2**63, "home": 4}),
+              host("b", osc_read={"scratch-OST0001": 7}))
+    t = d.tables[P + "osc.read_bytes"]
+    assert t.instances == ["scratch-OST0001", "scratch-OST0002"]
+    assert t.counted.tolist() == [[False, True], [True, True]] and t.delta.tolist() == [[0, 9], [7, 0]]
+    llite = d.tables[P + "llite.read_bytes"]
+    assert llite.counted.tolist() == [[False, True], [True, True]] and int(llite.delta.max()) == 10
+    assert d.reasons() == {("a", "osc stats", "scratch-OST0001"): catalog.Reason.TOO_LARGE,
+                           ("a", "llite stats", "scratch"): catalog.Reason.TOO_LARGE}
+    assert sorted((q.id, q.host, q.fs) for q in d.issues) == [("VALUE_TOO_LARGE", "a", "scratch")] * 2
+    assert d.incomplete == {"a": {"scratch"}}
+
+
+def test_a_reason_this_reader_does_not_know_leaves_the_device_out_and_said():
+    """A newer agent's code: the device is still left out, and said, never counted unsaid."""
+    d = delta(host("a", osc_read={"scratch-OST0001": 5}, left_out={"osc_stats": {"scratch-OST0001": 300}}))
+    assert not d.tables[P + "osc.read_bytes"].counted.any()
+    assert d.reasons() == {("a", "osc stats", "scratch-OST0001"): catalog.Reason.NOT_READ}
+    assert [(q.id, q.host, q.fs) for q in d.issues] == [("VALUES_MISSING", "a", "scratch")]

@@ -18,11 +18,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lustre_jobreport import compact, jobrow, records, recordset
+from lustre_jobreport import compact, jobrow, partschema, records, recordset
 from lustre_jobreport.errors import JobReportError
 from lustre_jobreport.recordset import Selection, SelectionError
 
-from test_records_kit import put, record_doc
+from test_records_kit import (as_version_2, foreign_files, put, record_doc, rows_table, with_new_metric,
+                              write_part)
 
 
 def utc(*a):
@@ -154,7 +155,8 @@ def test_a_job_in_both_is_taken_from_the_dataset(dirs, tmp_path):
     assert (got.dataset_rows, got.json_rows, got.json_records, got.json_in_dataset) == (1, 0, 1, 1)
     table, info = got
     assert table is got.table and info == {"records_read": 1, "json_rows": 0, "json_in_dataset": 1,
-                                           "dataset_files": 1, "dataset_rows": 1, "warnings": []}
+                                           "dataset_files": 1, "dataset_rows": 1, "records_skipped": 0,
+                                           "dataset_files_left_out": 0, "warnings": []}
 
 
 def test_copies_count_once_in_either_source(dirs, monkeypatch):
@@ -223,22 +225,58 @@ def test_missing_directories_are_empty_sources(tmp_path):
         assert got.table.num_rows == 0 and got.table.schema == jobrow.arrow_schema() and got.warnings == []
 
 
-def test_files_of_older_and_newer_writers_are_read_by_column_name(dirs):
-    """An older compaction's file lacks a column (null); a newer one's extra column is not taken."""
+# -- the dataset's schema -----------------------------------------------------------------------
+
+def test_a_parquet_file_of_another_schema_is_named_left_out_and_counted(dirs):
+    """Valid Parquet files of other schemas (other columns, other types, one holding job 1's id
+    and nothing else) are not read as if understood: each is named with what differs."""
     rec, ds = dirs
     put(rec, "1")
     put(rec, "2", end="2026-10-16T00:00:00Z")
     compact.compact(rec, ds)
-    [f] = compact.part_files(ds, (2026, 10))
-    t = pq.read_table(f)
-    old = t.filter(pa.compute.equal(t.column("job_id"), "1")).drop_columns(["latency_read_us", "ra_hits"])
-    new = t.filter(pa.compute.equal(t.column("job_id"), "2")).append_column("from_the_future", pa.array([7]))
-    os.unlink(f)
-    pq.write_table(old, f.with_name("part-1.parquet"))
-    pq.write_table(new, f.with_name("part-2.parquet"))
-    got = sorted(recordset.load("", rec, ds).table.to_pylist(), key=lambda r: r["job_id"])   # in no order
-    assert [(r["job_id"], r["latency_read_us"] is None, r["ra_hits"] is None) for r in got] == \
-        [("1", True, True), ("2", False, False)]
+    month = ds / "year=2026" / "month=10"
+    made = foreign_files(month)
+    got = recordset.load("", rec, ds)
+    rows = sorted((r["job_id"], r["fs"], r["read_bytes"] is not None) for r in got.table.to_pylist())
+    assert rows == [("1", "scratch", True), ("2", "scratch", True)]
+    assert (got.dataset_files, got.dataset_files_left_out, got.records_skipped) == (1, len(made), 0)
+    for name, why in made.items():
+        [line] = [w for w in got.warnings if w.startswith(f"{month / name}: ")]
+        assert line.startswith(f"{month / name}: a Parquet file of another schema, ") and why in line
+        assert line.endswith("; left out") and "\n" not in line
+    assert len(got.warnings) == len(made)
+
+
+def test_a_file_of_a_newer_schema_version_is_one_error_naming_it_and_its_version(dirs):
+    rec, ds = dirs
+    put(rec, "1")
+    compact.compact(rec, ds)
+    t = rows_table("2")
+    newer = write_part(ds / "year=2026/month=10/part-99990101T000000Z-0.parquet",
+                       t.append_column("new_metric", pa.array([1] * t.num_rows)), states=2)
+    with pytest.raises(partschema.NewerSchemaError) as err:
+        recordset.load("", rec, ds)
+    assert str(err.value) == (f"{newer}: written by a newer lustre-jobreport (dataset schema lustre-jobreport-dataset/2; "
+                              "this one reads up to lustre-jobreport-dataset/1): upgrade lustre-jobreport to read or "
+                              "compact it")
+    assert isinstance(err.value, JobReportError)
+
+
+def test_a_file_of_an_older_schema_version_reads_with_what_it_lacks_null(dirs, monkeypatch):
+    """A reader of a later version (whose schema 2 added a column) reads files of version 1:
+    stated, or not stated (every file written before versions were stated has version 1's
+    columns); what they lack is null, never 0."""
+    rec, ds = dirs
+    month = ds / "year=2026" / "month=10"
+    write_part(month / "part-1.parquet", rows_table("1"), states=None)
+    write_part(month / "part-2.parquet", rows_table("2"), states=1)
+    third = with_new_metric(rows_table("3"))
+    as_version_2(monkeypatch)
+    write_part(month / "part-3.parquet", third, states=2)
+    got = recordset.load("", rec, ds)
+    rows = sorted((r["job_id"], r["new_metric"], r["read_bytes"] is not None) for r in got.table.to_pylist())
+    assert rows == [("1", None, True), ("2", None, True), ("3", 7, True)]
+    assert (got.dataset_files, got.dataset_files_left_out, got.warnings) == (3, 0, [])
 
 
 def test_a_file_merged_away_under_the_listing_is_listed_again(dirs, monkeypatch):
@@ -315,19 +353,24 @@ def test_columns_reads_only_those_and_what_the_selection_and_the_dedupe_need(dir
         recordset.load("", rec, ds, columns=["read_bytes", "nope"])
 
 
-def test_columns_an_older_file_lacks_are_null_and_duplicates_still_count_once(dirs):
+def test_columns_an_older_file_lacks_are_null_and_duplicates_still_count_once(dirs, monkeypatch):
+    """A job in a version 1 file (no new_metric) and in a version 2 copy stored first: once,
+    the first stored (the copy's), whatever column the older file lacks."""
     rec, ds = dirs
     put(rec, "1")
     put(rec, "2", end="2026-10-16T00:00:00Z")
     compact.compact(rec, ds)
     [f] = compact.part_files(ds, (2026, 10))
     t = pq.read_table(f)
-    pq.write_table(t.drop_columns(["ra_hits", "job_name"]), f.with_name("part-0.parquet"))   # an older writer's copy
-    got = recordset.load("job_name=*", rec, ds, columns=["ra_hits"])          # job_name: null in one file
-    assert sorted(got.table.select(["record_id", "job_name"]).to_pylist(), key=str) == \
-        [{"record_id": "c1/1/2026-10-15T12:00:00Z", "job_name": "wrf"},
-         {"record_id": "c1/2/2026-10-16T00:00:00Z", "job_name": "wrf"}]
-    assert got.dataset_files == 2 and got.table.column("ra_hits").null_count == 0   # the newer copy's
+    as_version_2(monkeypatch)
+    earlier = pa.compute.subtract(t.column("stored_at"), 60.0)
+    write_part(f.with_name("part-0.parquet"),
+               with_new_metric(t.set_column(t.schema.get_field_index("stored_at"), "stored_at", earlier)), states=2)
+    got = recordset.load("job_name=*", rec, ds, columns=["new_metric"])
+    assert sorted(got.table.select(["record_id", "new_metric"]).to_pylist(), key=str) == \
+        [{"record_id": "c1/1/2026-10-15T12:00:00Z", "new_metric": 7},
+         {"record_id": "c1/2/2026-10-16T00:00:00Z", "new_metric": 7}]
+    assert got.dataset_files == 2
 
 
 def test_a_zero_padded_month_directory_is_read(dirs):

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from lustre_jobreport import config, render, report, snapfile
+from lustre_jobreport import catalog, config, render, report, snapfile
 from lustre_jobreport.aggregate import aggregate
 from lustre_jobreport.diff import diff
 from lustre_jobreport.errors import SnapshotFileError
@@ -101,8 +101,9 @@ def test_most_oscs_never_read_is_said_with_how_many():
 def test_an_osc_gone_at_the_end_is_said():
     b = snap(0.0, osc_host("n1", {0: GIB, 1: GIB}))
     e = snap(100.0, osc_host("n1", {0: 2 * GIB}))
-    [q] = report.build(b, e, CFG)["data_quality"]
-    assert q["id"] == "VALUES_MISSING" and "were gone at job end" in q["detail"] and "OST0001" in q["detail"]
+    rpc, osc = report.build(b, e, CFG)["data_quality"]     # its stats, and the histogram it was in
+    assert osc["id"] == "VALUES_MISSING" and "were gone at job end" in osc["detail"] and "OST0001" in osc["detail"]
+    assert rpc["id"] == "VALUES_MISSING" and rpc["detail"].startswith("osc rpc_stats of scratch summed an OSC")
 
 
 def test_a_counter_that_turns_into_a_string_is_left_out_not_read_as_zero():
@@ -168,19 +169,54 @@ def test_duplicate_instance_names_from_a_pmcd_make_the_host_unreadable_on_either
     assert s.metrics == {}
 
 
-def test_sums_past_2_to_the_64_are_exact_and_fire_nothing_wrong():
-    """Two hosts at 2^63+5 once summed to 10 bytes."""
-    big = 2**63 + 5
+def test_sums_past_2_to_the_64_are_exact_and_said():
+    """Two hosts at 2^63+5 once summed to 10 bytes. Each host's delta is below 2^63 here (one at
+    or past it is no count: below); their sum is exact, and said, as past what a record keeps."""
+    big = 2**63 - 1
     def h(name, n):
         return node(name, llite={"write_bytes": n, "write_calls": n // (1 << 20)},
                     rpc={("write", "1M"): n // (1 << 20), ("write", "4K"): 0})
-    doc = report.build(snap(0.0, h("n1", 0), h("n2", 0)), snap(100.0, h("n1", big), h("n2", big)), CFG)
+    hosts = ("n1", "n2", "n3")
+    doc = report.build(snap(0.0, *(h(n, 0) for n in hosts)), snap(100.0, *(h(n, big) for n in hosts)), CFG)
     fs = doc["filesystems"]["scratch"]
-    assert fs["write_bytes"] == 2 * big == 2**64 + 10
-    assert fs["rpc"]["write"]["1M"] == 2 * (big // (1 << 20))
+    assert fs["write_bytes"] == 3 * big > 2**64
+    assert fs["rpc"]["write"]["1M"] == 3 * (big // (1 << 20))
     assert doc["flags"] == []
-    assert json.loads(render.render_json(doc))["filesystems"]["scratch"]["write_bytes"] == 2**64 + 10
-    assert "16.0 EiB" in render.render_text(doc)
+    assert ids(doc) == [("VALUE_TOO_LARGE", None, "scratch")]
+    [q] = doc["data_quality"]
+    assert "write_bytes" in q["detail"] and "rpc write 1M" not in q["detail"]
+    assert json.loads(render.render_json(doc))["filesystems"]["scratch"]["write_bytes"] == 3 * big
+    assert "24.0 EiB" in render.render_text(doc)
+
+
+def test_a_delta_of_2_to_the_63_or_more_is_no_count_left_out_and_said():
+    """No Lustre counter moves 8 EiB in a job: a corrupt value or a wrap, never summed."""
+    def h(name, n, calls):
+        return node(name, llite={"write_bytes": n, "write_calls": calls})
+    doc_delta = diff(snap(0.0, h("n1", 5, 7), h("n2", 5, 7)), snap(100.0, h("n1", 2**63 + 5, 8), h("n2", 1 << 30, 8)))
+    assert ids(doc_delta) == [("VALUE_TOO_LARGE", "n1", "scratch")]
+    assert doc_delta.reasons() == {("n1", "llite stats", "scratch"): catalog.Reason.TOO_LARGE}
+    assert doc_delta.incomplete == {"n1": {"scratch"}}
+    fs = aggregate(doc_delta)["scratch"]
+    assert (fs.write_bytes, fs.write_calls) == ((1 << 30) - 5, 1)      # n2's; n1's whole llite stats left out
+
+
+def test_a_counter_gone_back_that_a_rule_let_through_is_left_out_and_said_never_wrapped(monkeypatch):
+    """Were a rule ever to count a value whose end is below its begin, the subtraction would
+    wrap to ~2^64: where the delta is made, it is left out as a clear instead."""
+    from lustre_jobreport import diff as diff_module
+    judge = diff_module._judge
+
+    def judge_counting_everything(g, pairs, b, e, remounted):
+        reasons, b_known = judge(g, pairs, b, e, remounted)
+        return np.zeros_like(reasons), b_known
+    monkeypatch.setattr(diff_module, "_judge", judge_counting_everything)
+    d = diff(snap(0.0, node("n1", llite={"open": 100}), node("n2", llite={"open": 1})),
+             snap(100.0, node("n1", llite={"open": 3}), node("n2", llite={"open": 4})))
+    assert ids(d) == [("COUNTER_RESET", "n1", "scratch")]
+    assert d.reasons() == {("n1", "llite stats", "scratch"): catalog.Reason.CLEARED}
+    t = d.tables["lustreclient.llite.open"]
+    assert t.delta.tolist() == [[0], [3]] and t.counted.tolist() == [[False], [True]]
 
 
 def test_exact_sum_of_many_large_values():
