@@ -24,6 +24,8 @@
  *             (fs histogram: an OSC of the fs listed at begin is not now)
  *   remounted the device's fs had a mount at begin and has none now, or
  *             another one: everything of that fs is left out
+ * A source not required and read at neither end is not judged: it has
+ * nothing to count (1.8 has no import files), remounted or replaced.
  * A value is counted when present now, present at begin or the device was
  * not known at begin (a new device counts from zero), and its source of
  * that device is not left out.
@@ -458,7 +460,9 @@ one(const struct lc_jobrec *b, const struct lc_jobrec *e, unsigned src,
 	replaced |= oscs_replaced;
     }
 
-    if (remounted(b, e, fs))
+    if (!required && !b_read && !e_read)
+	reason = LC_JR_COUNTED;		/* not judged: it has nothing to count */
+    else if (remounted(b, e, fs))
 	reason = LC_JR_REMOUNTED;
     else if (gone)
 	reason = LC_JR_GONE;

@@ -353,8 +353,12 @@ def _judge(g: SourceGroup, pairs: dict[str, _Pair], b: Side, e: Side,
     # A remount leaves out what the host had of the filesystem (not devices only other hosts
     # have). A cleared file drops its zero lines, and the agent may give some of them no value:
     # that is the clear (it comes first), not also a value missing at the end.
-    reasons = _first_reason([(remounted & (b_known | e_known), Reason.REMOUNTED),
-                            (gone | oscs_gone, Reason.GONE), (replaced | oscs_replaced, Reason.REPLACED),
+    # a file not every layout has, read at neither end, is not judged: it has nothing to count
+    # (a 1.8 client has no import files), and the agent, judging each host alone, cannot know
+    # whether another host had it
+    had = required | b_read | e_read
+    reasons = _first_reason([(remounted & (b_known | e_known) & had, Reason.REMOUNTED),
+                            (gone | oscs_gone, Reason.GONE), ((replaced | oscs_replaced) & had, Reason.REPLACED),
                             (went_back | _restarted(b, e, g), Reason.CLEARED),
                             (lost_begin, Reason.NOT_READ_AT_BEGIN), (lost_end, Reason.NOT_READ_AT_END),
                             (never, Reason.NOT_READ)], shape)

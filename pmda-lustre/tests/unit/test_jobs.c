@@ -483,6 +483,38 @@ test_as_diff_py(void)
     CHECK_INT(reason(&p.res, LC_JS_OSC_RPC, 1), LC_JR_REPLACED);
     CHECK_INT(reason(&p.res, LC_JS_OSC_RPC, 0), 0);
     done(&p);
+
+}
+
+/*
+ * A file not every layout has, read at neither end (1.8 has no import files),
+ * is not judged: nothing of it to count, nothing said, remounted or replaced
+ * (as in diff.py, which would otherwise need to know whether another host had
+ * the file).
+ */
+static void
+test_not_judged(void)
+{
+    struct pair p;
+
+    setup(&p);
+    for (int inst = 10; inst <= 12; inst++) {
+	unset(get(&p.b, LC_JK_OSC, inst), LC_JS_OSC_IMPORT);
+	unset(get(&p.e, LC_JK_OSC, inst), LC_JS_OSC_IMPORT);
+    }
+    unset(get(&p.b, LC_JK_MDC, 20), LC_JS_MDC_IMPORT);
+    unset(get(&p.e, LC_JK_MDC, 20), LC_JS_MDC_IMPORT);
+    free(get(&p.e, LC_JK_FS, 0)->id);
+    get(&p.e, LC_JK_FS, 0)->id = strdup("ffffD");	/* scratch remounted */
+    free(get(&p.e, LC_JK_OSC, 12)->id);
+    get(&p.e, LC_JK_OSC, 12)->id = strdup("proj-OST0000-osc-ffffC");	/* proj's OSC replaced */
+    CHECK_INT(run(&p), 0);
+    CHECK_INT(reason(&p.res, LC_JS_OSC_STATS, 10), LC_JR_REMOUNTED);
+    CHECK_INT(reason(&p.res, LC_JS_OSC_IMPORT, 10), 0);
+    CHECK_INT(reason(&p.res, LC_JS_MDC_IMPORT, 20), 0);
+    CHECK_INT(reason(&p.res, LC_JS_OSC_STATS, 12), LC_JR_REPLACED);
+    CHECK_INT(reason(&p.res, LC_JS_OSC_IMPORT, 12), 0);
+    done(&p);
 }
 
 /* what lc_job_answer serves, collected */
@@ -670,6 +702,7 @@ test_jobs(void)
     test_replaced_remounted();
     test_not_read();
     test_as_diff_py();
+    test_not_judged();
     test_answer();
     test_slots();
 }
