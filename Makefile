@@ -6,8 +6,9 @@
 #   make deb    - the Debian 12 packages in build/packages (make rpm: the RPMs, from the same layout)
 #   make test-packages - build both, install the .debs for real, run a Slurm job, remove them
 #   make fuzz   - long randomized runs (not part of make test): fuzz-diff, the diff rules' property
-#                 tests with many more cases (FUZZ_EXAMPLES, default 50,000: ~10 min), then
-#                 fuzz-agent, the agent's libFuzzer targets (pmda-lustre: make fuzz, FUZZ_TIME s each)
+#                 tests and the differential test of their C twin with many more cases
+#                 (FUZZ_EXAMPLES, default 50,000 each: ~25 min), then fuzz-agent, the agent's
+#                 libFuzzer targets (pmda-lustre: make fuzz, FUZZ_TIME s each)
 # Both are idempotent: what is already installed or built is left alone.
 
 VENV      := .venv
@@ -54,13 +55,15 @@ test: agent venv deps-test
 	$(MAKE) -C pmda-lustre test-install
 	$(MAKE) test-packages
 
-# The property tests of the diff rules under hypothesis's "fuzz" profile (tests/conftest.py): a
-# failure prints the case (a make_case call) and the @reproduce_failure line that replays it.
+# The property tests of the diff rules, and the differential test of the agent's C rules against
+# them, under hypothesis's "fuzz" profile (tests/conftest.py): a failure prints the case (a
+# make_case call) and the @reproduce_failure line that replays it.
 FUZZ_EXAMPLES ?= 50000
 fuzz: fuzz-diff fuzz-agent
-fuzz-diff: venv
+fuzz-diff: agent venv
 	HYPOTHESIS_PROFILE=fuzz HYPOTHESIS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q \
-	    tests/reporter/test_diff_properties.py --hypothesis-show-statistics
+	    tests/reporter/test_diff_properties.py tests/reporter/test_diff_differential.py \
+	    --hypothesis-show-statistics
 fuzz-agent:
 	$(MAKE) -C pmda-lustre fuzz
 

@@ -6,7 +6,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-# Hypothesis profiles for the property tests (tests/reporter/test_diff_properties.py): "test" for
+# Hypothesis profiles for the property tests (tests/reporter/test_diff_properties.py, and
+# test_diff_differential.py, the agent's C rules against them): "test" for
 # `make test` (the default: thousands of cases in well under a minute), "fuzz" for `make fuzz`
 # (HYPOTHESIS_PROFILE=fuzz, HYPOTHESIS_FUZZ_EXAMPLES cases, default 50,000).
 # Not derandomized: each run tries new cases. No example database (nothing written into the

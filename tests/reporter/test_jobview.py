@@ -8,6 +8,10 @@ of one job view fetch. Totals, histograms, per-OST and per-host numbers, what is
 the hosts' filesystems left incomplete must be the same. Then what only the job view has: a
 job the agent never heard of, or forgot in a restart, is a host left out and said, and pmcd's
 shipped access control takes the prolog's local store.
+
+These scenarios run the whole path: the agent's records made from the Lustre files, pmcd, the
+fetch and its decoding. tests/reporter/test_diff_differential.py runs what lies between, the
+agent's diff rules and what a slot serves, on thousands of random jobs against diff.py.
 """
 
 from __future__ import annotations

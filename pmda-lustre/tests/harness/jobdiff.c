@@ -39,6 +39,13 @@ jd_source_kind(unsigned src)
     return lc_job_sources[src].kind;
 }
 
+/* the values of an fs histogram (its buckets) */
+unsigned
+jd_hist_max(void)
+{
+    return RPC_HIST_MAX;
+}
+
 /* ---- records ---------------------------------------------------------------- */
 
 struct lc_jobrec *
@@ -57,30 +64,35 @@ jd_rec_free(struct lc_jobrec *r)
 }
 
 /*
- * A device of this kind, whole: val/pres lc_job_kind_nval(kind) each,
- * start_ok/start 2 each, binst RPC_HIST_MAX (FS only; NULL: none).
- * Returns 0, or -1 when out of memory.
+ * n devices of this kind, whole, device i's fields at [i] of each array:
+ * inst, name (FS: the fs name; NULL for OSC/MDC, as the agent adds them),
+ * id, listed, fs; val/pres lc_job_kind_nval(kind) each, start_ok/start 2
+ * each, binst RPC_HIST_MAX each (FS only; NULL for OSC/MDC).  Returns 0, or
+ * -1 when out of memory.
  */
 int
-jd_rec_add(struct lc_jobrec *r, unsigned kind, int inst, const char *name, const char *id,
-	   int listed, int fs, const uint64_t *val, const uint8_t *pres,
-	   const int *start_ok, const double *start, const int *binst)
+jd_rec_add(struct lc_jobrec *r, unsigned kind, size_t n, const int *inst, char *const *name,
+	   char *const *id, const int *listed, const int *fs, const uint64_t *val,
+	   const uint8_t *pres, const int *start_ok, const double *start, const int *binst)
 {
-    struct lc_jobdev	*d = lc_jobrec_add(r, kind, inst, name, id);
-    unsigned		nv = lc_job_kind_nval(kind);
+    unsigned	nv = lc_job_kind_nval(kind);
 
-    if (d == NULL)
-	return -1;
-    d->listed = listed;
-    d->fs = fs;
-    memcpy(d->val, val, nv * sizeof(*d->val));
-    memcpy(d->pres, pres, nv * sizeof(*d->pres));
-    d->start_ok[0] = start_ok[0];
-    d->start_ok[1] = start_ok[1];
-    d->start[0] = start[0];
-    d->start[1] = start[1];
-    if (kind == LC_JK_FS && binst != NULL)
-	memcpy(d->binst, binst, RPC_HIST_MAX * sizeof(*d->binst));
+    for (size_t i = 0; i < n; i++) {
+	struct lc_jobdev *d = lc_jobrec_add(r, kind, inst[i], name ? name[i] : NULL, id[i]);
+
+	if (d == NULL)
+	    return -1;
+	d->listed = listed[i];
+	d->fs = fs[i];
+	memcpy(d->val, val + i * nv, nv * sizeof(*d->val));
+	memcpy(d->pres, pres + i * nv, nv * sizeof(*d->pres));
+	d->start_ok[0] = start_ok[2 * i];
+	d->start_ok[1] = start_ok[2 * i + 1];
+	d->start[0] = start[2 * i];
+	d->start[1] = start[2 * i + 1];
+	if (kind == LC_JK_FS && binst != NULL)
+	    memcpy(d->binst, binst + i * RPC_HIST_MAX, RPC_HIST_MAX * sizeof(*d->binst));
+    }
     return 0;
 }
 
