@@ -244,6 +244,14 @@ class DeviceColumns:
         return out
 
 
+def nothing_counted(instances: list[str], n_hosts: int) -> DeltaTable:
+    """The table of a counter left out on every host (not a counter): its instances, none counted."""
+    shape = (n_hosts, len(instances))
+    return DeltaTable(instances, np.array([device_of(i) for i in instances], dtype=object),
+                      np.array([fs_of(device_of(i)) for i in instances], dtype=object),
+                      np.zeros(shape, dtype=np.uint64), np.zeros(shape, dtype=bool))
+
+
 @dataclass
 class _Pair:
     """One summed counter at both ends, in one instance order (the union of both snapshots')."""
@@ -409,6 +417,7 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
     # The summed counters, grouped by the stats file their values come from.
     groups: dict[tuple[str, str], SourceGroup] = {}
     pairs: dict[str, _Pair] = {}
+    untyped: dict[str, DeltaTable] = {}     # counters that are not counters (METRIC_TYPE)
     for m in catalog.with_role(*catalog.SUMMED):
         tb, te = b.table(m.name), e.table(m.name)
         source = catalog.source_of_cluster((end if te is not None else begin).cluster(m.name))
@@ -418,6 +427,9 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
             issues.append(Issue("METRIC_TYPE", None, None,
                                 f"{m.name} is not a counter in both snapshots (an agent or file mix-up): "
                                 "left out of the totals"))
+            # its values exist and none is counted: downstream tells a total left out from a 0
+            untyped[m.name] = nothing_counted(list(dict.fromkeys((te.instances if te else []) +
+                                                                (tb.instances if tb else []))), n)
             continue
         instances = list(dict.fromkeys((te.instances if te else []) + (tb.instances if tb else [])))
         g = groups.setdefault((source.name, m.indom), SourceGroup(source, m.indom))
@@ -435,7 +447,7 @@ def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
     # Filesystems remounted or unmounted on a host: everything of them there is left out.
     remounted = _remounts(b, e, hosts, issues)
 
-    tables: dict[str, DeltaTable] = {}
+    tables: dict[str, DeltaTable] = dict(untyped)
     left_out = LeftOut(hosts)
     kept: list[LeftOutTable] = []
     row_of = {h: r for r, h in enumerate(hosts)}

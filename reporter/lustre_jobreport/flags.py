@@ -2,6 +2,12 @@
 what the job did (its own numbers), why that costs time (a measured fact and its source, from
 notes/io-findings.md) and what to do. Thresholds come from the site config.
 
+A finding names the totals it rests on (Flag.rests_on). One resting on a total no host's value
+of which was counted is not made; one resting on totals some hosts' values of which were left
+out is judged over a consistent basis — the hosts whose every input was counted (FsTotals.
+same_hosts), or, where a total is counted or left out whole per host, the hosts read — and says
+so in its finding and its evidence (left_out). Each rule's choice is in DESIGN §4.
+
 Sources cited in the "why" lines:
   Saini et al. 2012, "I/O Performance Characterization of Lustre and NASA Applications on Pleiades"
   Boito et al. 2011, "The impact of applications' I/O strategies on the performance of Lustre"
@@ -17,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import catalog
-from .aggregate import FsTotals
+from .aggregate import WAIT, Basis, FsTotals
 from .catalog import size_bytes
 from .config import Config
 
@@ -41,10 +47,13 @@ class Flag:
     why: str
     advice: str
     evidence: dict = field(default_factory=dict)
+    rests_on: tuple[str, ...] = ()     # the totals (aggregate.total_name) the finding is made from
+    basis: Basis | None = None         # the same-hosts basis it was judged over, if one
 
     def to_json(self) -> dict:
         return {"id": self.id, "severity": self.severity, "fs": self.fs, "finding": self.finding,
-                "why": self.why, "advice": self.advice, "evidence": self.evidence}
+                "why": self.why, "advice": self.advice, "evidence": self.evidence,
+                "rests_on": list(self.rests_on)}
 
 
 Rule = Callable[[FsTotals, JobContext, Config], "Flag | None"]
@@ -67,7 +76,9 @@ def _small_rpc(direction: str, advice: str) -> Rule:
 
     def rule(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
         p = cfg.flag("SMALL_RPC")
-        hist = t.rpc[direction]
+        hist = t.rpc.get(direction)
+        if hist is None:
+            return None
         total = sum(hist.values())
         small = sum(n for label, n in hist.items() if size_bytes(label) <= p["max_rpc_bytes"])
         if total == 0 or small < p["min_rpcs"] or small / total < p["min_share"]:
@@ -81,15 +92,21 @@ def _small_rpc(direction: str, advice: str) -> Rule:
                 "NASA's Pleiades study (Saini et al. 2012)",
             advice=advice,
             evidence={"small_rpcs": small, "rpcs": total, "share": round(small / total, 4),
-                      "max_rpc_bytes": p["max_rpc_bytes"]})
+                      "max_rpc_bytes": p["max_rpc_bytes"]},
+            rests_on=(f"rpc.{direction}",))
     rule.__name__ = flag_id
     return rule
 
 
 def open_close_storm(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
     p = cfg.flag("OPEN_CLOSE_STORM")
-    opens = t.ops.get("open", 0)
-    per_gib = opens / (t.bytes_moved / GIB) if t.bytes_moved else None
+    inputs = ("ops.open", "ops.close", "read_bytes", "write_bytes")
+    b = t.same_hosts(*inputs)
+    if b is None:
+        return None
+    opens, closes = b.sums["ops.open"], b.sums["ops.close"]
+    moved = b.sums["read_bytes"] + b.sums["write_bytes"]
+    per_gib = opens / (moved / GIB) if moved else None
     per_s = _rate(opens, ctx)
     dense = per_gib is None or per_gib >= p["opens_per_gib"]
     fast = per_s is not None and per_s >= p["opens_per_s"]
@@ -100,19 +117,23 @@ def open_close_storm(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
         how.append(f"{per_s:,.1f}/s")
     return Flag(
         "OPEN_CLOSE_STORM", "high", t.name,
-        finding=f"{opens:,} opens and {t.ops.get('close', 0):,} closes, {', '.join(how)}",
+        finding=f"{opens:,} opens and {closes:,} closes, {', '.join(how)}",
         why="every open and close is a synchronous MDS round trip; on Pleiades, Enzo's 5,303 opens "
             "and MITgcm's per-rank files stood out against < 60 for well-behaved codes (Saini et al. 2012)",
         advice="open each file once and keep it open across time steps; write fewer, larger files "
                "(one shared HDF5/NetCDF file per step rather than one file per rank)",
-        evidence={"opens": opens, "closes": t.ops.get("close", 0), "bytes_moved": t.bytes_moved,
+        evidence={"opens": opens, "closes": closes, "bytes_moved": moved,
                   "opens_per_gib": None if per_gib is None else round(per_gib, 2),
-                  "opens_per_s": None if per_s is None else round(per_s, 2)})
+                  "opens_per_s": None if per_s is None else round(per_s, 2)},
+        rests_on=inputs, basis=b)
 
 
 def stat_storm(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
     p = cfg.flag("STAT_STORM")
-    getattr_, opens = t.ops.get("getattr", 0), t.ops.get("open", 0)
+    b = t.same_hosts("ops.getattr", "ops.open")
+    if b is None:
+        return None
+    getattr_, opens = b.sums["ops.getattr"], b.sums["ops.open"]
     if getattr_ < p["min_getattr"] or (opens and getattr_ / opens < p["getattr_per_open"]):
         return None
     per_open = f"{getattr_ / opens:.2f} per open" if opens else "with no opens"
@@ -123,31 +144,36 @@ def stat_storm(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
             "25,000 files took 58 s against 5.5 s on ext3 (Sebepou et al.)",
         advice="avoid ls -l, du, find or stat loops and file polling inside the job; "
                "check for a file once and remember its size",
-        evidence={"getattr": getattr_, "opens": opens})
+        evidence={"getattr": getattr_, "opens": opens},
+        rests_on=("ops.getattr", "ops.open"), basis=b)
 
 
 def statfs_storm(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
-    statfs = t.ops.get("statfs", 0)
-    if statfs < cfg.flag("STATFS_STORM")["min_statfs"]:
+    statfs = t.ops.get("statfs")
+    if statfs is None or statfs < cfg.flag("STATFS_STORM")["min_statfs"]:
         return None
     return Flag(
         "STATFS_STORM", "warn", t.name,
         finding=f"{statfs:,} statfs calls (df / free-space checks)",
         why="statfs asks the MDS and every OST for their usage, so each call touches the whole filesystem",
         advice="check free space once at job start instead of before every write; avoid df in loops",
-        evidence={"statfs": statfs})
+        evidence={"statfs": statfs},
+        rests_on=("ops.statfs",))
 
 
 METADATA_OPS = frozenset(catalog.METADATA_OPS)
 
 
-def _metadata_ops(counts: dict[str, int]) -> int:
+def _metadata_ops(counts: dict[str, int | None]) -> int:
     """The metadata operations among a filesystem's (or a host's) counts, as the catalog names them."""
-    return sum(n for op, n in counts.items() if op in METADATA_OPS)
+    return sum(n or 0 for op, n in counts.items() if op in METADATA_OPS)
 
 
 def metadata_rate(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
     p = cfg.flag("METADATA_RATE")
+    inputs = tuple(f"ops.{op}" for op in t.ops if op in METADATA_OPS)
+    if any(t.absent(name) for name in inputs):
+        return None
     job_ops = _metadata_ops(t.ops)
     job_rate = _rate(job_ops, ctx)
     if job_rate is None:
@@ -166,21 +192,26 @@ def metadata_rate(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
         advice="cut per-file metadata: fewer files, no open/stat/close per time step, directory "
                "listings once rather than in loops",
         evidence={"metadata_ops": job_ops, "per_s": round(job_rate, 1), "busiest_host": busiest,
-                  "busiest_host_per_s": round(host_rate, 1)})
+                  "busiest_host_per_s": round(host_rate, 1)},
+        rests_on=inputs)
 
 
 def tiny_calls(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
     p = cfg.flag("TINY_CALLS")
     worst = None
     for direction in ("read", "write"):
-        calls, nbytes = getattr(t, f"{direction}_calls"), getattr(t, f"{direction}_bytes")
+        # bytes and calls over the same hosts: a host whose bytes were left out must not count its calls
+        b = t.same_hosts(f"{direction}_bytes", f"{direction}_calls")
+        if b is None:
+            continue
+        calls, nbytes = b.sums[f"{direction}_calls"], b.sums[f"{direction}_bytes"]
         if calls >= p["min_calls"] and nbytes / calls < p["max_mean_bytes"]:
             mean = nbytes / calls
             if worst is None or mean < worst[2]:
-                worst = (direction, calls, mean)
+                worst = (direction, calls, mean, b)
     if worst is None:
         return None
-    direction, calls, mean = worst
+    direction, calls, mean, b = worst
     return Flag(
         "TINY_CALLS", "warn", t.name,
         finding=f"{calls:,} {direction} calls of {mean:,.0f} bytes on average",
@@ -188,12 +219,26 @@ def tiny_calls(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
             "78% of their bandwidth at 2 KB requests (Boito et al. 2011)",
         advice="buffer in the application and read or write >= 1 MiB per call (stdio/Fortran buffers, "
                "HDF5 chunk cache, MPI-IO collective buffering)",
-        evidence={"direction": direction, "calls": calls, "mean_bytes": round(mean, 1)})
+        evidence={"direction": direction, "calls": calls, "mean_bytes": round(mean, 1)},
+        rests_on=(f"{direction}_bytes", f"{direction}_calls"), basis=b)
+
+
+OST_BYTES = ("osts.read_bytes", "osts.write_bytes")
+OST_FIGURES = OST_BYTES + ("osts.read_rpcs", "osts.write_rpcs")
+
+
+def _ost_basis(t: FsTotals, inputs: tuple[str, ...]) -> tuple[dict[str, dict], Basis | None]:
+    """The per-OST figures to compare OSTs by: the totals when whole, else those over the hosts
+    whose every OSC value of the filesystem was counted (and that basis)."""
+    if not any(name in t.left_out for name in inputs) or t.osts_basis is None:
+        return t.osts, None
+    return t.osts_basis, Basis({}, t.osts_basis_hosts, t.osts_basis_hosts_left_out)
 
 
 def under_striped(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
     p = cfg.flag("UNDER_STRIPED")
-    moved = {ost: int(o["read_bytes"] or 0) + int(o["write_bytes"] or 0) for ost, o in t.osts.items()}
+    osts, b = _ost_basis(t, OST_BYTES)
+    moved = {ost: int(o["read_bytes"] or 0) + int(o["write_bytes"] or 0) for ost, o in osts.items()}
     total = sum(moved.values())
     if total < p["min_bytes"] or t.ost_count < p["min_osts"] or not moved:
         return None
@@ -209,14 +254,16 @@ def under_striped(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
             "on Jaguar (Borrill et al. 2007)",
         advice=f"stripe large files over more OSTs before writing them, e.g. "
                f"`lfs setstripe -c {min(t.ost_count, 8)} <dir>` (or -c -1 for all OSTs)",
-        evidence={"bytes": total, "top_ost": top, "top_ost_bytes": moved[top], "ost_count": t.ost_count})
+        evidence={"bytes": total, "top_ost": top, "top_ost_bytes": moved[top], "ost_count": t.ost_count},
+        rests_on=OST_BYTES, basis=b)
 
 
 def over_striped_small_io(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
     p = cfg.flag("OVER_STRIPED_SMALL_IO")
-    touched = len(t.osts)
-    rpcs = t.ost_sum("read_rpcs") + t.ost_sum("write_rpcs")
-    nbytes = t.ost_sum("read_bytes") + t.ost_sum("write_bytes")
+    osts, b = _ost_basis(t, OST_FIGURES)
+    touched = len(osts)
+    rpcs = sum(int(o.get(k) or 0) for o in osts.values() for k in ("read_rpcs", "write_rpcs"))
+    nbytes = sum(int(o.get(k) or 0) for o in osts.values() for k in ("read_bytes", "write_bytes"))
     if touched < p["min_osts"] or rpcs == 0 or nbytes / rpcs >= p["max_mean_rpc_bytes"]:
         return None
     mean = nbytes / rpcs
@@ -227,14 +274,17 @@ def over_striped_small_io(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | N
             "gained up to 4 OSTs (reads) or 8 (writes) and lost beyond (Yu et al. 2007)",
         advice="keep small files and small-request files at stripe count 1-4, e.g. "
                "`lfs setstripe -c 1 <dir>` for per-process files",
-        evidence={"osts": touched, "mean_rpc_bytes": round(mean, 1), "rpcs": rpcs})
+        evidence={"osts": touched, "mean_rpc_bytes": round(mean, 1), "rpcs": rpcs},
+        rests_on=OST_FIGURES, basis=b)
 
 
 def rank0_io(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
     p = cfg.flag("RANK0_IO")
-    per_host = t.host_bytes()
+    per_host = t.host_bytes()     # the hosts whose read and write bytes were both counted
     total = sum(per_host.values())
-    if ctx.n_hosts < p["min_hosts"] or total < p["min_bytes"] or not per_host:
+    left = max(t.left_out.get("read_bytes", 0), t.left_out.get("write_bytes", 0))
+    b = Basis({}, len(per_host), left) if left else None
+    if ctx.n_hosts < p["min_hosts"] or (b and b.hosts < p["min_hosts"]) or total < p["min_bytes"] or not per_host:
         return None
     top = max(per_host, key=lambda h: (per_host[h], h))
     if per_host[top] / total < p["one_host_share"]:
@@ -246,33 +296,40 @@ def rank0_io(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
             "memory bound it, and sequential I/O was the bottleneck for big grids (Saini et al. 2012)",
         advice="write in parallel (MPI-IO or parallel HDF5/NetCDF) or, for a single writer, stripe "
                "its files wide: `lfs setstripe -c 8 <dir>`",
-        evidence={"host": top, "host_bytes": per_host[top], "bytes": total, "hosts": ctx.n_hosts})
+        evidence={"host": top, "host_bytes": per_host[top], "bytes": total, "hosts": ctx.n_hosts},
+        rests_on=("read_bytes", "write_bytes"), basis=b)
 
 
 def readahead_waste(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
     p = cfg.flag("READAHEAD_WASTE")
-    # both sides over the same hosts (those whose counters were all read): see aggregate
-    fetched, read = t.read_basis()
+    # both sides over the same hosts: a host with its llite stats unreadable but its osc stats
+    # read would otherwise make the OSTs look as if they sent more than the job read
+    b = t.same_hosts("osts.read_bytes", "read_bytes")
+    if b is None:
+        return None
+    fetched, read = b.sums["osts.read_bytes"], b.sums["read_bytes"]
     if fetched < p["min_bytes"] or fetched < p["ratio"] * max(read, 1):
         return None
-    over = (f" (over the hosts whose counters were all read; {t.basis_hosts_left_out} left out)"
-            if t.basis_hosts_left_out else "")
     return Flag(
         "READAHEAD_WASTE", "warn", t.name,
         finding=f"read {_gib(fetched)} from the OSTs for {_gib(read)} the job read "
-                f"({fetched / max(read, 1):.1f}x){over}",
+                f"({fetched / max(read, 1):.1f}x)",
         why="strided and random reads make read-ahead fetch data that is never used; strided reads "
             "lost up to 57% against contiguous ones (Boito et al. 2011)",
         advice="read contiguous extents (reorganise the data or use collective MPI-IO reads); for "
                "truly random access, say so: posix_fadvise(POSIX_FADV_RANDOM)",
         evidence={"osc_read_bytes": fetched, "llite_read_bytes": read,
-                  "hosts_left_out": t.basis_hosts_left_out})
+                  "hosts_left_out": b.hosts_left_out},
+        rests_on=("osts.read_bytes", "read_bytes"), basis=b)
 
 
 def fsync_storm(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
     p = cfg.flag("FSYNC_STORM")
-    fsync = t.ops.get("fsync", 0)
-    per_gib = fsync / (t.write_bytes / GIB) if t.write_bytes else None
+    b = t.same_hosts("ops.fsync", "write_bytes")
+    if b is None:
+        return None
+    fsync, written = b.sums["ops.fsync"], b.sums["write_bytes"]
+    per_gib = fsync / (written / GIB) if written else None
     if fsync < p["min_fsync"] or (per_gib is not None and per_gib < p["per_gib_written"]):
         return None
     rate = f"{per_gib:,.1f} per GiB written" if per_gib is not None else "with nothing written"
@@ -282,8 +339,9 @@ def fsync_storm(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
         why="each fsync waits for dirty pages to reach the OSTs and breaks the client's aggregation "
             "of writes into 1 MiB RPCs, 8 in flight per OST (Saini et al. 2012)",
         advice="fsync once at the end of a checkpoint or output step, not after every write",
-        evidence={"fsync": fsync, "write_bytes": t.write_bytes,
-                  "per_gib": None if per_gib is None else round(per_gib, 2)})
+        evidence={"fsync": fsync, "write_bytes": written,
+                  "per_gib": None if per_gib is None else round(per_gib, 2)},
+        rests_on=("ops.fsync", "write_bytes"), basis=b)
 
 
 def slow_ost(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
@@ -296,16 +354,19 @@ def slow_ost(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
     if not slow:
         return None
     worst = max(slow, key=lambda o: (slow[o], o))
+    against = (f"{slow[worst] / median:.1f}x the median" if median   # most OSTs' requests waited 0 us
+               else "against a median of 0 ms")
     return Flag(
         "SLOW_OST", "info", t.name,
         finding=f"requests to {worst} waited {slow[worst] / 1000:,.1f} ms on average, "
-                f"{slow[worst] / median:.1f}x the median of the {len(waits)} OSTs used"
+                f"{against} of the {len(waits)} OSTs used"
                 + (f" ({len(slow)} OSTs slow)" if len(slow) > 1 else ""),
         why="not your code: the same client requests were slow on this OST only, which points to a "
             "busy, degraded or recovering OST",
         advice=f"tell your admins (filesystem {t.name}, {worst}, the job's time); if it persists, "
                f"place new files elsewhere with `lfs setstripe` or an OST pool",
-        evidence={"slow": {o: round(w, 1) for o, w in sorted(slow.items())}, "median_us": round(median, 1)})
+        evidence={"slow": {o: round(w, 1) for o, w in sorted(slow.items())}, "median_us": round(median, 1)},
+        rests_on=(WAIT,))
 
 
 def fs_trouble(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
@@ -314,7 +375,9 @@ def fs_trouble(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
     parts = []
     for e in t.trouble[:3]:
         what = []
-        if e["reconnects"]:
+        if e["reconnects"] is None:
+            what.append("reconnects not read")
+        elif e["reconnects"]:
             what.append(f"reconnected {e['reconnects']}x")
         if e["state"] and e["state"] != "FULL":
             what.append(f"was {e['state']} at the end")
@@ -328,7 +391,8 @@ def fs_trouble(t: FsTotals, ctx: JobContext, cfg: Config) -> Flag | None:
             "job, and I/O waited for recovery or was lost",
         advice="tell your admins the job id, the hosts and the times; check the job's output files "
                "for completeness",
-        evidence={"targets": t.trouble, "total": total})
+        evidence={"targets": t.trouble, "total": total},
+        rests_on=("trouble",))
 
 
 RULES: list[Rule] = [
@@ -341,6 +405,26 @@ RULES: list[Rule] = [
 ]
 
 
+def _said(flag: Flag, t: FsTotals) -> Flag | None:
+    """The finding as it may be made: not at all if a total it rests on was not read on any
+    host; with what was left out said if some hosts' values of its totals were."""
+    if any(t.absent(name) for name in flag.rests_on):
+        return None
+    partial = {name: t.left_out[name] for name in flag.rests_on if name in t.left_out}
+    if not partial:
+        return flag
+    b = flag.basis
+    if b is not None:
+        hosts = "hosts" if b.hosts is None else f"{b.hosts:,} host{'s' if b.hosts != 1 else ''}"
+        flag.finding += f" (over the {hosts} whose counters were all read; {b.hosts_left_out:,} left out)"
+    else:
+        n = max(partial.values())
+        flag.finding += f" (from what could be read: values of {n:,} host{'s' if n != 1 else ''} left out)"
+    flag.evidence["left_out"] = partial
+    return flag
+
+
 def evaluate(totals: dict[str, FsTotals], ctx: JobContext, cfg: Config) -> list[Flag]:
-    flags = [f for t in totals.values() for rule in RULES if (f := rule(t, ctx, cfg))]
+    flags = [f for t in totals.values() for rule in RULES
+             if (made := rule(t, ctx, cfg)) and (f := _said(made, t))]
     return sorted(flags, key=lambda f: (SEVERITY_ORDER[f.severity], f.fs, f.id))

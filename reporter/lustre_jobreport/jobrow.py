@@ -8,7 +8,9 @@ one column per bucket.
 
 A record of any schema this reader knows (lustre-jobreport/1 to /3) gives rows: what an older
 record did not carry (clients, settings, latency, read-ahead, hybrid I/O, job name...) is null,
-never 0.
+never 0, and so is a total the report says some host's values of were left out (its
+filesystem's "left_out"): the report shows the sum of the rest, a row must not pass it for the
+job's.
 
 Every count, byte, call, op, RPC, page, microsecond and setting column holds a whole number in
 [0, 2^63) (the int32 ones [0, 2^31)): none of them can be negative. A value outside that range
@@ -153,6 +155,15 @@ def _seconds(v: Any, unfit: set[str]) -> float | None:
     return float(v)
 
 
+def _left_out(t: dict, fs: str) -> set[str]:
+    """The totals of a filesystem not counted on every host (report "left_out"; older reports
+    do not say: none)."""
+    left = t.get("left_out") or {}
+    if not isinstance(left, dict) or not all(isinstance(k, str) for k in left):
+        raise RecordError(f"filesystem {fs!r}: left_out is not an object of total names")
+    return set(left)
+
+
 def _str(v: Any) -> str | None:
     return v if isinstance(v, str) and v else None
 
@@ -268,24 +279,28 @@ def _rows(doc: dict) -> list[dict[str, Any]]:
         row["hosts_incomplete"] = sum(1 for h, lst in incomplete.items() if isinstance(lst, list) and fs in lst)
         settings, row["settings_mixed"] = _settings(doc, fs, hosts, big)
         row.update(settings)
+        left = _left_out(t, fs)
         for k in ("read_bytes", "write_bytes", "read_calls", "write_calls"):
-            row[k] = _int(t.get(k), big, k)
+            row[k] = _int(None if k in left else t.get(k), big, k)
         # A count the record does not carry is null, and so is any sum it would be part of
         # (a report always carries the shown ops, every OST's counts and every bucket: one
         # without them is an older or hand-made record, not a job that did nothing).
         ops = t.get("ops") or {}
         for op in ("open", "close", "getattr", "setattr", "statfs", "fsync"):
-            row[op] = _int(ops.get(op), big, op)
-        md = _total((v for op, v in ops.items() if op in catalog.METADATA_OPS), big, "md_ops") if ops else None
+            row[op] = _int(None if f"ops.{op}" in left else ops.get(op), big, op)
+        md = _total((None if f"ops.{op}" in left else v for op, v in ops.items() if op in catalog.METADATA_OPS),
+                    big, "md_ops") if ops else None
         row["md_ops"] = _int(md, big, "md_ops")
         osts = list((t.get("osts") or {}).values())
         if not all(isinstance(o, dict) for o in osts):
             raise RecordError(f"filesystem {fs!r}: an OST entry is not an object")
         for k in ("read_bytes", "write_bytes", "read_rpcs", "write_rpcs"):
-            row[f"ost_{k}"] = _int(_total((o.get(k) for o in osts), big, f"OST {k}"), big, k)
-        row["osts_used"] = len(osts)
+            whole = f"osts.{k}" not in left
+            row[f"ost_{k}"] = _int(_total((o.get(k) for o in osts), big, f"OST {k}"), big, k) if whole else None
+        # an OST some host's figures of which were left out may have been used unseen
+        row["osts_used"] = None if any(k.startswith("osts.") for k in left) else len(osts)
         for d in ("read", "write"):
-            hist = (t.get("rpc") or {}).get(d) or {}
+            hist = {} if f"rpc.{d}" in left else (t.get("rpc") or {}).get(d) or {}
             cols: dict[str, int | None] = {b: 0 for b in (*BUCKETS, "over_64M")}
             if not hist or _total(hist.values(), big, f"rpc {d}") is None:
                 cols = dict.fromkeys(cols)       # no histogram, or a bucket not recorded

@@ -20,7 +20,7 @@ import numpy as np
 from . import catalog
 from .catalog import Reason
 from .diff import (DELTA_LIMIT, DeltaTable, DeviceColumns, Issue, JobDelta, LeftOut, LeftOutTable, Side, device_of,
-                   fs_of, host_issues, lustre_facts, rows_of)
+                   fs_of, host_issues, lustre_facts, nothing_counted, rows_of)
 from .snapfile import Snapshot
 
 # OSC and MDC deltas are sent only where not zero (an instance absent there is 0, or left out):
@@ -87,8 +87,9 @@ class _Sent:
 
 
 def _sent(end: Snapshot, rows: np.ndarray, left: dict[catalog.JobSource, LeftOutTable],
-          issues: list[Issue]) -> list[_Sent]:
-    """The summed counters' deltas the end fetch has (a value not a counter is said)."""
+          issues: list[Issue], untyped: dict[str, DeltaTable]) -> list[_Sent]:
+    """The summed counters' deltas the end fetch has. A value not a counter is said, and its
+    counter goes to `untyped` as a table with nothing counted (never a total of 0)."""
     out = []
     for m in catalog.with_role(*catalog.SUMMED):
         t = end.metrics.get(catalog.job_view_name(m.name))
@@ -98,6 +99,7 @@ def _sent(end: Snapshot, rows: np.ndarray, left: dict[catalog.JobSource, LeftOut
             issues.append(Issue("METRIC_TYPE", None, None,
                                 f"{catalog.job_view_name(m.name)} is not a counter (an agent mix-up): "
                                 "left out of the totals"))
+            untyped[m.name] = nothing_counted(list(t.instances), len(rows))
             continue
         js = next(j for j in catalog.JOB_SOURCES if j.source == m.source and j.indom == m.indom)
         devices = [device_of(i) for i in t.instances]
@@ -150,10 +152,11 @@ def delta(end: Snapshot, job_id: str) -> JobDelta:
                                                  f"its counters on {host} are left out"))
 
     # the deltas the agent sent; one it counted that is no count leaves its device out
-    sent = _sent(end, rows, left, issues)
+    untyped: dict[str, DeltaTable] = {}
+    sent = _sent(end, rows, left, issues, untyped)
     for s in sent:
         _leave_out_no_counts(s)
-    tables = {s.metric.name: _table(s) for s in sent}
+    tables = {**untyped, **{s.metric.name: _table(s) for s in sent}}
 
     left_out = LeftOut(hosts)
     notes_at_start, notes_at_end = _NoNote(), Side(end, rows, "end")

@@ -12,6 +12,7 @@ keeps the data as it is (json.dumps writes every control character as a \\u esca
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -223,7 +224,7 @@ def _size(label: str) -> int | None:
         return None
 
 
-def shown_buckets(rpc: dict[str, dict[str, int]]) -> list[str]:
+def shown_buckets(rpc: dict[str, dict[str, int] | None]) -> list[str]:
     """The buckets worth a column: smallest first, up to the largest non-empty one (at least 1M).
     A label that is not a size (no agent sends one) has no place on the axis and is left out."""
     reads, writes = rpc.get("read") or {}, rpc.get("write") or {}
@@ -233,41 +234,80 @@ def shown_buckets(rpc: dict[str, dict[str, int]]) -> list[str]:
     return [l for l in labels if size_bytes(l) <= top]
 
 
-def _histogram(rpc: dict[str, dict[str, int]]) -> dict | None:
+NOT_READ = "not read"
+
+
+def _histogram(rpc: dict[str, dict[str, int] | None]) -> dict | None:
     """A bar row per direction: each bucket's count and a glyph scaled to the direction's
-    largest bucket (None without buckets)."""
+    largest bucket, or "not read" for a direction left out (None without buckets)."""
     shown = shown_buckets(rpc)
     if not shown:
         return None
     width = 7 if 6 + 7 * len(shown) <= WIDTH else 6 if 6 + 6 * len(shown) <= WIDTH else 5
 
     def row(direction: str) -> str:
-        counts = [(rpc.get(direction) or {}).get(l, 0) for l in shown]
+        if rpc.get(direction) is None:
+            return f"  {NOT_READ}"
+        counts = [rpc[direction].get(l, 0) for l in shown]
         peak = max(counts, default=0)
         return "".join(compact(n, width - 2).rjust(width - 1) + bar(n, peak) for n in counts)
     return {"header": "".join(l.rjust(width - 1) + " " for l in shown).rstrip(),
             "read": row("read").rstrip(), "write": row("write").rstrip()}
 
 
-def _fs_view(name: str, fs: dict, left_out: bool) -> dict:
-    """left_out: values of this filesystem were left out on some host (so an empty histogram
-    is one that could not be read, not a job without RPCs)."""
-    def volume(direction: str) -> str:
-        nbytes, calls = fs.get(f"{direction}_bytes") or 0, fs.get(f"{direction}_calls") or 0
-        mean = f", {human_bytes(nbytes // calls)} avg" if calls else ""
-        return f"{direction} {human_bytes(nbytes)} in {calls:,} calls{mean}"
+# How the text names a total some of whose values were left out (aggregate.total_name), in the
+# order the report's lines show them.
+PARTLY_WORDS = (("read_bytes", "read bytes"), ("read_calls", "read calls"), ("write_bytes", "write bytes"),
+                ("write_calls", "write calls"), ("rpc.read", "read RPC sizes"), ("rpc.write", "write RPC sizes"),
+                ("ops.", "ops"), ("osts.", "OSTs"), ("trouble", "reconnects"))
+
+
+def partly_read(fs: dict) -> str:
+    """The totals of a filesystem counted on some hosts only, in words ("" when none)."""
+    partial = [name for name in (fs.get("left_out") or {}) if name not in set(fs.get("not_read") or ())]
+    words = [w for prefix, w in PARTLY_WORDS if any(n == prefix or (prefix.endswith(".") and n.startswith(prefix))
+                                                    for n in partial)]
+    return ", ".join(words)
+
+
+def _count(n: int | None) -> str:
+    return NOT_READ if n is None else f"{n:,}"
+
+
+def _volume(fs: dict, direction: str) -> str:
+    """read 1.0 GiB in 12 calls, 85.3 MiB avg; a value left out on every host is "not read"."""
+    nbytes, calls = fs.get(f"{direction}_bytes"), fs.get(f"{direction}_calls")
+    if nbytes is None and calls is None:
+        return f"{direction}: {NOT_READ}"
+    if nbytes is None:
+        return f"{direction}: bytes {NOT_READ}, {calls:,} calls"
+    if calls is None:
+        return f"{direction} {human_bytes(nbytes)}, calls {NOT_READ}"
+    left = fs.get("left_out") or {}
+    whole = f"{direction}_bytes" not in left and f"{direction}_calls" not in left
+    mean = f", {human_bytes(nbytes // calls)} avg" if calls and whole else ""
+    return f"{direction} {human_bytes(nbytes)} in {calls:,} calls{mean}"
+
+
+def _fs_view(name: str, fs: dict) -> dict:
     ops = fs.get("ops") or {}
-    ops_line = "  ".join(f"{op} {ops.get(op) or 0:,}" for op in catalog.SHOWN_OPS)
+    ops_line = "  ".join(f"{op} {_count(ops.get(op, 0))}" for op in catalog.SHOWN_OPS)
+    not_read = set(fs.get("not_read") or ())
     osts, ost_count = len(fs.get("osts") or {}), fs.get("ost_count")
+    osts_line = (f"OSTs: {NOT_READ}" if {f"osts.{k}" for k in ("read_bytes", "write_bytes")} <= not_read
+                 else f"{osts} of {ost_count} OSTs used" if ost_count else "")
     spread = fs.get("spread")
     per_host = (f"min {human_bytes(spread['min'])}, median {human_bytes(spread['median'])}, "
                 f"max {human_bytes(spread['max'])} ({shorten(str(spread['max_host']))})") if spread else ""
     label = shorten(name)
+    rpc = fs.get("rpc") or {}
+    partly = partly_read(fs)
     return {"name": name, "label": label, "indent": " " * (columns(label) + 2),
-            "read": volume("read"), "write": volume("write"), "ops": ops_line,
-            "osts": f"{osts} of {ost_count} OSTs used" if ost_count else "",
-            "per_host": per_host, "hist": _histogram(fs.get("rpc") or {}),
-            "no_hist": "not read (see Not trusted)" if left_out else "none reported"}
+            "read": _volume(fs, "read"), "write": _volume(fs, "write"), "ops": ops_line,
+            "osts": osts_line, "per_host": per_host, "hist": _histogram(rpc),
+            "no_hist": (f"{NOT_READ} (see Not trusted)" if rpc.get("read") is None and rpc.get("write") is None
+                        else "none reported"),
+            "partly": f"partly read (see Not trusted): {partly}" if partly else ""}
 
 
 def _finding(f: dict, detail: bool) -> list[str]:
@@ -308,13 +348,12 @@ def _text_view(doc: dict, detail: bool) -> dict:
     filesystems = doc.get("filesystems") or {}
     by_volume = sorted(filesystems.items(),
                        key=lambda kv: (-((kv[1].get("read_bytes") or 0) + (kv[1].get("write_bytes") or 0)), kv[0]))
-    partly = {fs for names in (job.get("hosts_incomplete") or {}).values() for fs in names}
-    active = [_fs_view(k, v, k in partly) for k, v in by_volume if _touched(v)]
+    active = [_fs_view(k, v) for k, v in by_volume if _touched(v)]
     idle = [shorten(k) for k, v in by_volume if not _touched(v)]
     empty = ("" if filesystems else "No Lustre filesystem was mounted on the job's hosts." if hosts
              else "No host of the job could be read.")
     # with nothing read, nothing was judged; with values left out, only what was read was
-    left_out = missing or job.get("hosts_incomplete") or any(
+    left_out = missing or job.get("hosts_incomplete") or any(v.get("left_out") for v in filesystems.values()) or any(
         q.get("id") == "METRIC_TYPE" for q in doc.get("data_quality") or [])
     verdict = ("" if not hosts else "No I/O problems found." if not left_out
                else "No I/O problems found in what could be read (see Not trusted).")
@@ -329,18 +368,28 @@ def text_view(doc: dict, detail: bool = True) -> dict:
 
 
 def _touched(fs: dict) -> bool:
-    return bool(fs.get("read_bytes") or fs.get("write_bytes") or any((fs.get("ops") or {}).values())
-                or any(n for d in (fs.get("rpc") or {}).values() for n in d.values()))
+    """The job did something on the filesystem, or values of it were left out (then whether it
+    did is not known, and its lines say what was not read)."""
+    return bool(fs.get("read_bytes") or fs.get("write_bytes") or fs.get("read_calls") or fs.get("write_calls")
+                or any((fs.get("ops") or {}).values())
+                or any(n for d in (fs.get("rpc") or {}).values() if d for n in d.values())
+                or fs.get("left_out"))
 
 
-def _html_rows(rpc: dict[str, dict[str, int]]) -> list[dict]:
-    """One row per shown bucket; bars scaled to the largest count."""
+def _html_rows(rpc: dict[str, dict[str, int] | None]) -> list[dict]:
+    """One row per shown bucket; bars scaled to the largest count; a direction left out is
+    "not read" in every row."""
     shown = shown_buckets(rpc)
-    reads, writes = rpc.get("read") or {}, rpc.get("write") or {}
-    peak = max([1] + [d.get(l, 0) for d in (reads, writes) for l in shown])
-    return [{"label": l, "read": f"{reads.get(l, 0):,}", "write": f"{writes.get(l, 0):,}",
-             "read_px": round(200 * reads.get(l, 0) / peak), "write_px": round(200 * writes.get(l, 0) / peak)}
-            for l in shown]
+    reads, writes = rpc.get("read"), rpc.get("write")
+    peak = max([1] + [d.get(l, 0) for d in (reads, writes) if d is not None for l in shown])
+
+    def cell(d: dict | None, label: str) -> tuple[str, int]:
+        return (NOT_READ, 0) if d is None else (f"{d.get(label, 0):,}", round(200 * d.get(label, 0) / peak))
+    rows = []
+    for l in shown:
+        (r, r_px), (w, w_px) = cell(reads, l), cell(writes, l)
+        rows.append({"label": l, "read": r, "write": w, "read_px": r_px, "write_px": w_px})
+    return rows
 
 
 def html_view(doc: dict) -> dict:
@@ -355,10 +404,15 @@ def html_view(doc: dict) -> dict:
     html_fs = []
     for fs in view["filesystems"]:
         data = doc["filesystems"][fs["name"]]
-        rows = _html_rows(data.get("rpc") or {})
-        osts, hosts = data.get("osts") or {}, data.get("hosts") or {}
+        rpc = data.get("rpc") or {}
+        rows = _html_rows(rpc)
+        not_read = set(data.get("not_read") or ())
+        # charts draw counts only: none of a total no host's value of which was counted
+        osts = {} if not_read & {"osts.read_bytes", "osts.write_bytes"} else data.get("osts") or {}
+        hosts = {h: v for h, v in (data.get("hosts") or {}).items() if "read_bytes" in v and "write_bytes" in v}
+        whole_rpc = rpc.get("read") is not None and rpc.get("write") is not None
         html_fs.append(dict(fs, rows=rows,
-                            rpc_chart=charts.rpc_histogram(data.get("rpc") or {}, [r["label"] for r in rows]) if rows else "",
+                            rpc_chart=charts.rpc_histogram(rpc, [r["label"] for r in rows]) if rows and whole_rpc else "",
                             ost_chart=charts.ost_bytes(osts) if osts else "",
                             host_chart=charts.host_spread(hosts) if len(hosts) > 1 else ""))
     view["html_filesystems"] = html_fs
@@ -366,7 +420,14 @@ def html_view(doc: dict) -> dict:
 
 
 def _environment(autoescape: bool = False) -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())),
+    return _environment_of(str(templates_dir()), autoescape)
+
+
+@functools.lru_cache(maxsize=8)
+def _environment_of(directory: str, autoescape: bool) -> jinja2.Environment:
+    """One environment per templates directory: it compiles each template once (and again
+    when its file changes), not on every rendering."""
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(directory),
                               undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                               trim_blocks=True, lstrip_blocks=True, autoescape=autoescape)
 

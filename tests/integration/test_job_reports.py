@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from lustre_jobreport import catalog, config, report, snapfile, snapshot
+from lustre_jobreport import catalog, config, jobrow, render, report, snapfile, snapshot
 from lustre_sim import SimClient
 from lustre_sim.workloads import TABLE_I_BUCKETS, TABLE_I_READ, TABLE_I_WRITE   # the Enzo job (notes/io-findings.md)
 from privpmcd import PrivatePmcd, free_port
@@ -90,7 +90,9 @@ def test_enzo_json_keys_follow_the_contract(enzo):
     assert enzo["job"]["hosts_incomplete"] == {}
     assert set(enzo["filesystems"]) == {"scratch", "home"}
     for f in enzo["flags"]:
-        assert set(f) == {"id", "severity", "fs", "finding", "why", "advice", "evidence"}
+        assert set(f) == {"id", "severity", "fs", "finding", "why", "advice", "evidence", "rests_on"}
+        assert f["rests_on"] and "left_out" not in f["evidence"]       # every total whole
+    assert all(fs["left_out"] == {} and fs["not_read"] == [] for fs in enzo["filesystems"].values())
     home = enzo["filesystems"]["home"]
     assert home["read_bytes"] == home["write_bytes"] == 0 and sum(home["rpc"]["read"].values()) == 0
 
@@ -195,6 +197,13 @@ def test_an_unreadable_llite_stats_file_at_the_end_is_not_trusted_and_said(tmp_p
     assert fs["write_bytes"] == fs["hosts"]["node0"]["write_bytes"] > 0 and "node1" not in fs["hosts"]
     assert doc["job"]["hosts_incomplete"] == {"node1": ["scratch"]}
     assert "READAHEAD_WASTE" not in {f["id"] for f in doc["flags"]}   # node1's OSTs are not set against node0's reads
+    # the sum of the rest is shown as such, and never passes for the job's in its record
+    assert fs["left_out"]["write_bytes"] == fs["left_out"]["ops.open"] == 1 and fs["not_read"] == []
+    text = " ".join(line.strip() for line in render.render_text(doc).splitlines())      # lines fold at 80
+    assert "partly read (see Not trusted): read bytes, read calls, write bytes, write calls, ops" in text
+    [row] = jobrow.rows(dict(doc, job=dict(doc["job"], id="1")))
+    assert row["write_bytes"] is None and row["open"] is None and row["md_ops"] is None and not row["trusted"]
+    assert row["ost_write_bytes"] == sum(o["write_bytes"] for o in fs["osts"].values())   # both hosts' OSCs read
 
 
 def test_oscs_the_agent_skips_under_its_time_budget_are_said_not_counted_from_zero(tmp_path):

@@ -12,19 +12,33 @@ SEMS = {"version": "discrete", "llite.mount_id": "discrete", "osc.rpcs_in_flight
         "osc.state": "instant"}
 
 
-def _source(short: str) -> str | None:
-    m = catalog.get(P + short)
-    return catalog.source_of_cluster(m.cluster).name if m and m.role in catalog.SUMMED else None
+# What the agent gives wherever it read the file: every volume and operation of a filesystem's
+# llite stats (a line the file omits reads 0), every figure of an OSC's osc stats.
+LLITE_STATS = [m.name[len(P):] for m in catalog.with_role(catalog.VOLUME, catalog.OP)]
+OSC_STATS = [m.name[len(P):] for m in catalog.with_role(catalog.OST_VOLUME, catalog.OST_WAIT)]
 
 
-def host(name, metrics, ok=True, error=None, pmids=None, sems=None, llite_stats=True, rpc_stats=True):
-    """A host read by the agent: as a real agent's, it has llite stats and an RPC histogram (zeros
-    unless given) for every filesystem it mounts, unless told its files could not be read
-    (llite_stats=False, rpc_stats=False)."""
+def _fill(metrics: dict, names: list[str], instances) -> None:
+    """Zeros for these metrics' instances not given."""
+    for short in names:
+        given = metrics.get(short, {})
+        metrics[short] = dict(dict.fromkeys(instances, 0), **given)
+
+
+def host(name, metrics, ok=True, error=None, pmids=None, sems=None, llite_stats=True, rpc_stats=True,
+         no_value=()):
+    """A host read by the agent: as a real agent's, it has every llite stats counter and an RPC
+    histogram (zeros unless given) for every filesystem it mounts, unless told its files could
+    not be read (llite_stats=False, rpc_stats=False), and every osc stats figure of each OSC one
+    of them is given for; no_value: metrics the agent gave no value for all the same (a bytes
+    line without its sum)."""
     metrics = dict(metrics)
     mounted = metrics.get("llite.mount_id", {})
-    if llite_stats and not any(_source(k) == "llite stats" for k in metrics):
-        metrics["llite.read_calls"] = dict.fromkeys(mounted, 0)
+    if llite_stats and mounted:
+        _fill(metrics, LLITE_STATS, mounted)
+    oscs = {i: None for k in OSC_STATS for i in metrics.get(k, {})}
+    if oscs:
+        _fill(metrics, OSC_STATS, oscs)
     if rpc_stats and mounted:
         for direction in ("read", "write"):
             buckets = dict(metrics.get(f"fs.rpc.{direction}", {}))
@@ -32,7 +46,7 @@ def host(name, metrics, ok=True, error=None, pmids=None, sems=None, llite_stats=
                 if not any(b.startswith(fs + ":") for b in buckets):
                     buckets[f"{fs}:4K"] = 0
             metrics[f"fs.rpc.{direction}"] = buckets
-    full = {P + k: Column.from_dict(v) for k, v in metrics.items()}
+    full = {P + k: Column.from_dict(v) for k, v in metrics.items() if k not in no_value}
     sem_of = {m: (sems or {}).get(m[len(P):], SEMS.get(m[len(P):], "counter")) for m in full}
     ids = {m: f"220.{catalog.get(m).cluster}.0" for m in full if catalog.get(m)}
     ids.update({P + k: v for k, v in (pmids or {}).items()})

@@ -131,8 +131,8 @@ def test_under_striped_and_over_striped():
 
 def test_rank0_io():
     t = totals(write_bytes=10 * GIB)
-    t.hosts = {"n0": {"write_bytes": 9 * GIB}, "n1": {"write_bytes": GIB // 3},
-               "n2": {"write_bytes": GIB // 3}, "n3": {"write_bytes": GIB // 3}}
+    t.hosts = {"n0": {"read_bytes": 0, "write_bytes": 9 * GIB}, "n1": {"read_bytes": 0, "write_bytes": GIB // 3},
+               "n2": {"read_bytes": 0, "write_bytes": GIB // 3}, "n3": {"read_bytes": 0, "write_bytes": GIB // 3}}
     assert fired(t) == ["RANK0_IO"]
     assert fired(t, JobContext(3600.0, 3)) == []      # fewer than 4 hosts
 
@@ -162,3 +162,80 @@ def test_fs_trouble_names_target_and_host():
     assert [f.id for f in flags] == ["FS_TROUBLE"]
     assert "scratch-OST0002 on n3 reconnected 2x" in flags[0].finding
     assert "scratch-MDT0000 on n1 was EVICTED at the end" in flags[0].finding
+
+
+# ---- a finding on a total left out -----------------------------------------------------------
+
+def firing(flag_id: str) -> FsTotals:
+    """Totals that fire flag_id, written out."""
+    if flag_id == "SMALL_RPC_READ":
+        return totals(read={"4K": 5000, "1M": 5000})
+    if flag_id == "OPEN_CLOSE_STORM":
+        return totals(ops={"open": 5000, "close": 5000}, read_bytes=GIB)
+    if flag_id == "STAT_STORM":
+        return totals(ops={"getattr": 50_000, "open": 10}, read_bytes=1 << 50)
+    if flag_id == "STATFS_STORM":
+        return totals(ops={"statfs": 5000})
+    if flag_id == "TINY_CALLS":
+        return totals(read_bytes=200_000 * 100, read_calls=200_000)
+    if flag_id == "FSYNC_STORM":
+        return totals(ops={"fsync": 5000}, write_bytes=GIB)
+    if flag_id in ("READAHEAD_WASTE", "UNDER_STRIPED"):
+        t = totals(read_bytes=GIB)
+        t.ost_count = 8
+        t.osts = {"OST0000": ost_row(read=20 * GIB, rrpcs=20 * 1024)}
+        return t
+    raise AssertionError(flag_id)
+
+
+@pytest.mark.parametrize("flag_id, total", [
+    ("SMALL_RPC_READ", "rpc.read"), ("OPEN_CLOSE_STORM", "ops.open"), ("OPEN_CLOSE_STORM", "write_bytes"),
+    ("STAT_STORM", "ops.open"), ("STATFS_STORM", "ops.statfs"), ("TINY_CALLS", "read_bytes"),
+    ("TINY_CALLS", "read_calls"), ("FSYNC_STORM", "write_bytes"), ("READAHEAD_WASTE", "read_bytes"),
+    ("READAHEAD_WASTE", "osts.read_bytes"), ("UNDER_STRIPED", "osts.write_bytes"),
+])
+def test_a_finding_is_not_made_on_a_total_no_host_gave_and_said_on_one_some_hosts_gave(flag_id, total):
+    assert flag_id in fired(firing(flag_id))
+    t = firing(flag_id)
+    t.left_out, t.not_read = {total: 3}, {total}
+    if total.startswith("ops."):
+        t.ops[total[4:]] = None
+    elif total.startswith("rpc."):
+        t.rpc[total[4:]] = None
+    elif total.startswith("osts."):
+        for o in t.osts.values():
+            o[total[5:]] = None
+    else:
+        setattr(t, total, None)
+    assert flag_id not in fired(t)
+    partial = firing(flag_id)
+    partial.left_out = {total: 3}
+    [f] = [f for f in evaluate({"scratch": partial}, CTX, config.Config()) if f.id == flag_id]
+    assert f.finding.endswith(("; 3 left out)", "values of 3 hosts left out)")) and f.evidence["left_out"] == {total: 3}
+    assert total in f.rests_on
+
+
+def test_tiny_calls_judges_a_direction_read_when_the_other_was_not():
+    t = totals(write_bytes=200_000 * 100, write_calls=200_000)
+    t.read_bytes, t.left_out, t.not_read = None, {"read_bytes": 1}, {"read_bytes"}
+    [f] = evaluate({"scratch": t}, CTX, config.Config())
+    assert (f.id, f.evidence["direction"], f.rests_on) == ("TINY_CALLS", "write", ("write_bytes", "write_calls"))
+    assert "left out" not in f.finding
+
+
+def test_a_target_whose_reconnects_were_not_read_is_said_so():
+    t = totals()
+    t.trouble = [{"host": "n1", "target": "scratch-OST0002", "reconnects": None, "state": "EVICTED"}]
+    t.left_out = {"trouble": 1}
+    [f] = evaluate({"scratch": t}, CTX, config.Config())
+    assert f.finding.startswith("scratch-OST0002 on n1 reconnects not read and was EVICTED at the end")
+    assert "values of 1 host left out" in f.finding
+
+
+def test_slow_ost_against_a_median_wait_of_0_is_made_not_a_division_by_zero():
+    """Most OSTs' requests waited 0 us: the report died of a ZeroDivisionError."""
+    t = totals(read_bytes=3 << 20)
+    t.osts = {f"OST000{i}": ost_row(read=1 << 20, rrpcs=1, wait=w) for i, w in enumerate((0.0, 0.0, 50_000.0))}
+    [f] = evaluate({"scratch": t}, CTX, config.Config())
+    assert f.id == "SLOW_OST" and f.finding == ("requests to OST0002 waited 50.0 ms on average, against a median "
+                                                "of 0 ms of the 3 OSTs used")

@@ -144,3 +144,16 @@ def test_nan_and_infinity_in_a_record_file_are_refused(tmp_path):
     path.write_text('{"schema": "lustre-jobreport/3", "job": {"elapsed_s": NaN}}')
     with pytest.raises(records.RecordFileError, match="NaN is not a number JSON allows"):
         records.parse(path.read_bytes(), path)
+
+
+def test_a_host_that_unmounted_the_filesystem_during_the_job_leaves_its_sums_unknown():
+    """n2's latency and read bytes of scratch are left out (REMOUNT): the job's latency is not
+    n1's alone, and the row's read bytes are not either."""
+    gone = client("n2", latency=50)
+    gone.metrics.pop("lustreclient.llite.mount_id")
+    doc = build([client("n1", latency=100), client("n2", latency=50)], [client("n1", read=1 << 30, latency=1100), gone])
+    assert [(q["id"], q["host"]) for q in doc["data_quality"]] == [("REMOUNT", "n2"), ("NO_LUSTRE", "n2")]
+    fs = doc["filesystems"]["scratch"]
+    assert fs["latency_us"]["read"] is None and fs["read_bytes"] == 1 << 30 and fs["left_out"]["read_bytes"] == 1
+    [row] = jobrow.rows(doc)
+    assert row["latency_read_us"] is None and row["read_bytes"] is None

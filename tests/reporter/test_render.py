@@ -83,3 +83,55 @@ def test_a_histogram_that_could_not_be_read_is_not_shown_as_no_rpcs():
     assert "RPC sizes: not read (see Not trusted)" in render.render_text(unread)
     assert "RPC sizes: not read (see Not trusted)" in render.render_html(unread)
     assert "not read" not in render.render_text(doc_for(n1(0.0, 0, True), n1(60.0, 1 << 30, True)))
+
+
+def fs_doc(**fs) -> dict:
+    """A report of one filesystem, written out (the renderer takes any document of DESIGN §3's shape)."""
+    base = {"read_bytes": 1 << 30, "write_bytes": 0, "read_calls": 1024, "write_calls": 0,
+            "ops": {"open": 3, "close": 3, "getattr": 0, "statfs": 0, "setattr": 0, "fsync": 0},
+            "rpc": {"read": {"4K": 1, "1M": 1024}, "write": {"4K": 0, "1M": 0}}, "osts": {},
+            "hosts": {}, "ost_count": 4, "spread": None, "trouble": [], "left_out": {}, "not_read": []}
+    return {"job": {"hosts": ["n1", "n2"], "hosts_missing": [], "hosts_incomplete": {}},
+            "lustre_versions": {}, "filesystems": {"scratch": base | fs}, "flags": [],
+            "data_quality": [{"id": "METRIC_TYPE", "host": None, "fs": None, "detail": "left out"}]}
+
+
+def test_every_total_not_read_is_said_so_never_0():
+    doc = fs_doc(read_bytes=None, write_calls=None, ops={"open": None, "close": 3, "getattr": 0, "statfs": 0,
+                                                        "setattr": 0, "fsync": 0},
+                 rpc={"read": None, "write": {"4K": 0, "1M": 7}},
+                 left_out={"read_bytes": 2, "write_calls": 2, "ops.open": 2, "rpc.read": 2},
+                 not_read=["ops.open", "read_bytes", "rpc.read", "write_calls"])
+    lines = lines_of(render.render_text(doc))
+    assert "scratch: read: bytes not read, 1,024 calls" in lines
+    assert "         write 0 B, calls not read" in lines
+    assert "  read  not read" in lines and " write     0      7█" in lines
+    assert "  open not read  close 3  getattr 0  statfs 0  setattr 0  fsync 0" in lines
+    assert not any("partly read" in line for line in lines)     # not read at all: said on its own line
+    html = render.render_html(doc)
+    assert "read: bytes not read, 1,024 calls" in html and "<td>not read</td>" in html
+    assert "RPCs by size" not in html                           # no chart draws a direction not read as 0
+
+
+def test_a_histogram_and_the_osts_not_read_at_all_are_one_line_each():
+    doc = fs_doc(rpc={"read": None, "write": None}, left_out={"rpc.read": 1, "rpc.write": 1, "osts.read_bytes": 1,
+                                                              "osts.write_bytes": 1},
+                 not_read=["osts.read_bytes", "osts.write_bytes", "rpc.read", "rpc.write"])
+    lines = lines_of(render.render_text(doc))
+    assert "  RPC sizes: not read (see Not trusted)" in lines and "  OSTs: not read" in lines
+
+
+def test_totals_counted_on_some_hosts_only_are_named_under_their_filesystem():
+    doc = fs_doc(left_out={"read_bytes": 1, "read_calls": 1, "ops.open": 1, "ops.close": 1, "osts.read_bytes": 1})
+    lines = lines_of(render.render_text(doc))
+    assert "  partly read (see Not trusted): read bytes, read calls, ops, OSTs" in lines
+    assert "scratch: read 1.0 GiB in 1,024 calls" in lines       # no mean of sums over other hosts
+    assert "partly read (see Not trusted): read bytes, read calls, ops, OSTs" in render.render_html(doc)
+
+
+def test_a_filesystem_whose_values_were_left_out_is_not_called_unused():
+    doc = fs_doc(read_bytes=None, read_calls=None, left_out={"read_bytes": 1, "read_calls": 1},
+                 not_read=["read_bytes", "read_calls"], rpc={"read": {"4K": 0}, "write": {"4K": 0}},
+                 ops={"open": 0, "close": 0})
+    text = render.render_text(doc)
+    assert "Not used by this job" not in text and "scratch: read: not read" in text

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from lustre_jobreport import catalog, config, render, report, snapfile
+from lustre_jobreport import catalog, config, jobrow, render, report, snapfile
 from lustre_jobreport.aggregate import aggregate
 from lustre_jobreport.diff import diff
 from lustre_jobreport.errors import SnapshotFileError
@@ -241,3 +241,184 @@ def test_snapshot_with_an_unreachable_host_writes_its_file_and_exits_0(tmp_path,
     assert r.stderr.splitlines() == ["lustre-jobreport: warning: dead: cannot connect to pmcd: Connection refused"]
     s = snapfile.read(out)
     assert not s.hosts["dead"].ok and s.hosts["dead"].error == "cannot connect to pmcd: Connection refused"
+
+
+# ---- a value left out is never a 0: not in a total, a finding, a line or a record ----------------
+
+def volume_host(name, *, read_bytes, read_calls, osc_read, sems=None):
+    """A host of one filesystem whose OSTs sent twice what the job read, in small calls."""
+    m = {"version": {"": "2.15.4"}, "llite.mount_id": {"scratch": "f1"},
+         "llite.read_bytes": {"scratch": read_bytes}, "llite.read_calls": {"scratch": read_calls},
+         "osc.device": {"scratch-OST0000": "scratch-OST0000-osc-f1"},
+         "osc.read_bytes": {"scratch-OST0000": osc_read}, "osc.read_rpcs": {"scratch-OST0000": osc_read >> 20}}
+    return host(name, m, sems={"osc.device": "discrete", **(sems or {})})
+
+
+@pytest.mark.parametrize("where", ["start", "end"])
+@pytest.mark.parametrize("hosts", [1, 3])
+def test_llite_read_bytes_not_a_counter_fires_nothing_on_it_and_reads_not_read(where, hosts):
+    """llite.read_bytes instant in one snapshot (on one host: the whole metric is then not a
+    counter): listed as not trusted, and READAHEAD_WASTE and TINY_CALLS fired on it as 0, the
+    text said "read 0 B" and the record held 0."""
+    def snapshot(t, at_end):
+        odd = {"llite.read_bytes": "instant"} if (where == "end") == at_end else {}
+        return snap(t, *[volume_host(f"n{i}", read_bytes=10 * GIB * at_end, read_calls=2_000_000 * at_end,
+                                     osc_read=20 * GIB * at_end, sems=odd if i == 0 else None)
+                         for i in range(hosts)])
+    doc = report.build(snapshot(0.0, False), snapshot(3600.0, True), CFG, job_id="1")
+    assert [q["id"] for q in doc["data_quality"]] == ["METRIC_TYPE"]
+    fs = doc["filesystems"]["scratch"]
+    assert fs["read_bytes"] is None and fs["not_read"] == ["read_bytes"] and fs["left_out"] == {"read_bytes": hosts}
+    assert fs["read_calls"] == hosts * 2_000_000                       # the rest is whole, and said whole
+    assert all("read_bytes" not in v for v in fs["hosts"].values())
+    assert {f["id"] for f in doc["flags"]} & {"READAHEAD_WASTE", "TINY_CALLS"} == set()
+    text = render.render_text(doc)
+    assert "read 0 B" not in text and "scratch: read: bytes not read, " in text
+    assert "Not used by this job" not in text and "in what could be read" in text
+    html = render.render_html(doc)
+    assert "read 0 B" not in html and "read: bytes not read" in html
+    assert json.loads(render.render_json(doc))["filesystems"]["scratch"]["read_bytes"] is None
+    [row] = jobrow.rows(doc)
+    assert row["read_bytes"] is None and row["read_calls"] == hosts * 2_000_000 and not row["trusted"]
+
+
+def test_llite_read_calls_not_a_counter_is_not_read_and_no_mean_is_made_of_it():
+    def h(calls, sem):
+        return volume_host("n1", read_bytes=calls * 100, read_calls=calls, osc_read=0,
+                           sems={"llite.read_calls": sem})
+    doc = report.build(snap(0.0, h(0, "counter")), snap(60.0, h(1_000_000, "instant")), CFG)
+    fs = doc["filesystems"]["scratch"]
+    assert fs["read_calls"] is None and fs["read_bytes"] == 100_000_000
+    assert "TINY_CALLS" not in {f["id"] for f in doc["flags"]}
+    text = render.render_text(doc)
+    assert "scratch: read 95.4 MiB, calls not read" in text and "read 95.4 MiB in 0 calls" not in text
+
+
+def test_an_open_count_left_out_is_not_no_opens():
+    """STAT_STORM fires on getattr 'with no opens' only when there were no opens, not when the
+    opens were not read."""
+    def h(n, sem):
+        return host("n1", {"version": {"": "2.15.4"}, "llite.mount_id": {"scratch": "f1"},
+                           "llite.getattr": {"scratch": 50_000 * n}, "llite.open": {"scratch": 100_000 * n}},
+                    sems={"llite.open": sem})
+    doc = report.build(snap(0.0, h(0, "instant")), snap(3600.0, h(1, "counter")), CFG)
+    assert doc["filesystems"]["scratch"]["ops"]["open"] is None
+    assert "STAT_STORM" not in {f["id"] for f in doc["flags"]}
+    text = render.render_text(doc)
+    assert "open not read" in text and "open 0" not in text and "getattr 50,000" in text
+
+
+def test_an_rpc_histogram_direction_not_a_counter_is_not_read_and_fires_nothing():
+    def h(n, sem):
+        return host("n1", {"version": {"": "2.15.4"}, "llite.mount_id": {"scratch": "f1"},
+                           "fs.rpc.read": {"scratch:4K": 50_000 * n, "scratch:1M": 10 * n},
+                           "fs.rpc.write": {"scratch:4K": 50_000 * n, "scratch:1M": 10 * n}},
+                    sems={"fs.rpc.read": sem})
+    doc = report.build(snap(0.0, h(0, "counter")), snap(3600.0, h(1, "instant")), CFG, job_id="1")
+    fs = doc["filesystems"]["scratch"]
+    assert fs["rpc"]["read"] is None and fs["rpc"]["write"] == {"4K": 50_000, "1M": 10}
+    assert [f["id"] for f in doc["flags"]] == ["SMALL_RPC_WRITE"]
+    text = render.render_text(doc)
+    assert "  read  not read" in text.splitlines()
+    assert "<td>not read</td>" in render.render_html(doc)
+    [row] = jobrow.rows(doc)
+    assert row["rpc_read_4K"] is None and row["rpc_write_4K"] == 50_000
+
+
+def test_an_ost_write_figure_not_a_counter_is_not_read_and_no_share_is_made_of_it():
+    """UNDER_STRIPED took the OSTs' read bytes alone for the bytes moved: one OST's reads were
+    all of them while the other wrote five times as much, unseen."""
+    def h(n, sem):
+        return host("n1", {"version": {"": "2.15.4"}, "llite.mount_id": {"scratch": "f1"},
+                           "osc.device": {f"scratch-OST000{i}": f"scratch-OST000{i}-osc-f1" for i in range(4)},
+                           "osc.read_bytes": {"scratch-OST0000": 20 * GIB * n, "scratch-OST0001": 0,
+                                              "scratch-OST0002": 0, "scratch-OST0003": 0},
+                           "osc.write_bytes": {"scratch-OST0000": 0, "scratch-OST0001": 100 * GIB * n,
+                                               "scratch-OST0002": 0, "scratch-OST0003": 0},
+                           "osc.req_waittime": {"scratch-OST0000": 1000 * n, "scratch-OST0001": 1000 * n}},
+                    sems={"osc.device": "discrete", "osc.write_bytes": sem, "osc.req_waittime": sem})
+    doc = report.build(snap(0.0, h(0, "instant")), snap(3600.0, h(1, "counter")), CFG, job_id="1")
+    fs = doc["filesystems"]["scratch"]
+    assert fs["osts"]["OST0000"]["write_bytes"] is None and fs["osts"]["OST0000"]["read_bytes"] == 20 * GIB
+    assert fs["osts"]["OST0000"]["wait_us_mean"] is None                  # a wait not read is no 0.0
+    assert {"osts.write_bytes", "osts.wait_us_mean"} <= set(fs["not_read"])
+    assert "UNDER_STRIPED" not in {f["id"] for f in doc["flags"]}
+    [row] = jobrow.rows(doc)
+    assert row["ost_write_bytes"] is None and row["ost_read_bytes"] == 20 * GIB and row["osts_used"] is None
+
+
+def test_a_host_whose_read_bytes_had_no_value_at_either_end_is_said_and_no_tiny_calls_are_made_of_it():
+    """A bytes line without its sum: the agent gives read_calls and no read_bytes. The calls of
+    n2 set against the bytes of n1 alone made a 3.5 KB mean call (TINY_CALLS), silently."""
+    def h(name, calls, nbytes):
+        m = {"version": {"": "2.15.4"}, "llite.mount_id": {"scratch": "f1"}, "llite.read_calls": {"scratch": calls},
+             "llite.read_bytes": {"scratch": nbytes or 0}}
+        return host(name, m, no_value=("llite.read_bytes",) if nbytes is None else ())
+    b = snap(0.0, h("n1", 0, 0), h("n2", 0, None))
+    e = snap(3600.0, h("n1", 100_000, 10 * GIB), h("n2", 3_000_000, None))
+    doc = report.build(b, e, CFG, job_id="1")
+    [q] = doc["data_quality"]
+    assert (q["id"], q["host"], q["fs"]) == ("VALUES_MISSING", "n2", "scratch")
+    assert "lustreclient.llite.read_bytes of scratch had no value at job start nor at its end on n2" in q["detail"]
+    fs = doc["filesystems"]["scratch"]
+    assert fs["read_bytes"] == 10 * GIB and fs["left_out"] == {"read_bytes": 1} and doc["job"]["hosts_incomplete"] == {"n2": ["scratch"]}
+    assert "TINY_CALLS" not in {f["id"] for f in doc["flags"]}
+    assert "partly read (see Not trusted): read bytes" in render.render_text(doc)
+    assert jobrow.rows(doc)[0]["read_bytes"] is None
+
+
+def test_a_finding_on_totals_some_hosts_of_which_were_left_out_says_so_over_the_same_hosts():
+    """n2's llite stats unreadable at the end: TINY_CALLS is judged over n1, the host whose bytes
+    and calls were both counted, and says so."""
+    def h(name, calls, stats=True):
+        m = {"version": {"": "2.15.4"}, "llite.mount_id": {"scratch": "f1"}}
+        if stats:
+            m.update({"llite.read_calls": {"scratch": calls}, "llite.read_bytes": {"scratch": calls * 100}})
+        return host(name, m, llite_stats=stats)
+    doc = report.build(snap(0.0, h("n1", 0), h("n2", 0)), snap(3600.0, h("n1", 200_000), h("n2", 0, stats=False)), CFG)
+    [tiny] = [f for f in doc["flags"] if f["id"] == "TINY_CALLS"]
+    assert "over the 1 host whose counters were all read; 1 left out" in tiny["finding"]
+    assert tiny["evidence"]["left_out"] == {"read_bytes": 1, "read_calls": 1} and tiny["evidence"]["calls"] == 200_000
+    assert tiny["rests_on"] == ["read_bytes", "read_calls"]
+
+
+def test_through_the_job_view_a_counter_not_a_counter_is_not_read_and_an_unsent_osc_delta_is_a_zero():
+    """Read through the agents' job view, an OSC an agent sent no delta for is a zero unless
+    that agent says it left the OSC out (its left_out codes), whatever else it left out."""
+    from lustre_jobreport import catalog
+    from lustre_jobreport.aggregate import aggregate
+    from test_jobview_codes import delta as job_view, host as job_host
+    d = job_view(job_host("a", osc_read={"scratch-OST0001": 5}, llite_read={"home": 0},
+                          left_out={"llite_stats": {"scratch": catalog.CLEARED}}),
+                 job_host("b", osc_read={"scratch-OST0001": 7}, left_out={"osc_stats": {"scratch-OST0002": catalog.GONE}}))
+    fs = aggregate(d)["scratch"]
+    assert fs.osts["OST0001"]["read_bytes"] == 12 and fs.left_out["osts.read_bytes"] == 1    # b's OST0002 only
+    assert fs.left_out["read_bytes"] == 1 and fs.read_bytes == 10          # b's, a's left out
+    a = job_host("a", osc_read={"scratch-OST0001": 5})
+    a.sems[catalog.job_view_name("lustreclient.osc.read_bytes")] = "instant"
+    d = job_view(a, job_host("b", osc_read={"scratch-OST0001": 7}))
+    assert [i.id for i in d.issues] == ["METRIC_TYPE"]
+    fs = aggregate(d)["scratch"]
+    assert "osts.read_bytes" in fs.not_read and fs.left_out["osts.read_bytes"] == 2
+
+
+def test_an_ost_gone_at_the_end_leaves_its_figures_partly_read_and_a_new_one_unreadable_at_the_end_is_said():
+    """n1's OST0001 is gone at the end: its value there is left out (said by the diff), not a 0
+    of a complete total. n2's OST0002 is new and its osc stats could not be read at the end: no
+    value at either end, said once, by the diff (not counted from zero)."""
+    def h(name, reads, listed):
+        return host(name, {"version": {"": "2.15.4"}, "llite.mount_id": {"scratch": "f1"},
+                           "osc.device": {f"scratch-OST000{i}": f"scratch-OST000{i}-osc-f1" for i in listed},
+                           "osc.read_bytes": {f"scratch-OST000{i}": v for i, v in reads.items()}},
+                    sems={"osc.device": "discrete"})
+    b = snap(0.0, h("n1", {0: 0, 1: 0}, [0, 1]), h("n2", {0: 0, 1: 0}, [0, 1]))
+    e = snap(60.0, h("n1", {0: GIB}, [0]), h("n2", {0: GIB, 1: GIB}, [0, 1, 2]))
+    doc = report.build(b, e, CFG)
+    said = {(q["host"], q["detail"].split(":")[0]) for q in doc["data_quality"]}
+    assert ("n1", "osc stats of 1 OSC of scratch (scratch-OST0001) were gone at job end on n1") in said
+    assert [what for host, what in said if host == "n2"] == [
+        "osc stats of 1 OSC of scratch (scratch-OST0002) could not be read at job end on n2"]
+    fs = doc["filesystems"]["scratch"]
+    assert fs["left_out"]["osts.read_bytes"] == 2 and fs["osts"]["OST0001"]["read_bytes"] == GIB
+    assert doc["job"]["hosts_incomplete"] == {"n1": ["scratch"], "n2": ["scratch"]}
+    assert jobrow.rows(doc)[0]["ost_read_bytes"] is None
