@@ -68,6 +68,7 @@ class DeltaTable:
     fs: np.ndarray        # filesystem of each instance
     delta: np.ndarray     # uint64
     counted: np.ndarray   # bool
+    untyped: bool = False  # a counter that is not one: nothing of it counted, by construction
 
 
 @dataclass
@@ -249,7 +250,7 @@ def nothing_counted(instances: list[str], n_hosts: int) -> DeltaTable:
     shape = (n_hosts, len(instances))
     return DeltaTable(instances, np.array([device_of(i) for i in instances], dtype=object),
                       np.array([fs_of(device_of(i)) for i in instances], dtype=object),
-                      np.zeros(shape, dtype=np.uint64), np.zeros(shape, dtype=bool))
+                      np.zeros(shape, dtype=np.uint64), np.zeros(shape, dtype=bool), untyped=True)
 
 
 @dataclass

@@ -22,8 +22,11 @@ A Counter's value at the end is `after` if its file was cleared, else `begin + b
 true I/O on it is `before + after`. The per-filesystem RPC histogram (fs.rpc.*) is not a file of
 its own: it is the sum of the filesystem's OSCs' rpc_stats, each OSC's contribution a
 StatsFile of source "osc rpc_stats" keyed by the histogram's instances, and the agent gives it
-all or nothing (every OSC there read, else no bucket). An end snapshot has each OSC's and MDC's
-import state (osc.state, mdc.state) unless its import file was not read then.
+all or nothing (every OSC there read, else no bucket). The agent gives every counter of an OSC's
+or MDC's file once it read it (pmda-lustre lc_value), which the job view's answer relies on (it
+sends no OSC or MDC delta of 0): a value missing from a file read is an llite one. An end
+snapshot has each OSC's and MDC's import state (osc.state, mdc.state) unless its import file
+was not read then.
 
 Cases are drawn as a shape (layout, filesystems, hosts), a list of events (clears, remounts,
 devices added, gone or replaced, files unreadable, values missing, hosts unreachable, huge
@@ -102,8 +105,9 @@ class Layout:
         elif source == RPC:
             fs = instance.rsplit("-OST", 1)[0]
             return [(m, f"{fs}:{b}") for m in HISTOGRAM for b in self.buckets]
-        elif source == OSC_STATS:
-            names = ["osc.read_bytes", "osc.write_rpcs"]
+        elif source == OSC_STATS:       # all of them: the agent gives an OSC's file whole (below)
+            names = ["osc.read_bytes", "osc.write_bytes", "osc.read_rpcs", "osc.write_rpcs", "osc.req_waittime",
+                     "osc.req_count"]
         elif source == OSC_IMPORT:
             names = ["osc.reconnects"]
         else:
@@ -316,7 +320,7 @@ def _happen(case: Case, ev: Event, rng: random.Random) -> None:
     d = mount.devices[ev.device % len(mount.devices)]
     if ev.kind == "clear":
         _restart(f, rng, ev.climb)
-    elif ev.kind == "clear_dropping" and f.source != RPC:
+    elif ev.kind == "clear_dropping" and f.source in (LLITE, READAHEAD):   # not an OSC's or MDC's: whole
         # cleared, and (as a clear before the job did too) the lines of counters at 0 dropped:
         # the agent gives those no value
         _restart(f, rng, ev.climb)
@@ -329,7 +333,7 @@ def _happen(case: Case, ev: Event, rng: random.Random) -> None:
     elif ev.kind == "unreadable":
         for end in ((BEGIN, END) if ev.end == 2 else (ev.end,)):
             f.read[end] = False
-    elif ev.kind == "missing" and f.source != RPC:       # read, but this value not given
+    elif ev.kind == "missing" and f.source in (LLITE, READAHEAD):   # read, but this value not given
         c = list(f.counters.values())[ev.counter % len(f.counters)]
         c.given[ev.end % 2] = False
     elif ev.kind in ("remount", "unmount", "mount"):

@@ -19,9 +19,11 @@ exactly on:
   flags, clients.
 
 Where the two differ by design, and nowhere else:
-- the agent sends no OSC or MDC delta of 0 (docs/design.md §2.4): there a zero delta and a
-  counter with no value at either end (one this Lustre lacks) both arrive as nothing, and
-  whether the device's file was left out is told by its reason, compared above;
+- the agent sends no OSC or MDC delta of 0 (docs/design.md §2.4): per host, metric and
+  instance, their zeros are not compared through jobview.delta (whether the device's file was
+  left out is, by its reason); the report must still show them as zeros. (The agent gives every
+  counter of an OSC's or MDC's file once it read it, so a zero is never a value missing;
+  diffcases models that.)
 - a delta of 2^63 or more is the reporter's to leave out (TOO_LARGE), after the rules: the
   agent counts it and jobview.delta leaves it out, as diff.py does;
 - the agent sends nothing it did not count, so a counter no host counted (a bucket of a
@@ -113,7 +115,8 @@ def comparable(doc: dict, counted: set[tuple[str, str]]) -> dict:
     metrics = {m for m, _ in counted}
     filesystems = {}
     for fs, t in doc["filesystems"].items():
-        rpc = {way: {label: n for label, n in by_label.items() if (P + f"fs.rpc.{way}", f"{fs}:{label}") in counted}
+        rpc = {way: by_label and {label: n for label, n in by_label.items()
+                                  if (P + f"fs.rpc.{way}", f"{fs}:{label}") in counted}
                for way, by_label in t["rpc"].items()}
         ops = {op: n for op, n in t["ops"].items() if op in catalog.SHOWN_OPS or P + f"llite.{op}" in metrics}
         filesystems[fs] = {**t, "rpc": rpc, "ops": ops}
@@ -164,6 +167,18 @@ FOUND = {
     # the OSTs the report showed were those with one: its I/O left the per-OST figures
     "an OSC with no state": make_case(Layout("2.5.3", 4096), ONE_OST, 1, (
         Event("unreadable", file=4, end=1),), 0),
+    # the job view's report: one OSC's osc stats cleared, the other's counters that moved
+    # nothing were sent as no delta (no table at all): those OST totals said "not read"
+    "OSC zeros through the job view": make_case(Layout("1.8.9", 4096), [("scratch", 2, 1)], 1, (
+        Event("clear", file=2),), 1),
+    # ... an OSC a host does not have (n00 never mounts scratch) is no zero of that host's
+    "an OSC of another host": make_case(Layout("1.8.9", 4096), ONE_OST, 2, (
+        Event("remount", host=1), Event("unmount"), Event("mount")), 0),
+    # the report from snapshots: reconnects of an OSC whose import was read at neither end on n00
+    # (nothing to count) and left out on n01 (remounted) said left out on both, as a counter
+    # nothing of which counted is taken for one that is not a counter
+    "reconnects read nowhere": make_case(Layout("2.5.3", 4096), ONE_OST, 2, (
+        Event("unreadable", file=4, end=2), Event("remount", host=1)), 0),
 }
 
 
@@ -174,6 +189,9 @@ FOUND = {
 @example(FOUND["histogram of a replaced OSC"])
 @example(FOUND["remount of a 1.8 client"])
 @example(FOUND["an OSC with no state"])
+@example(FOUND["OSC zeros through the job view"])
+@example(FOUND["an OSC of another host"])
+@example(FOUND["reconnects read nowhere"])
 def test_the_agent_and_the_reporter_diff_alike(case):
     central = check(case)
     for reason in sorted({r.name for r in central.reasons().values()}):
