@@ -5,8 +5,9 @@
 #   make bench  - performance figures (see bench/)
 #   make deb    - the Debian 12 packages in build/packages (make rpm: the RPMs, from the same layout)
 #   make test-packages - build both, install the .debs for real, run a Slurm job, remove them
-#   make fuzz   - long randomized runs (not part of make test): fuzz-diff, the property tests with
-#                 FUZZ_FACTOR (default 25) times their cases (the diff rules' 50,000: ~15 min), then
+#   make fuzz   - long randomized runs (not part of make test): fuzz-diff, the property tests (the
+#                 diff rules, their C twin against them, left-out values, record counts) with
+#                 FUZZ_FACTOR (default 25) times their cases (~45 min), then
 #                 fuzz-agent, the agent's libFuzzer targets (pmda-lustre: make fuzz, FUZZ_TIME s each)
 # Both are idempotent: what is already installed or built is left alone.
 
@@ -54,14 +55,15 @@ test: agent venv deps-test
 	$(MAKE) -C pmda-lustre test-install
 	$(MAKE) test-packages
 
-# The property tests (each states its cases for make test: tests/proptest.py) under hypothesis's
+# The property tests (each states its cases for make test: tests/proptest.py; the differential
+# test builds the agent's rules as a library, pmda-lustre's harness target) under hypothesis's
 # "fuzz" profile, FUZZ_FACTOR times as many cases; a failure prints the case and the
 # @reproduce_failure line that replays it.
-PROPERTY_TESTS := tests/reporter/test_diff_properties.py tests/reporter/test_left_out_property.py \
-	tests/reporter/test_jobrow_counts.py
+PROPERTY_TESTS := tests/reporter/test_diff_properties.py tests/reporter/test_diff_differential.py \
+	tests/reporter/test_left_out_property.py tests/reporter/test_jobrow_counts.py
 FUZZ_FACTOR ?= 25
 fuzz: fuzz-diff fuzz-agent
-fuzz-diff: venv
+fuzz-diff: agent venv
 	HYPOTHESIS_PROFILE=fuzz FUZZ_FACTOR=$(FUZZ_FACTOR) $(PY) -m pytest -q $(PROPERTY_TESTS) \
 	    --hypothesis-show-statistics
 fuzz-agent:

@@ -3,21 +3,29 @@
  * records, the delta and left-out rules, the slot table.  No libpcp, no
  * files: tests/unit/test_jobs.c drives it.
  *
- * The rules are diff.py's (reporter/lustre_jobreport/diff.py), for one
- * host, per source (stats file) and device:
+ * The rules are diff.py's (reporter/lustre_jobreport/diff.py, docs/design.md
+ * §3.3), for one host, per source (stats file) and device; the differential
+ * test (tests/reporter/test_diff_differential.py) holds the two together:
  *   read      some job metric of the source had a value (lc_value gave one)
  *   known     the device listing had the device; when that end listed no
  *             device of the kind at all, known = read
- *   reset     a value present at both ends went backwards, the source's
+ *   required  a source every layout has (llite stats, the fs histogram, osc
+ *             stats)
+ *   reset     a value present at both ends went backwards, or the source's
  *             start time moved by > 1 ms (fs histogram: any of the fs's
- *             OSCs' rpc_stats start), or the identity changed (replaced)
+ *             OSCs' rpc_stats start)
+ *   replaced  the identity changed (fs histogram: one of its OSCs')
  *   lost_begin  read at begin but this value not there then and there now,
  *             or read now, not at begin, and known at begin
- *   lost_end  a value there at begin is not now, or read at begin and not now
+ *   lost_end  a value there at begin is not now, or read at begin and not
+ *             now, or a required source of a device new now not read now
  *   never     required source, known at both ends, read at neither
- *   gone      lost_end and not known now
+ *   gone      not known now and lost_end, or known at begin and required
+ *             (fs histogram: an OSC of the fs listed at begin is not now)
  *   remounted the device's fs had a mount at begin and has none now, or
  *             another one: everything of that fs is left out
+ * A source not required and read at neither end is not judged: it has
+ * nothing to count (1.8 has no import files), remounted or replaced.
  * A value is counted when present now, present at begin or the device was
  * not known at begin (a new device counts from zero), and its source of
  * that device is not left out.
@@ -348,6 +356,31 @@ rpc_restarted(const struct lc_jobrec *b, const struct lc_jobrec *e, const char *
     return 0;
 }
 
+/*
+ * fs histogram: the OSCs it sums changed: *gone, one listed at begin is not
+ * now (its counts left the sum); *replaced, one's directory changed (a new
+ * device's counts, from 0, took the old one's place in the sum)
+ */
+static void
+rpc_oscs_changed(const struct lc_jobrec *b, const struct lc_jobrec *e, const char *fs, int *gone,
+		 int *replaced)
+{
+    size_t	i;
+
+    *gone = *replaced = 0;
+    for (i = 0; i < b->n[LC_JK_OSC]; i++) {
+	const struct lc_jobdev *bo = &b->dev[LC_JK_OSC][i], *eo;
+
+	if (!bo->listed || strcmp(fs_name(b, LC_JK_OSC, bo), fs) != 0)
+	    continue;
+	eo = find_inst(e, LC_JK_OSC, bo->inst);
+	if (eo == NULL || !eo->listed)
+	    *gone = 1;
+	else if (strcmp(bo->id, eo->id) != 0)
+	    *replaced = 1;
+    }
+}
+
 static int
 left_add(struct lc_jobres *res, unsigned src, int inst, unsigned reason)
 {
@@ -377,6 +410,7 @@ one(const struct lc_jobrec *b, const struct lc_jobrec *e, unsigned src,
     uint8_t *counted)
 {
     unsigned	kind = lc_job_sources[src].kind, k, v;
+    int		required = lc_job_sources[src].required;
     int		b_read = 0, e_read = 0, b_known, e_known;
     int		reset = 0, lost_begin = 0, lost_end = 0, never, replaced, gone, restarted = 0;
     const char	*fs = ed ? fs_name(e, kind, ed) : fs_name(b, kind, bd);
@@ -405,7 +439,10 @@ one(const struct lc_jobrec *b, const struct lc_jobrec *e, unsigned src,
     }
     lost_begin |= e_read && !b_read && b_known;
     lost_end |= b_read && !e_read;
-    never = lc_job_sources[src].required && !b_read && !e_read && b_known && e_known;
+    /* a file every layout has, of a device new during the job, not read now: its I/O is
+     * not known (another file's values are there) */
+    lost_end |= required && !b_known && e_known && !e_read;
+    never = required && !b_read && !e_read && b_known && e_known;
     replaced = b_known && e_known && b_any && e_any && bd && ed && strcmp(bd->id, ed->id) != 0;
     if (bd && ed) {
 	if (src == LC_JS_LLITE_STATS || src == LC_JS_OSC_STATS)
@@ -413,9 +450,19 @@ one(const struct lc_jobrec *b, const struct lc_jobrec *e, unsigned src,
 	else if (src == LC_JS_OSC_RPC)
 	    restarted = rpc_restarted(b, e, fs);
     }
-    gone = lost_end && !e_known;
+    /* there at begin, not now: said if read then, or if every layout has the file */
+    gone = !e_known && (lost_end || (b_known && required));
+    if (src == LC_JS_OSC_RPC) {
+	int	oscs_gone, oscs_replaced;
 
-    if (remounted(b, e, fs))
+	rpc_oscs_changed(b, e, fs, &oscs_gone, &oscs_replaced);
+	gone |= oscs_gone;
+	replaced |= oscs_replaced;
+    }
+
+    if (!required && !b_read && !e_read)
+	reason = LC_JR_COUNTED;		/* not judged: it has nothing to count */
+    else if (remounted(b, e, fs))
 	reason = LC_JR_REMOUNTED;
     else if (gone)
 	reason = LC_JR_GONE;
@@ -532,6 +579,69 @@ lc_jobres_free(struct lc_jobres *res)
     }
     free(res->left);
     memset(res, 0, sizeof(*res));
+}
+
+/* ---- a slot's answer ----------------------------------------------------------- */
+
+size_t
+lc_job_answer_max(const struct lc_jobrec *e, const struct lc_jobres *res, unsigned item)
+{
+    if (item < LC_JOB_NMETRICS)
+	return e->n[lc_job_kind(item)] * lc_job_nval(item);
+    if (item >= LC_JOB_LEFT_OUT_ITEM && item < LC_JOB_LEFT_OUT_ITEM + LC_JOB_NSOURCES)
+	return res->nleft;
+    return 0;
+}
+
+/* left_out.<source>: the reason of each device of the source left out */
+static int
+answer_left_out(const struct lc_jobres *res, unsigned src, lc_job_value_fn fn, void *arg)
+{
+    size_t	i;
+    int		sts;
+
+    for (i = 0; i < res->nleft; i++) {
+	if (res->left[i].src != src)
+	    continue;
+	if ((sts = fn(arg, res->left[i].inst, res->left[i].reason)) < 0)
+	    return sts;
+    }
+    return 0;
+}
+
+int
+lc_job_answer(const struct lc_jobrec *e, const struct lc_jobres *res, unsigned item,
+	      lc_job_value_fn fn, void *arg)
+{
+    unsigned	kind, nv, o, b;
+    size_t	i;
+    int		sts;
+
+    if (item >= LC_JOB_LEFT_OUT_ITEM && item < LC_JOB_LEFT_OUT_ITEM + LC_JOB_NSOURCES)
+	return answer_left_out(res, item - LC_JOB_LEFT_OUT_ITEM, fn, arg);
+    if (item >= LC_JOB_NMETRICS)
+	return -1;
+    kind = lc_job_kind(item);
+    nv = lc_job_kind_nval(kind);
+    o = lc_job_off(item);
+    for (i = 0; i < e->n[kind]; i++) {
+	const struct lc_jobdev *d = &e->dev[kind][i];
+
+	for (b = 0; b < lc_job_nval(item); b++) {
+	    uint64_t v = res->delta[kind][i * nv + o + b];
+	    int inst = lc_job_nval(item) > 1 ? d->binst[b] : d->inst;
+
+	    /* zero deltas are not sent for OSCs and MDCs (hundreds a client, most of
+	     * them idle in a job); a filesystem's and a bucket's are, so that "0"
+	     * and "not counted" (e.g. a counter this Lustre does not have) differ,
+	     * as they do in the reporter's diff */
+	    if (!res->counted[kind][i * nv + o + b] || inst < 0 || (v == 0 && kind != LC_JK_FS))
+		continue;
+	    if ((sts = fn(arg, inst, v)) < 0)
+		return sts;
+	}
+    }
+    return 0;
 }
 
 /* ---- job ids and slots ------------------------------------------------------ */

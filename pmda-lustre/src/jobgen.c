@@ -96,15 +96,16 @@ static void
 help(void)
 {
     static const char *reasons =
-	"Reason codes: 1 CLEARED (a counter went backwards, or the file's start\n"
-	"time moved by more than 1 ms: it was cleared), 2 REPLACED (the device\n"
-	"directory changed), 3 REMOUNTED (its filesystem was unmounted or\n"
-	"remounted: every source of every device of it is left out), 4\n"
-	"NOT_READ_AT_BEGIN (listed at begin, its values not (all) read then), 5\n"
-	"NOT_READ_AT_END (read at begin, not now, still listed), 6 GONE (read at\n"
-	"begin, no longer listed), 7 NOT_READ (listed at both ends, read at\n"
-	"neither; llite stats, osc rpc_stats and osc stats only).  A device gets\n"
-	"one code per source (the first that applies in the order 3 6 2 1 4 5 7).\n";
+	"Reason codes: 1 CLEARED (a counter went back, or the file's start time\n"
+	"moved by over 1 ms), 2 REPLACED (the device directory changed), 3\n"
+	"REMOUNTED (its filesystem was unmounted or remounted), 4\n"
+	"NOT_READ_AT_BEGIN (listed at begin, not (all) read then), 5\n"
+	"NOT_READ_AT_END (read at begin, not (all) now; or a new device's\n"
+	"required file not read now), 6 GONE (no longer listed: read at begin, or\n"
+	"required), 7 NOT_READ (listed at both ends, required, read at neither).\n"
+	"Required: llite stats, osc rpc_stats and stats.  The fs histogram is 6\n"
+	"or 2 also when one of its OSCs is gone or replaced.  One code per device\n"
+	"and source: the first of 3 6 2 1 4 5 7 that applies.\n";
     int		s;
     unsigned	k;
 

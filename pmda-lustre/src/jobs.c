@@ -304,12 +304,27 @@ lc_jobs_nvalues(unsigned cluster, unsigned item)
     s = (int)cluster - CL_JOB_SLOT0;
     if (s < 0 || s >= LC_JOB_SLOTS || (r = outcome(s)) == NULL)
 	return 0;
-    if (item < LC_JOB_NMETRICS) {
-	unsigned kind = lc_job_kind(item);
+    return lc_job_answer_max(&now, r, item);
+}
 
-	return now.n[kind] * lc_job_nval(item);
-    }
-    return r->nleft;
+/* a slot's values (lc_job_answer) as the atoms of their metric's type */
+struct answer_arg {
+    lc_jobs_fn	fn;
+    void	*arg;
+    int		left_out;	/* u32 reasons, else u64 deltas */
+};
+
+static int
+answer_cb(void *arg, int inst, uint64_t value)
+{
+    struct answer_arg *a = arg;
+    pmAtomValue	atom;
+
+    if (a->left_out)
+	atom.ul = (uint32_t)value;
+    else
+	atom.ull = value;
+    return a->fn(a->arg, inst, &atom) < 0 ? -ENOMEM : 0;
 }
 
 /*
@@ -320,9 +335,8 @@ int
 lc_jobs_values(unsigned cluster, unsigned item, lc_jobs_fn fn, void *arg)
 {
     const struct lc_jobres *r;
+    struct answer_arg a = { fn, arg, item >= LC_JOB_LEFT_OUT_ITEM };
     pmAtomValue	atom;
-    size_t	i;
-    unsigned	b;
     int		s;
 
     if (cluster == CL_JOB) {
@@ -355,38 +369,7 @@ lc_jobs_values(unsigned cluster, unsigned item, lc_jobs_fn fn, void *arg)
 	return PM_ERR_PMID;
     if ((r = outcome(s)) == NULL)
 	return 0;	/* a slot not in use: no values */
-    if (item >= LC_JOB_LEFT_OUT_ITEM) {
-	for (i = 0; i < r->nleft; i++) {
-	    if (r->left[i].src != item - LC_JOB_LEFT_OUT_ITEM)
-		continue;
-	    atom.ul = r->left[i].reason;
-	    if (fn(arg, r->left[i].inst, &atom) < 0)
-		return -ENOMEM;
-	}
-	return 0;
-    } else {
-	unsigned	kind = lc_job_kind(item), nv = lc_job_kind_nval(kind), o = lc_job_off(item);
-
-	for (i = 0; i < now.n[kind]; i++) {
-	    const struct lc_jobdev *d = &now.dev[kind][i];
-
-	    for (b = 0; b < lc_job_nval(item); b++) {
-		uint64_t v = r->delta[kind][i * nv + o + b];
-		int inst = lc_job_nval(item) > 1 ? d->binst[b] : d->inst;
-
-		/* zero deltas are not sent for OSCs and MDCs (hundreds a client, most of
-		 * them idle in a job); a filesystem's and a bucket's are, so that "0"
-		 * and "not counted" (e.g. a counter this Lustre does not have) differ,
-		 * as they do in the reporter's diff */
-		if (!r->counted[kind][i * nv + o + b] || inst < 0 || (v == 0 && kind != LC_JK_FS))
-		    continue;
-		atom.ull = v;
-		if (fn(arg, inst, &atom) < 0)
-		    return -ENOMEM;
-	    }
-	}
-    }
-    return 0;
+    return lc_job_answer(&now, r, item, answer_cb, &a);
 }
 
 struct one_arg {

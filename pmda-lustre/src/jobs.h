@@ -54,7 +54,7 @@ enum lc_jobreason {
     LC_JR_REMOUNTED = 3,	/* its fs was unmounted or remounted */
     LC_JR_NOT_READ_AT_BEGIN = 4,
     LC_JR_NOT_READ_AT_END = 5,
-    LC_JR_GONE = 6,		/* read at begin, no longer listed */
+    LC_JR_GONE = 6,		/* listed at begin, no longer (read then, or required) */
     LC_JR_NOT_READ = 7,		/* listed at both ends, read at neither (required sources) */
 };
 
@@ -141,6 +141,20 @@ struct lc_jobres {
  */
 int lc_job_diff(const struct lc_jobrec *b, const struct lc_jobrec *e, struct lc_jobres *res);
 void lc_jobres_free(struct lc_jobres *res);
+
+/*
+ * What a slot serves at a fetch, from the outcome res of now record e: for
+ * slot item `item`, fn(arg, inst, value) for each value.  Items 0..51, the
+ * deltas: every counted value of a device with an instance, zeros too for a
+ * filesystem and its buckets, none for OSCs and MDCs; items 56..61,
+ * left_out.<source>: the reason of each device left out.  Returns 0, fn's
+ * first negative return, or -1 for an item that is neither.
+ * lc_job_answer_max: an upper bound of the number of values.
+ */
+typedef int (*lc_job_value_fn)(void *arg, int inst, uint64_t value);
+int lc_job_answer(const struct lc_jobrec *e, const struct lc_jobres *res, unsigned item,
+		  lc_job_value_fn fn, void *arg);
+size_t lc_job_answer_max(const struct lc_jobrec *e, const struct lc_jobres *res, unsigned item);
 
 /* a start time as the reporter keeps it: whole microseconds, 0 = not a time */
 uint64_t lc_job_start_us(double sec);

@@ -23,7 +23,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from . import catalog
-from .catalog import size_bytes
+from .catalog import Reason, size_bytes
 from .diff import DELTA_LIMIT, DeltaTable, Issue, JobDelta, fs_of, rows_of
 from .hostsnap import summarise
 
@@ -178,21 +178,18 @@ class Coverage:
 
     A filesystem's own values (llite, its RPC histogram) existed on the hosts that have it
     mounted at the end or whose values of it the diff left out (unmounted during the job). An
-    OSC's or MDC's value not counted on a host was left out
-      - read through the job view: where the agent says it left the device out (its
-        left_out.<source> codes; a device it sends no delta for is a zero);
-      - from two snapshots: where the host's device listing at the end has the device (stats
-        files every Lustre has), or where the device had a value on some host and the diff left
-        out values of the filesystem on this one (a device gone, or not read at one end: this
-        counts a device that host never had as left out there too, never the other way round);
-      - either way, where no host's value of that counter for the filesystem was counted at all
-        (a counter that is not one: the diff gives it a table with nothing counted)."""
+    OSC's or MDC's value not counted on a host was left out, whichever way the job was read
+    (the same rule both ways, so that they report alike: tests/reporter/test_diff_differential.py)
+      - where the diff left that device's stats file out on that host (JobDelta.left_out: the
+        agent's left_out.<source> codes through the job view, which sends no delta of 0);
+      - where the host's device listing at the end has the device (stats files every Lustre
+        has);
+      - where the counter is not one (the diff gives it a table with nothing counted)."""
 
     def __init__(self, delta: JobDelta):
         self.delta = delta
         end = delta.end_snapshot
         self.rows = rows_of(end, delta.hosts)
-        self.job_view = catalog.JOB_BEGIN_TIME in end.metrics     # read through the agents' job view
         self._mounts = end.metrics.get(catalog.DEVICE_METRIC[catalog.FS])
         self._has: dict[str, np.ndarray] = {}
         self._incomplete: dict[str, np.ndarray] = {}
@@ -234,16 +231,14 @@ class Coverage:
         listed[:, idx >= 0] = present[:, idx[idx >= 0]]
         return listed
 
-    def _agent_left_out(self, m: catalog.Metric, fs: str) -> tuple[list[str], np.ndarray]:
-        """The job view: the devices of fs the agent left out of m's source on some host, and
-        codes[h, d] (0: counted)."""
-        js = next((j for j in catalog.JOB_SOURCES if j.source == m.source and j.indom == m.indom), None)
-        t = self.delta.end_snapshot.metrics.get(catalog.job_left_out_name(js)) if js else None
-        if t is None or t.is_string:
-            return [], np.zeros((len(self.rows), 0), dtype=np.uint64)
-        cols = [i for i, d in enumerate(t.instances) if fs_of(d) == fs]
-        codes = np.where(t.present[self.rows][:, cols], t.values[self.rows][:, cols], np.uint64(0))
-        return [t.instances[i] for i in cols], codes
+    def _left_out(self, m: catalog.Metric, fs: str) -> tuple[list[str], np.ndarray]:
+        """The devices of fs whose values of m's stats file the diff left out on some host
+        (JobDelta.left_out, whichever way the job was read), and out[h, d]: left out there."""
+        t = next((t for t in self.delta.left_out if t.source == m.source.name and t.indom == m.indom), None)
+        if t is None:
+            return [], np.zeros((len(self.rows), 0), dtype=bool)
+        cols = [i for i, d in enumerate(t.devices) if fs_of(d) == fs]
+        return [t.devices[i] for i in cols], t.reasons[:, cols] != Reason.COUNTED
 
     def given_at_end(self, m: catalog.Metric, instances: list[str]) -> np.ndarray:
         """[h, i]: the host gave a value of m for this instance at the end (in the job view,
@@ -271,21 +266,18 @@ class Coverage:
         d's value of m existed on h and was not counted."""
         cols = _fs_columns(tab, fs)
         names = [tab.instances[c] for c in cols] if tab is not None else []
-        agent_devices, codes = self._agent_left_out(m, fs) if self.job_view else ([], None)
-        names += sorted(set(devices).union(agent_devices) - set(names))
+        out_devices, out = self._left_out(m, fs)
+        names += sorted(set(devices).union(out_devices) - set(names))
         counted = np.zeros((len(self.rows), len(names)), dtype=bool)
         if len(cols):
             counted[:, :len(cols)] = tab.counted[:, cols]
-        if len(cols) and not counted.any():       # the counter itself: nothing of it counted
+        if tab is not None and tab.untyped:       # the counter itself: nothing of it counted
             exists = np.ones_like(counted)
-        elif self.job_view:
-            exists = np.zeros_like(counted)
-            at = {d: j for j, d in enumerate(names)}
-            for i, d in enumerate(agent_devices):
-                exists[:, at[d]] = codes[:, i] != 0
         else:
             exists = np.zeros_like(counted)
-            exists[:, :len(cols)] = self.incomplete(fs)[:, None]     # gone, or not read at one end
+            at = {d: j for j, d in enumerate(names)}
+            for i, d in enumerate(out_devices):
+                exists[:, at[d]] = out[:, i]
             if m.source.required:
                 exists |= self.listing(m.indom, names)
         return names, ~counted & exists & self.has(fs)[:, None]

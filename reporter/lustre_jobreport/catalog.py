@@ -331,8 +331,10 @@ def job_slot_names(slot: int) -> dict[str, str]:
 
 
 # What the end of a job read through the job view fetches beside the deltas: everything the end
-# snapshot has but the counters (their deltas come from the agent), the start times and the OSC
-# and MDC device names (the agent judged the clears and the replaced devices; the OSTs a job
-# has are those with a state). The mounts stay: the report's filesystems are the mounted ones.
+# snapshot has but the counters (their deltas come from the agent), the start times and the MDC
+# device names (the agent judged the clears and the replaced devices). The mounts stay: the
+# report's filesystems are the mounted ones; so does the OSC listing: a filesystem's OSTs (the
+# report's per-OST figures and OST count) are those listed, as in an end snapshot. An OSC's
+# state is no listing: the agent gives none for an OSC whose import file it did not read.
 JOB_END_METRICS = tuple(m.name for m in METRICS if m.role not in SUMMED and m.role != START
-                        and not (m.role == DEVICE and m.indom in (OSC, MDC)))
+                        and not (m.role == DEVICE and m.indom == MDC))

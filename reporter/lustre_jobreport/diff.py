@@ -68,6 +68,7 @@ class DeltaTable:
     fs: np.ndarray        # filesystem of each instance
     delta: np.ndarray     # uint64
     counted: np.ndarray   # bool
+    untyped: bool = False  # a counter that is not one: nothing of it counted, by construction
 
 
 @dataclass
@@ -249,7 +250,7 @@ def nothing_counted(instances: list[str], n_hosts: int) -> DeltaTable:
     shape = (n_hosts, len(instances))
     return DeltaTable(instances, np.array([device_of(i) for i in instances], dtype=object),
                       np.array([fs_of(device_of(i)) for i in instances], dtype=object),
-                      np.zeros(shape, dtype=np.uint64), np.zeros(shape, dtype=bool))
+                      np.zeros(shape, dtype=np.uint64), np.zeros(shape, dtype=bool), untyped=True)
 
 
 @dataclass
@@ -361,8 +362,12 @@ def _judge(g: SourceGroup, pairs: dict[str, _Pair], b: Side, e: Side,
     # A remount leaves out what the host had of the filesystem (not devices only other hosts
     # have). A cleared file drops its zero lines, and the agent may give some of them no value:
     # that is the clear (it comes first), not also a value missing at the end.
-    reasons = _first_reason([(remounted & (b_known | e_known), Reason.REMOUNTED),
-                            (gone | oscs_gone, Reason.GONE), (replaced | oscs_replaced, Reason.REPLACED),
+    # a file not every layout has, read at neither end, is not judged: it has nothing to count
+    # (a 1.8 client has no import files), and the agent, judging each host alone, cannot know
+    # whether another host had it
+    had = required | b_read | e_read
+    reasons = _first_reason([(remounted & (b_known | e_known) & had, Reason.REMOUNTED),
+                            (gone | oscs_gone, Reason.GONE), ((replaced | oscs_replaced) & had, Reason.REPLACED),
                             (went_back | _restarted(b, e, g), Reason.CLEARED),
                             (lost_begin, Reason.NOT_READ_AT_BEGIN), (lost_end, Reason.NOT_READ_AT_END),
                             (never, Reason.NOT_READ)], shape)

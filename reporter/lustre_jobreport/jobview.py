@@ -84,29 +84,59 @@ class _Sent:
     cols: DeviceColumns      # each instance's column in `left`
     values: np.ndarray
     present: np.ndarray
+    there: np.ndarray | None = None   # OSCs: [h, i] the host sent a delta or lists the OSC at the end
+
+
+def _listing(end: Snapshot, rows: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """The OSCs the job's hosts list at the end (the job end metrics have the OSC listing), and
+    listed[h, d]."""
+    t = end.metrics.get(catalog.DEVICE_METRIC[catalog.OSC])
+    if t is None or not t.is_string:
+        return [], np.zeros((len(rows), 0), dtype=bool)
+    on = t.present[rows]
+    keep = np.flatnonzero(on.any(axis=0))
+    return [t.instances[c] for c in keep], on[:, keep]
 
 
 def _sent(end: Snapshot, rows: np.ndarray, left: dict[catalog.JobSource, LeftOutTable],
           issues: list[Issue], untyped: dict[str, DeltaTable]) -> list[_Sent]:
     """The summed counters' deltas the end fetch has. A value not a counter is said, and its
-    counter goes to `untyped` as a table with nothing counted (never a total of 0)."""
+    counter goes to `untyped` as a table with nothing counted (never a total of 0). An OSC
+    counter has every OSC listed at the end, those the agent sent no delta for with none: its
+    zeros are zeros, as in diff's tables, not a counter no host had."""
     out = []
+    oscs, listed = _listing(end, rows)
     for m in catalog.with_role(*catalog.SUMMED):
         t = end.metrics.get(catalog.job_view_name(m.name))
-        if t is None:
+        if t is None and not (m.indom == catalog.OSC and oscs):
             continue
-        if t.is_string or t.sem != "counter":
+        if t is not None and (t.is_string or t.sem != "counter"):
             issues.append(Issue("METRIC_TYPE", None, None,
                                 f"{catalog.job_view_name(m.name)} is not a counter (an agent mix-up): "
                                 "left out of the totals"))
             untyped[m.name] = nothing_counted(list(t.instances), len(rows))
             continue
+        instances = list(t.instances) if t is not None else []
+        values = t.values[rows] if t is not None else np.zeros((len(rows), 0), dtype=np.uint64)
+        present = t.present[rows] if t is not None else np.zeros((len(rows), 0), dtype=bool)
+        there = None
+        if m.indom == catalog.OSC:
+            have = set(instances)
+            unsent = [d for d in oscs if d not in have]
+            instances += unsent
+            values = np.hstack([values, np.zeros((len(rows), len(unsent)), dtype=np.uint64)])
+            present = np.hstack([present, np.zeros((len(rows), len(unsent)), dtype=bool)])
+            at = {d: c for c, d in enumerate(oscs)}
+            there = present.copy()
+            for i, d in enumerate(instances):
+                if d in at:
+                    there[:, i] |= listed[:, at[d]]
         js = next(j for j in catalog.JOB_SOURCES if j.source == m.source and j.indom == m.indom)
-        devices = [device_of(i) for i in t.instances]
+        devices = [device_of(i) for i in instances]
         col = _columns(left[js], devices)
-        out.append(_Sent(m, left[js], list(t.instances), devices,
-                         DeviceColumns.of(np.array([col[d] for d in devices], dtype=np.intp)),
-                         t.values[rows], t.present[rows]))
+        out.append(_Sent(m, left[js], instances, devices,
+                         DeviceColumns.of(np.array([col[d] for d in devices], dtype=np.intp)), values, present,
+                         there))
     return out
 
 
@@ -120,13 +150,16 @@ def _leave_out_no_counts(s: _Sent) -> None:
 
 def _table(s: _Sent) -> DeltaTable:
     """The counter's DeltaTable: absent OSC and MDC deltas are zeros (unless their device was
-    left out), absent others are not counted."""
+    left out, or, an OSC, the host neither sent it nor lists it at the end), absent others are
+    not counted."""
     if s.left.reasons.any():
         counted = s.left.reasons[:, s.cols.cols] == Reason.COUNTED
     else:
         counted = np.ones(s.values.shape, dtype=bool)
     if s.metric.indom not in _SPARSE:
         counted &= s.present
+    elif s.there is not None:       # an OSC a host does not have counts nothing there
+        counted &= s.there
     delta = np.where(counted & s.present, s.values, np.uint64(0)).astype(np.uint64, copy=False)
     return DeltaTable(s.instances, np.array(s.devices, dtype=object),
                       np.array([fs_of(d) for d in s.devices], dtype=object), delta, counted)

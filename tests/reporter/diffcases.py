@@ -3,8 +3,8 @@ and end snapshots of a case, as the agent would give them.
 
 A case is a job on 1 to 16 hosts of one Lustre layout (1.8 to 2.17, 4 KiB or 64 KiB pages), told
 per host, filesystem, device and stats file in plain Python (no reporter types), so that any
-implementation of the diff rules can be fed the same cases (the reporter's diff here, the
-agent's lc_job_diff in C next):
+implementation of the diff rules can be fed the same cases (the reporter's diff in
+test_diff_properties.py, the agent's lc_job_diff in test_diff_differential.py):
 
   Case      layout, hosts
   Host      name, reachable at [begin, end], mounts
@@ -22,7 +22,11 @@ A Counter's value at the end is `after` if its file was cleared, else `begin + b
 true I/O on it is `before + after`. The per-filesystem RPC histogram (fs.rpc.*) is not a file of
 its own: it is the sum of the filesystem's OSCs' rpc_stats, each OSC's contribution a
 StatsFile of source "osc rpc_stats" keyed by the histogram's instances, and the agent gives it
-all or nothing (every OSC there read, else no bucket).
+all or nothing (every OSC there read, else no bucket). The agent gives every counter of an OSC's
+or MDC's file once it read it (pmda-lustre lc_value), which the job view's answer relies on (it
+sends no OSC or MDC delta of 0): a value missing from a file read is an llite one. An end
+snapshot has each OSC's and MDC's import state (osc.state, mdc.state) unless its import file
+was not read then.
 
 Cases are drawn as a shape (layout, filesystems, hosts), a list of events (clears, remounts,
 devices added, gone or replaced, files unreadable, values missing, hosts unreachable, huge
@@ -58,6 +62,7 @@ LLITE, READAHEAD, RPC, OSC_STATS, OSC_IMPORT, MDC_IMPORT = (
 REQUIRED = {s.name for s in catalog.SOURCES if s.required}
 HISTOGRAM = (P + "fs.rpc.read", P + "fs.rpc.write")
 START_METRIC = {LLITE: P + "llite.stats_start", OSC_STATS: P + "osc.stats_start", RPC: P + "osc.rpc_stats_start"}
+STATE_METRIC = {"osc": P + "osc.state", "mdc": P + "mdc.state"}   # an end snapshot's import states
 
 
 @dataclass(frozen=True)
@@ -100,8 +105,9 @@ class Layout:
         elif source == RPC:
             fs = instance.rsplit("-OST", 1)[0]
             return [(m, f"{fs}:{b}") for m in HISTOGRAM for b in self.buckets]
-        elif source == OSC_STATS:
-            names = ["osc.read_bytes", "osc.write_rpcs"]
+        elif source == OSC_STATS:       # all of them: the agent gives an OSC's file whole (below)
+            names = ["osc.read_bytes", "osc.write_bytes", "osc.read_rpcs", "osc.write_rpcs", "osc.req_waittime",
+                     "osc.req_count"]
         elif source == OSC_IMPORT:
             names = ["osc.reconnects"]
         else:
@@ -314,7 +320,7 @@ def _happen(case: Case, ev: Event, rng: random.Random) -> None:
     d = mount.devices[ev.device % len(mount.devices)]
     if ev.kind == "clear":
         _restart(f, rng, ev.climb)
-    elif ev.kind == "clear_dropping" and f.source != RPC:
+    elif ev.kind == "clear_dropping" and f.source in (LLITE, READAHEAD):   # not an OSC's or MDC's: whole
         # cleared, and (as a clear before the job did too) the lines of counters at 0 dropped:
         # the agent gives those no value
         _restart(f, rng, ev.climb)
@@ -327,7 +333,7 @@ def _happen(case: Case, ev: Event, rng: random.Random) -> None:
     elif ev.kind == "unreadable":
         for end in ((BEGIN, END) if ev.end == 2 else (ev.end,)):
             f.read[end] = False
-    elif ev.kind == "missing" and f.source != RPC:       # read, but this value not given
+    elif ev.kind == "missing" and f.source in (LLITE, READAHEAD):   # read, but this value not given
         c = list(f.counters.values())[ev.counter % len(f.counters)]
         c.given[ev.end % 2] = False
     elif ev.kind in ("remount", "unmount", "mount"):
@@ -412,6 +418,15 @@ def histogram(mount: Mount, end: int) -> dict[tuple[str, str], int] | None:
     return {key: sum(d.files[RPC].value(key, end) for d in oscs) for key in oscs[0].files[RPC].counters}
 
 
+def _state_read(d: Device) -> bool:
+    """Whether the agent gives the device's import state at the end (osc.state, mdc.state: the
+    prolog's begin snapshot does not take them), from its import file or, on 1.8 and when that
+    fails, its state file. An import file not read at the end stands for both not read (the
+    agent's time budget ran out before them): the OSC is then listed and has no state."""
+    imp = d.files.get(OSC_IMPORT if d.kind == "osc" else MDC_IMPORT)
+    return imp is None or imp.read[END]
+
+
 def host_snapshot(case: Case, host: Host, end: int) -> HostSnapshot:
     spec = f"{host.name}:44321"
     if not host.reachable[end]:
@@ -440,6 +455,8 @@ def host_snapshot(case: Case, host: Host, end: int) -> HostSnapshot:
             if not _there(mount, d, end):
                 continue
             put(catalog.DEVICE_METRIC[catalog.OSC if d.kind == "osc" else catalog.MDC], d.name, d.ident[end])
+            if end == END and _state_read(d):
+                put(STATE_METRIC[d.kind], d.name, "FULL")
             for f in d.files.values():
                 put_file(f, d.name, counters=f.source != RPC)     # an OSC's rpc_stats: only in the sum
         for key, n in (histogram(mount, end) or {}).items():

@@ -216,3 +216,21 @@ def test_an_osc_gone_from_the_histograms_sum_leaves_the_histogram_out():
     assert not d.tables["lustreclient.fs.rpc.read"].counted.any()
     assert d.reasons() == {("n1", "osc rpc_stats", "scratch"): Reason.GONE,
                            ("n1", "osc stats", "scratch-OST0001"): Reason.GONE}
+
+
+def test_a_file_not_every_layout_has_read_at_neither_end_is_not_judged():
+    """OSC import files (osc.reconnects) are a file not every layout has (1.8 has none): one read
+    at neither end has nothing to count, so nothing of it is left out, remounted or replaced
+    (the agent's job view judges each host alone and cannot know whether another host had it)."""
+    def h(mount, oscs, reconnects):
+        return host("n1", {"version": {"": "2.10.8"}, "llite.mount_id": {"scratch": mount},
+                           "osc.device": {f"scratch-OST{i:04x}": f"scratch-OST{i:04x}-osc-{d}" for i, d in oscs.items()},
+                           "osc.read_bytes": {f"scratch-OST{i:04x}": 1 << 20 for i in oscs},
+                           "osc.reconnects": reconnects})
+    read = {"scratch-OST0000": 1}                 # OST0001's import read at neither end
+    remounted = diff(snap(0.0, h("f1", {0: "f1", 1: "f1"}, read)), snap(60.0, h("f2", {0: "f2", 1: "f2"}, read)))
+    assert {k: r for k, r in remounted.reasons().items() if k[1] == "osc import"} == {
+        ("n1", "osc import", "scratch-OST0000"): Reason.REMOUNTED}
+    replaced = diff(snap(0.0, h("f1", {0: "f1", 1: "f1"}, read)), snap(60.0, h("f1", {0: "f1", 1: "f9"}, read)))
+    assert replaced.reasons() == {("n1", "osc stats", "scratch-OST0001"): Reason.REPLACED,
+                                  ("n1", "osc rpc_stats", "scratch"): Reason.REPLACED}

@@ -156,6 +156,8 @@ class Expected:
     def _judge(self, host: str, u: Unit, remounted: bool, gone: bool, replaced: bool) -> None:
         if not any(u.known) or (u.source not in self.sources and u.source not in dc.REQUIRED):
             return          # a device there at neither end, a file no snapshot has
+        if u.source not in dc.REQUIRED and not u.read(BEGIN) and not u.read(END):
+            return          # a file not every layout has, read at neither end: nothing to count
         reason = reason_of(u, remounted, gone, replaced)
         counted = {}
         for key, (b, e, true) in u.values.items():

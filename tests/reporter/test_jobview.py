@@ -8,6 +8,10 @@ of one job view fetch. Totals, histograms, per-OST and per-host numbers, what is
 the hosts' filesystems left incomplete must be the same. Then what only the job view has: a
 job the agent never heard of, or forgot in a restart, is a host left out and said, and pmcd's
 shipped access control takes the prolog's local store.
+
+These scenarios run the whole path: the agent's records made from the Lustre files, pmcd, the
+fetch and its decoding. tests/reporter/test_diff_differential.py runs what lies between, the
+agent's diff rules and what a slot serves, on thousands of random jobs against diff.py.
 """
 
 from __future__ import annotations
@@ -82,6 +86,15 @@ def _lose_osc_stats(client: SimClient, fs: str, ost: str) -> None:
     path.unlink()
 
 
+def _lose_osc_import(client: SimClient, fs: str, ost: str) -> None:
+    """One OSC's import and state files unreadable at the job's end (the agent gives it no
+    state; its device still listed, its stats read)."""
+    for name in ("import", "state"):
+        for path in client.root.rglob(name):
+            if path.parent.name.startswith(f"{fs}-{ost}-osc"):
+                path.unlink()
+
+
 SCENARIOS = {
     "plain": lambda c: c.run("enzo", fs="scratch"),
     "osc stats cleared": lambda c: (c.run("overflow", fs="scratch"), c.fault("clear", fs="scratch", what="osc"),
@@ -94,6 +107,8 @@ SCENARIOS = {
     "OST added": lambda c: (c.fault("add-ost", fs="scratch", count=2), c.run("overflow", fs="scratch")),
     "osc stats unreadable at the end": lambda c: (c.run("overflow", fs="scratch"),
                                                   _lose_osc_stats(c, "scratch", "OST0002")),
+    "osc import unreadable at the end": lambda c: (c.run("overflow", fs="scratch"),
+                                                   _lose_osc_import(c, "scratch", "OST0003")),
     "evicted": lambda c: (c.run("overflow", fs="scratch"), c.fault("evict", fs="scratch", target="OST0001"),
                           c.fault("reconnect", fs="scratch", target="OST0001"), c.run("overflow", fs="scratch")),
 }

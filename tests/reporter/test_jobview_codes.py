@@ -38,11 +38,17 @@ def delta(*hosts: HostSnapshot):
     return jobview.delta(Snapshot.from_hosts(1000.0, list(hosts)), JOB)
 
 
+def columns(t, *instances: str) -> tuple[list, list]:
+    """(counted, delta) of these instances of a table, host by host."""
+    cols = [t.instances.index(i) for i in instances]
+    return t.counted[:, cols].tolist(), t.delta[:, cols].tolist()
+
+
 def test_sent_deltas_are_counted_and_absent_osc_deltas_are_zero():
     d = delta(host("a", osc_read={"scratch-OST0001": 5}), host("b", osc_read={"scratch-OST0000": 7}))
-    t = d.tables[P + "osc.read_bytes"]
-    assert t.instances == ["scratch-OST0001", "scratch-OST0000"]
-    assert t.delta.tolist() == [[5, 0], [0, 7]] and t.counted.all()
+    t = d.tables[P + "osc.read_bytes"]       # every OSC listed at the end: OST0002 moved nothing
+    assert t.instances == ["scratch-OST0001", "scratch-OST0000", "scratch-OST0002"]
+    assert t.delta.tolist() == [[5, 0, 0], [0, 7, 0]] and t.counted.all()
     assert d.issues == [] and d.hosts == ["a", "b"] and d.begin == 400.0 and d.end == 1000.0
 
 
@@ -50,7 +56,7 @@ def test_a_cleared_osc_is_a_counter_reset_and_not_counted_on_that_host_only():
     d = delta(host("a", osc_read={"scratch-OST0001": 5}, left_out={"osc_stats": {"scratch-OST0001": catalog.CLEARED}}),
               host("b", osc_read={"scratch-OST0001": 7}))
     t = d.tables[P + "osc.read_bytes"]
-    assert t.counted.tolist() == [[False], [True]] and t.delta.tolist() == [[0], [7]]
+    assert columns(t, "scratch-OST0001") == ([[False], [True]], [[0], [7]])
     [q] = d.issues
     assert (q.id, q.host, q.fs) == ("COUNTER_RESET", "a", "scratch")
     assert q.detail == ("osc stats of scratch-OST0001 on a were cleared during the job; left out of the totals, "
@@ -96,8 +102,7 @@ def test_a_delta_the_agent_counted_past_2_to_the_63_is_left_out_and_said():
                    llite_read={"scratch": 2**63, "home": 4}),
               host("b", osc_read={"scratch-OST0001": 7}))
     t = d.tables[P + "osc.read_bytes"]
-    assert t.instances == ["scratch-OST0001", "scratch-OST0002"]
-    assert t.counted.tolist() == [[False, True], [True, True]] and t.delta.tolist() == [[0, 9], [7, 0]]
+    assert columns(t, "scratch-OST0001", "scratch-OST0002") == ([[False, True], [True, True]], [[0, 9], [7, 0]])
     llite = d.tables[P + "llite.read_bytes"]
     assert llite.counted.tolist() == [[False, True], [True, True]] and int(llite.delta.max()) == 10
     assert d.reasons() == {("a", "osc stats", "scratch-OST0001"): catalog.Reason.TOO_LARGE,
@@ -109,6 +114,6 @@ def test_a_delta_the_agent_counted_past_2_to_the_63_is_left_out_and_said():
 def test_a_reason_this_reader_does_not_know_leaves_the_device_out_and_said():
     """A newer agent's code: the device is still left out, and said, never counted unsaid."""
     d = delta(host("a", osc_read={"scratch-OST0001": 5}, left_out={"osc_stats": {"scratch-OST0001": 300}}))
-    assert not d.tables[P + "osc.read_bytes"].counted.any()
+    assert columns(d.tables[P + "osc.read_bytes"], "scratch-OST0001") == ([[False]], [[0]])
     assert d.reasons() == {("a", "osc stats", "scratch-OST0001"): catalog.Reason.NOT_READ}
     assert [(q.id, q.host, q.fs) for q in d.issues] == [("VALUES_MISSING", "a", "scratch")]

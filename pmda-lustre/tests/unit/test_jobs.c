@@ -297,8 +297,9 @@ test_replaced_remounted(void)
     CHECK_INT(run(&p), 0);
     CHECK_INT(reason(&p.res, LC_JS_OSC_STATS, 11), LC_JR_REPLACED);
     CHECK_INT(reason(&p.res, LC_JS_OSC_IMPORT, 11), LC_JR_REPLACED);
+    CHECK_INT(reason(&p.res, LC_JS_OSC_RPC, 0), LC_JR_REPLACED);	/* the histogram summing it */
     CHECK_U64(delta(&p.e, &p.res, K_OSC_RB, 11, 0), 0);
-    CHECK_INT(p.res.nleft, 2);
+    CHECK_INT(p.res.nleft, 3);
     done(&p);
 
     /* remount of scratch: every source of every device of scratch, nothing of proj */
@@ -435,6 +436,182 @@ test_not_read(void)
     done(&p);
 }
 
+/*
+ * Rules diff.py has that the agent lacked, found by the differential test
+ * (tests/reporter/test_diff_differential.py): each was a device's values left
+ * out, or a histogram counted short, without a word.
+ */
+static void
+test_as_diff_py(void)
+{
+    struct pair p;
+    struct lc_jobdev *d;
+
+    /* listed at begin, its osc stats (a file every layout has) not read then, gone now:
+     * 6, as its import (read then) */
+    setup(&p);
+    unset(get(&p.b, LC_JK_OSC, 11), LC_JS_OSC_STATS);
+    get(&p.e, LC_JK_OSC, 11)->inst = 99;
+    CHECK_INT(run(&p), 0);
+    CHECK_INT(reason(&p.res, LC_JS_OSC_STATS, 11), LC_JR_GONE);
+    CHECK_INT(reason(&p.res, LC_JS_OSC_IMPORT, 11), LC_JR_GONE);
+    done(&p);
+
+    /* new during the job, its osc stats not read now: 5 (its I/O is not known) */
+    setup(&p);
+    d = dev(&p.e, LC_JK_OSC, 13, 0, "scratch-OST0002-osc-ffffA");
+    fill(d, LC_JS_OSC_IMPORT, 7);
+    CHECK_INT(run(&p), 0);
+    CHECK_INT(reason(&p.res, LC_JS_OSC_STATS, 13), LC_JR_NOT_READ_AT_END);
+    CHECK_INT(reason(&p.res, LC_JS_OSC_IMPORT, 13), 0);
+    CHECK_U64(delta(&p.e, &p.res, K_OSC_RC, 13, 0), 7 + K_OSC_RC);
+    done(&p);
+
+    /* the fs histogram sums its OSCs': one of scratch's gone now -> 6 on scratch's, not
+     * proj's; and one replaced -> 2 */
+    setup(&p);
+    get(&p.e, LC_JK_OSC, 11)->inst = 99;
+    CHECK_INT(run(&p), 0);
+    CHECK_INT(reason(&p.res, LC_JS_OSC_RPC, 0), LC_JR_GONE);
+    CHECK_INT(counted(&p.e, &p.res, K_RPC_READ, 0, 0), 0);
+    CHECK_INT(reason(&p.res, LC_JS_OSC_RPC, 1), 0);
+    done(&p);
+    setup(&p);
+    free(get(&p.e, LC_JK_OSC, 12)->id);
+    get(&p.e, LC_JK_OSC, 12)->id = strdup("proj-OST0000-osc-ffffC");
+    CHECK_INT(run(&p), 0);
+    CHECK_INT(reason(&p.res, LC_JS_OSC_RPC, 1), LC_JR_REPLACED);
+    CHECK_INT(reason(&p.res, LC_JS_OSC_RPC, 0), 0);
+    done(&p);
+
+}
+
+/*
+ * A file not every layout has, read at neither end (1.8 has no import files),
+ * is not judged: nothing of it to count, nothing said, remounted or replaced
+ * (as in diff.py, which would otherwise need to know whether another host had
+ * the file).
+ */
+static void
+test_not_judged(void)
+{
+    struct pair p;
+
+    setup(&p);
+    for (int inst = 10; inst <= 12; inst++) {
+	unset(get(&p.b, LC_JK_OSC, inst), LC_JS_OSC_IMPORT);
+	unset(get(&p.e, LC_JK_OSC, inst), LC_JS_OSC_IMPORT);
+    }
+    unset(get(&p.b, LC_JK_MDC, 20), LC_JS_MDC_IMPORT);
+    unset(get(&p.e, LC_JK_MDC, 20), LC_JS_MDC_IMPORT);
+    free(get(&p.e, LC_JK_FS, 0)->id);
+    get(&p.e, LC_JK_FS, 0)->id = strdup("ffffD");	/* scratch remounted */
+    free(get(&p.e, LC_JK_OSC, 12)->id);
+    get(&p.e, LC_JK_OSC, 12)->id = strdup("proj-OST0000-osc-ffffC");	/* proj's OSC replaced */
+    CHECK_INT(run(&p), 0);
+    CHECK_INT(reason(&p.res, LC_JS_OSC_STATS, 10), LC_JR_REMOUNTED);
+    CHECK_INT(reason(&p.res, LC_JS_OSC_IMPORT, 10), 0);
+    CHECK_INT(reason(&p.res, LC_JS_MDC_IMPORT, 20), 0);
+    CHECK_INT(reason(&p.res, LC_JS_OSC_STATS, 12), LC_JR_REPLACED);
+    CHECK_INT(reason(&p.res, LC_JS_OSC_IMPORT, 12), 0);
+    done(&p);
+}
+
+/* what lc_job_answer serves, collected */
+struct served {
+    int		n;
+    int		inst[256];
+    uint64_t	v[256];
+    int		fail_at;	/* fn fails on this value (-1: never) */
+};
+
+static int
+collect(void *arg, int inst, uint64_t v)
+{
+    struct served *s = arg;
+
+    if (s->n == s->fail_at)
+	return -7;
+    if (s->n < 256) {
+	s->inst[s->n] = inst;
+	s->v[s->n] = v;
+    }
+    s->n++;
+    return 0;
+}
+
+static struct served
+serve(const struct pair *p, unsigned item)
+{
+    struct served s;
+
+    memset(&s, 0, sizeof(s));
+    s.fail_at = -1;
+    CHECK_INT(lc_job_answer(&p->e, &p->res, item, collect, &s), 0);
+    CHECK((size_t)s.n <= lc_job_answer_max(&p->e, &p->res, item));
+    return s;
+}
+
+/* the value served for inst, or 0xdead if none */
+static uint64_t
+served_at(const struct served *s, int inst)
+{
+    for (int i = 0; i < s->n && i < 256; i++)
+	if (s->inst[i] == inst)
+	    return s->v[i];
+    return 0xdead;
+}
+
+static void
+test_answer(void)
+{
+    struct pair p;
+    struct served s;
+
+    setup(&p);
+    setv(get(&p.e, LC_JK_OSC, 11), K_OSC_RB, 0, 100 + K_OSC_RB + 5);
+    setv(get(&p.e, LC_JK_FS, 0), K_RPC_READ, 2, 100 + K_RPC_READ + 2 + 9);
+    setv(get(&p.e, LC_JK_OSC, 10), K_OSC_WB, 0, 1);		/* went back: left out */
+    get(&p.e, LC_JK_FS, 1)->pres[lc_job_off(K_LAT_READ)] = 0;	/* not given now: left out */
+    get(&p.e, LC_JK_FS, 1)->inst = -1;				/* an fs outside the FS indom */
+    CHECK_INT(run(&p), 0);
+
+    /* OSC deltas: only those not zero, of devices counted */
+    s = serve(&p, K_OSC_RB);
+    CHECK_INT(s.n, 1);
+    CHECK_U64(served_at(&s, 11), 5);
+    s = serve(&p, K_OSC_WB);
+    CHECK_INT(s.n, 0);
+    /* a filesystem's zeros are sent; an fs without an instance is not */
+    s = serve(&p, K_OPEN);
+    CHECK_INT(s.n, 1);
+    CHECK_U64(served_at(&s, 0), 0);
+    /* buckets under their own instances (fs 1's too: its histogram counts), zeros too */
+    s = serve(&p, K_RPC_READ);
+    CHECK_INT(s.n, 2 * RPC_HIST_MAX);
+    CHECK_U64(served_at(&s, 2), 9);
+    CHECK_U64(served_at(&s, 3), 0);
+    CHECK_U64(served_at(&s, 102), 0);
+    /* left_out.<source>: the reason per device, u32 values of the sources' own items */
+    s = serve(&p, LC_JOB_LEFT_OUT_ITEM + LC_JS_OSC_STATS);
+    CHECK_INT(s.n, 1);
+    CHECK_U64(served_at(&s, 10), LC_JR_CLEARED);
+    s = serve(&p, LC_JOB_LEFT_OUT_ITEM + LC_JS_LLITE_STATS);
+    CHECK_INT(s.n, 0);		/* fs 1 left out, but it has no instance to name */
+    s = serve(&p, LC_JOB_LEFT_OUT_ITEM + LC_JS_MDC_IMPORT);
+    CHECK_INT(s.n, 0);
+    /* not an item of a slot */
+    CHECK_INT(lc_job_answer(&p.e, &p.res, LC_JOB_NMETRICS, collect, &s), -1);
+    CHECK_INT(lc_job_answer(&p.e, &p.res, LC_JOB_LEFT_OUT_ITEM + LC_JOB_NSOURCES, collect, &s), -1);
+    CHECK_INT(lc_job_answer_max(&p.e, &p.res, LC_JOB_NMETRICS), 0);
+    /* the callback's failure stops the answer and is returned */
+    memset(&s, 0, sizeof(s));
+    s.fail_at = 3;
+    CHECK_INT(lc_job_answer(&p.e, &p.res, K_RPC_READ, collect, &s), -7);
+    CHECK_INT(s.n, 3);
+    done(&p);
+}
+
 static void
 test_slots(void)
 {
@@ -524,5 +701,8 @@ test_jobs(void)
     test_cleared();
     test_replaced_remounted();
     test_not_read();
+    test_as_diff_py();
+    test_not_judged();
+    test_answer();
     test_slots();
 }
