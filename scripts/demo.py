@@ -41,18 +41,17 @@ def main() -> int:
         host = f"demo-node={pmcd.spec}"
         step(f"private pmcd on port {pmcd.port} (pid {pmcd.proc.pid}) running pmdalustreclient -r {tree.name}")
         step("job start: lustre-jobreport snapshot")
-        run(BIN / "lustre-jobreport", "snapshot", "--host", host, "-o", OUT / "begin.json")
+        run(BIN / "lustre-jobreport", "snapshot", "--host", host, "--job-id", "demo", "-o", OUT / "begin.json")
         step("the job: Enzo (NASA Pleiades study, io-findings §1) on scratch")
         run(BIN / "lustre-sim", "run", tree, "enzo", "--fs", "scratch")
         step("job end: lustre-jobreport snapshot")
-        run(BIN / "lustre-jobreport", "snapshot", "--host", host, "-o", OUT / "end.json")
+        run(BIN / "lustre-jobreport", "snapshot", "--host", host, "--job-id", "demo", "-o", OUT / "end.json")
     for fmt in ("json", "html"):
-        run(BIN / "lustre-jobreport", "report", OUT / "begin.json", OUT / "end.json", "--job-id", "demo",
+        run(BIN / "lustre-jobreport", "report", OUT / "begin.json", OUT / "end.json",
             "--user", "enzo", "--format", fmt, "-o", OUT / f"report.{fmt}")
     step(f"report (JSON and HTML in {OUT.relative_to(REPO)}/report.json, report.html); "
          f"{time.monotonic() - started:.1f} s\n")
-    run(BIN / "lustre-jobreport", "report", OUT / "begin.json", OUT / "end.json", "--job-id", "demo",
-        "--user", "enzo")
+    run(BIN / "lustre-jobreport", "report", OUT / "begin.json", OUT / "end.json", "--user", "enzo")
     return 0
 
 
