@@ -466,15 +466,18 @@ class _Run:
         self.dups: list[tuple[Path, Ident, str | None]] = []
         self.aside: list[tuple[Path, str, Ident | None]] = []
         self.dir_fds: dict[tuple[str, ...], int] = {}
-        self.dir_checks: dict[tuple[str, ...], str] = {}   # records_dir's subdirectories: why refused, or ""
 
     # -- reading and converting --------------------------------------------------------------
     def read_all(self) -> None:
+        """Every record of the live tree converted; a YYYY, MM or DD directory that fails
+        securedir's checks (another owner, writable by others) is checked before any record is
+        read from it: nothing under it is read, and it is named once, with its reason, in the
+        summary (records_dir itself was checked before the run began)."""
         odd: list[tuple[Path, str]] = []
-        for day in records.iter_days(self.rdir, odd):
-            if not self.refused(day):
-                for path in records.day_records(day, odd):
-                    self.one(path)
+        check = records.DirCheck(self.rdir, top=False)
+        for path in records.iter_records(self.rdir, odd, check):
+            self.one(path)
+        self.res.skipped_dirs += check.refused
         self.convert()
         for path, why in odd:
             rel = path.relative_to(self.rdir)
@@ -486,34 +489,6 @@ class _Run:
                 self.aside.append((rel, why, _ident(st)))
             else:
                 self.res.ignored.append((str(rel), why))
-
-    def refused(self, day: Path) -> bool:
-        """Whether a directory from records_dir down to this day fails securedir's checks
-        (another owner, writable by others), checked before any record is read from it: nothing
-        under it is read, and it is named once, with its reason, in the summary."""
-        parts = day.relative_to(self.rdir).parts
-        for n in range(1, len(parts) + 1):
-            sub = parts[:n]
-            if sub not in self.dir_checks:
-                self.dir_checks[sub] = why = self.unsafe(sub)
-                if why:
-                    self.res.skipped_dirs.append(("/".join(sub), why))
-            if self.dir_checks[sub]:
-                return True
-        return False
-
-    def unsafe(self, sub: tuple[str, ...]) -> str:
-        """Why records_dir/sub is no directory to read records from ("" when it is one; when it
-        is gone meanwhile, nothing is read from it anyway)."""
-        try:
-            os.close(securedir.open_dir(self.rdir, sub, create=False))
-        except securedir.UnsafeDirError as exc:
-            return exc.why
-        except FileNotFoundError:
-            return ""
-        except OSError as exc:
-            return f"cannot open: {exc.strerror}"
-        return ""
 
     def one(self, path: Path) -> None:
         rel = path.relative_to(self.rdir)

@@ -671,15 +671,18 @@ def fleet_past_int64(fleet: dict) -> list[dict]:
 
 # ---- the command ------------------------------------------------------------------------------
 
-MAX_WARNINGS = 10      # records skipped, dataset files left out: said on stderr, then a count
+MAX_WARNINGS = 10      # records and directories skipped, dataset files left out: said on stderr, then a count
 
 
 def _read_text(info: dict, records_dir, dataset_dir) -> str:
     skipped = info.get("records_skipped", 0)
+    dirs = info.get("records_dirs_skipped", 0)
     left_out = info.get("dataset_files_left_out", 0)
     return (f"read {info.get('records_read', 0):,} records from {records_dir or '(no records directory)'} and "
             f"{info.get('dataset_files', 0):,} Parquet files from {dataset_dir or '(no dataset)'}"
             + (f"; {skipped:,} record{'s' if skipped != 1 else ''} skipped, see the warnings" if skipped else "")
+            + (f"; {dirs:,} records director{'ies' if dirs != 1 else 'y'} others can write in skipped, "
+               "see the warnings" if dirs else "")
             + (f"; {left_out:,} Parquet file{'s' if left_out != 1 else ''} of another schema left out, "
                "see the warnings" if left_out else ""))
 
@@ -687,9 +690,9 @@ def _read_text(info: dict, records_dir, dataset_dir) -> str:
 def load_side(name: str, text: str, settings: Settings, records_dir, dataset_dir, said: set | None = None):
     """One side's rows (only the columns compare reads: recordset reads no other) and what
     recordset says it read; no matching row is an error naming the selection and what was
-    read. The records recordset skipped and the dataset files it left out are said on stderr
-    (at most MAX_WARNINGS lines; once, when `said` is shared by the sides: both read the same
-    records)."""
+    read. The records and directories recordset skipped and the dataset files it left out are
+    said on stderr (at most MAX_WARNINGS lines; once, when `said` is shared by the sides: both
+    read the same records)."""
     from . import recordset
 
     selection = recordset.Selection.parse(text)
@@ -701,7 +704,8 @@ def load_side(name: str, text: str, settings: Settings, records_dir, dataset_dir
     for line in new[:max(0, MAX_WARNINGS - len(said))]:
         _warn(line)
     if len(said) < MAX_WARNINGS < len(said) + len(new):
-        _warn(f"... and {len(said) + len(new) - MAX_WARNINGS} more records skipped or files left out")
+        _warn(f"... and {len(said) + len(new) - MAX_WARNINGS} more records or directories skipped "
+              "or files left out")
     said.update(new)
     if table.num_rows == 0:
         raise NoRecordsError(f"no job records match the {name} selection {text!r} "

@@ -26,7 +26,10 @@ characters escaped: a dataset under /data/run[1]/ is that directory, not run1.
 
 A JSON record that cannot be read, or of a schema newer than this reader (written by a newer
 lustre-jobreport: its columns' meanings may have changed, so it is not compared), is skipped and
-named in Loaded.warnings, one line each. A Parquet file of another schema is never read as if
+named in Loaded.warnings, one line each. Records are read only from directories no one else
+could have written them into: records_dir and each YYYY, MM and DD are checked before they are
+listed (records.DirCheck: owned by root or the user running compare, not writable by group or
+others, not a link), and one that fails is skipped, named in one line and counted. A Parquet file of another schema is never read as if
 understood: left out, named in Loaded.warnings with what differs, counted. A Parquet file of a
 newer schema version (partschema.NewerSchemaError) or that cannot be read is an error naming it
 (JobReportError): the dataset is the truth and must not be silently partial.
@@ -34,6 +37,7 @@ newer schema version (partschema.NewerSchemaError) or that cannot be read is an 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -181,6 +185,7 @@ class Loaded:
     json_rows: int = 0                      # rows from them (selected, not in the dataset)
     json_in_dataset: int = 0                # JSON records whose job the dataset holds already
     records_skipped: int = 0                # JSON records skipped (a warning each)
+    records_dirs_skipped: int = 0           # records directories not read: others could write in them
     dataset_files_left_out: int = 0         # dataset files of another schema (a warning each)
 
     def info(self) -> dict[str, Any]:
@@ -188,6 +193,7 @@ class Loaded:
         return {"records_read": self.json_records, "json_rows": self.json_rows,
                 "json_in_dataset": self.json_in_dataset, "dataset_files": self.dataset_files,
                 "dataset_rows": self.dataset_rows, "records_skipped": self.records_skipped,
+                "records_dirs_skipped": self.records_dirs_skipped,
                 "dataset_files_left_out": self.dataset_files_left_out, "warnings": list(self.warnings)}
 
     def __iter__(self):
@@ -214,24 +220,29 @@ def _read_parquet(files: list[Path]) -> str:
 
 def _json_rows(records_dir, out: Loaded, names: tuple[str, ...], months: set[tuple[int, int]]):
     """The live tree's records as one Arrow table of the columns `names` (record by record: a
-    bad one is a warning); the months of their jobs' ends added to `months`."""
+    bad one is a warning), from the directories DirCheck lets compare read (root's or the
+    running user's; one refused is a warning); the months of their jobs' ends added to
+    `months`."""
     import pyarrow as pa
     tables = []
     if records_dir:
         odd: list[tuple[Path, str]] = []
+        check = records.DirCheck(records_dir, owners=(0, os.geteuid()))
         batch: list[list[dict]] = []         # rows, record by record
         nrows = 0
         seen: set[str] = set()
-        for path in records.iter_records(records_dir, odd):
+        for path in records.iter_records(records_dir, odd, check):
             try:
                 doc = records.load(path)
                 rows = jobrow.rows(doc)
             except records.RecordFileError as exc:
                 if exc.reason != "no such file":      # compacted meanwhile: its rows are in the dataset
                     out.warnings.append(f"{exc}; skipped")
+                    out.records_skipped += 1
                 continue
             except compact.ROW_ERRORS as exc:
                 out.warnings.append(f"{path}: {compact.one_line(exc)}; skipped")
+                out.records_skipped += 1
                 continue
             out.json_records += 1
             if rows and rows[0]["record_id"] in seen:
@@ -245,7 +256,10 @@ def _json_rows(records_dir, out: Loaded, names: tuple[str, ...], months: set[tup
                 batch, nrows = [], 0
         if batch:
             tables.append(_to_table(batch, out, names))
+        out.warnings += [f"{Path(records_dir, rel)}: {why}; no record under it read" for rel, why in check.refused]
+        out.records_dirs_skipped = len(check.refused)
         out.warnings += [f"{p}: {why}; skipped" for p, why in odd]
+        out.records_skipped += len(odd)
     return pa.concat_tables(tables) if tables else compact.schema(names).empty_table()
 
 
@@ -255,6 +269,7 @@ def _to_table(batch: list[list[dict]], out: Loaded, names: tuple[str, ...]):
     table, bad = compact.records_table(batch, names)
     for i, exc in bad:
         out.warnings.append(f"record {batch[i][0]['record_id']}: {exc}; skipped")
+        out.records_skipped += 1
     return table if table is not None else compact.schema(names).empty_table()
 
 
@@ -432,7 +447,6 @@ def load(selection: Selection | str, records_dir: str | Path | None, dataset_dir
         # the JSON records, and which of their jobs the dataset holds (their months alone)
         months: set[tuple[int, int]] = set()
         json_all = _json_rows(records_dir, out, names, months)
-        out.records_skipped = len(out.warnings)
         con.register("json_all", json_all)
         known, _ = ds.query(lambda src, have: (f"SELECT DISTINCT record_id FROM {src}", []),
                             lambda p: p in months)

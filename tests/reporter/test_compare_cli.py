@@ -188,3 +188,21 @@ def test_an_output_that_cannot_be_written_is_one_line(dirs, tmp_path, capsys):
     bad = tmp_path / "no" / "such" / "dir" / "c.txt"
     assert compare(dirs, "--baseline", "lustre=2.15.*", "--candidate", "lustre=2.16.*", "-o", str(bad)) == 2
     assert capsys.readouterr().err == f"lustre-jobreport: error: cannot write {bad}: No such file or directory\n"
+
+
+def test_records_planted_where_others_can_write_are_not_compared(dirs, tmp_path, capsys):
+    """Five planted candidate records of a job the candidate does not have, in a 0777 day: not
+    read (their group never appears), one warning naming the directory, counted in each side's
+    source."""
+    import os
+    records, _ = dirs
+    for i in range(5):
+        planted = put(records, f"p{i}", end="2026-04-20T12:00:00Z", lustre="2.16.0", name="planted", user="eve")
+    os.chmod(planted.parent, 0o777)
+    assert compare(dirs, "--baseline", "lustre=2.15.*", "--candidate", "lustre=2.16.*",
+                   "--format", "json", "-o", str(tmp_path / "c.json")) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        f"lustre-jobreport: warning: {planted.parent}: mode 0777 lets others write in it; no record under it read"]
+    doc = json.loads((tmp_path / "c.json").read_text())
+    assert [g for g in doc["groups"] if g["key"]["job_name"] == "planted"] == []
+    assert doc["candidate"]["source"]["records_dirs_skipped"] == 1 and doc["candidate"]["source"]["records_read"] == 0
