@@ -42,6 +42,12 @@ What a run guarantees (tests/reporter/test_compact.py shows each):
   dataset_dir/.foreign/<its month>/<name>.set-aside (with a .why; not *.parquet there, so no
   reader's glob takes it) and named in the summary, never merged; one of a newer version stops
   the run (one line naming it and its version) before anything is written or moved.
+- A file that is not a readable Parquet file (its footer at that check; a column chunk when the
+  run reads the file, for its jobs' ids or to merge it) is set aside the same way, to
+  dataset_dir/.unreadable/: its bytes are kept, its jobs' records are in .compacted/, and every
+  other file can still be maintained (it stopped every run, each checking every file). A file the
+  system will not let the run read (EACCES, EIO, EMFILE...) may be whole: never set aside, the
+  run stops with one line naming it and the system's reason (read_failure).
 - One run at a time (flock on <dataset_dir>/.compact.lock); directories are created 0755 and
   checked like records_dir (securedir: the running user's, not group/other writable, not links),
   so root runs it on root's tree and an admin on their own directories. A YYYY, MM or DD
@@ -77,7 +83,8 @@ MAX_PENDING_TABLES = 256     # small tables a writer holds before joining them i
 MAX_DIR_FDS = 64             # directories of records kept open while moving them
 LOCK_NAME = ".compact.lock"
 COMPACTED = ".compacted"
-UNREADABLE = ".unreadable"
+UNREADABLE = ".unreadable"   # what cannot be read, set aside: records (records_dir/.unreadable/...) and
+                             # dataset files not readable as Parquet (dataset_dir/.unreadable/...)
 FOREIGN = ".foreign"         # dataset files of another schema, set aside (dataset_dir/.foreign/...)
 SET_ASIDE = ".set-aside"     # their suffix there: no longer *.parquet, so no reader's glob takes them
 PART_RE = re.compile(r"part-[A-Za-z0-9_-]+\.parquet")
@@ -211,34 +218,33 @@ def _scan(path: Path) -> list[os.DirEntry]:
 
 
 def read_failure(path: Path, exc: BaseException) -> JobReportError:
-    """One line for a dataset file that could not be read: its bytes (not a Parquet file: the
-    admin moves it out), or the system (the reason, never blamed on the file's contents)."""
+    """What a dataset file that could not be read is: its bytes (partschema.UnreadableParquet,
+    which a run sets aside), or the system (one line with the reason, never blamed on the file's
+    contents: the run stops)."""
     err = exc if isinstance(exc, partschema.UnreadableParquet) else partschema.read_error(path, exc)
     if isinstance(err, partschema.UnreadableParquet):
-        return JobReportError(f"{err}; move it out of the dataset and run again")
+        return err
     return JobReportError(f"{path}: cannot read: {err.strerror}")
 
 
-def record_ids(files: Iterable[Path]) -> set[str]:
-    """The record ids the files hold (their record_id column alone is read, one file at a time)."""
+def record_ids(path: Path) -> set[str]:
+    """The record ids the file holds (its record_id column alone is read); read_failure's."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    ids: set[str] = set()
-    for f in files:
-        try:
-            with pq.ParquetFile(f) as pf:
-                col = pf.read(columns=["record_id"]).column(0)
-        except (OSError, pa.ArrowException) as exc:
-            raise read_failure(f, exc) from None
-        ids.update(col.unique().to_pylist())
+    try:
+        with pq.ParquetFile(path) as pf:
+            col = pf.read(columns=["record_id"]).column(0)
+    except (OSError, pa.ArrowException) as exc:
+        raise read_failure(path, exc) from None
+    ids = set(col.unique().to_pylist())
     ids.discard(None)
     return ids
 
 
 def read_row_groups(path: Path):
     """The file's rows, a row group at a time (ours hold at most ROW_GROUP_ROWS), the file open
-    only while they are read. A failure to read it is read_failure's line (a failure of the
-    caller's, between row groups, is its own)."""
+    only while they are read. A failure to read it is read_failure's (a failure of the caller's,
+    between row groups, is its own)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     try:
@@ -522,8 +528,18 @@ class _Run:
             self.convert()
 
     def known_ids(self, part: Part) -> set[str]:
-        if part not in self.known:       # (a month this run writes is looked at before it does)
-            self.known[part] = record_ids(self.found.get(part, []))
+        """The ids of the jobs the month's files hold, read once a run, one file at a time (a
+        month this run writes is looked at before it does); a file that is not readable Parquet
+        is set aside and holds none."""
+        if part not in self.known:
+            ids: set[str] = set()
+            for f in list(self.found.get(part, [])):
+                try:
+                    ids |= record_ids(f)
+                except partschema.UnreadableParquet as exc:
+                    self.set_aside_unreadable(exc)
+                    self.found[part].remove(f)
+            self.known[part] = ids
         return self.known[part]
 
     def convert(self) -> None:
@@ -636,6 +652,16 @@ class _Run:
                 self.merge(part, [f for f in files if not self.version_of(f).foreign])
 
     def merge(self, part: Part, files: list[Path]) -> None:
+        """The month's files rewritten into one (merge_once); a file met that is not readable
+        Parquet is set aside and the month merged without it."""
+        while len(files) > 1:
+            try:
+                return self.merge_once(part, files)
+            except partschema.UnreadableParquet as exc:
+                self.set_aside_unreadable(exc)
+                files = [f for f in files if f != exc.path]
+
+    def merge_once(self, part: Part, files: list[Path]) -> None:
         """The month's files rewritten into one, read one file and one row group at a time (open
         files and memory bounded whatever their number; the oldest copy of a job kept), the new
         file renamed in before the old ones are removed."""
@@ -696,35 +722,48 @@ class _Run:
                     self.found.setdefault(part, []).append(f)
 
     def version_of(self, f: Path) -> partschema.Checked:
-        """f's schema (checked once a run); a file of another schema is set aside at once."""
+        """f's schema (checked once a run); a file of another schema, or not a readable Parquet
+        file, is set aside at once (and then read as no version: never merged, no ids); one the
+        system will not let the run read stops it."""
         if f not in self.checked:
             try:
                 checked = partschema.check(f)
-            except (OSError, partschema.UnreadableParquet) as exc:
+            except partschema.UnreadableParquet as exc:
+                self.set_aside_unreadable(exc)
+                return self.checked[f]
+            except OSError as exc:
                 raise read_failure(f, exc) from None
             if checked.foreign:
-                self.set_aside_file(checked)
+                self.set_aside_file(checked.path, checked.why, FOREIGN)
             self.checked[f] = checked
         return self.checked[f]
 
-    def set_aside_file(self, checked: partschema.Checked) -> None:
-        """A dataset file of another schema moved to dataset_dir/.foreign/<its month>/ as
-        <name>.set-aside (no reader's *.parquet takes it there), its reason in <name>.why."""
-        rel = checked.path.relative_to(self.ddir)
-        src = _open_dir(self.ddir, rel.parent.parts)
+    def set_aside_unreadable(self, exc: partschema.UnreadableParquet) -> None:
+        """A file that is not a readable Parquet file set aside to dataset_dir/.unreadable/."""
+        self.set_aside_file(exc.path, exc.reason, UNREADABLE)
+        self.checked[exc.path] = partschema.Checked(exc.path, None, exc.reason)
+
+    def set_aside_file(self, path: Path, why: str, where: str) -> None:
+        """A dataset file moved to dataset_dir/<where>/<its month>/ as <name>.set-aside (no
+        reader's *.parquet takes it there), its reason in <name>.why, named in the summary."""
+        rel = path.relative_to(self.ddir)
         try:
-            dst = _open_dir(self.ddir, (FOREIGN, *rel.parent.parts))
+            src = _open_dir(self.ddir, rel.parent.parts)
             try:
-                target = _free_name(dst, rel.name + SET_ASIDE)
-                os.rename(rel.name, target, src_dir_fd=src, dst_dir_fd=dst)
-                with replacing_at(dst, target[:-len(SET_ASIDE)] + ".why", "wb", perm=securedir.FILE_MODE) as out:
-                    out.write(f"{checked.why}\n".encode())
-                os.fsync(src)
+                dst = _open_dir(self.ddir, (where, *rel.parent.parts))
+                try:
+                    target = _free_name(dst, rel.name + SET_ASIDE)
+                    os.rename(rel.name, target, src_dir_fd=src, dst_dir_fd=dst)
+                    with replacing_at(dst, target[:-len(SET_ASIDE)] + ".why", "wb", perm=securedir.FILE_MODE) as out:
+                        out.write(f"{why}\n".encode())
+                    os.fsync(src)
+                finally:
+                    os.close(dst)
             finally:
-                os.close(dst)
-        finally:
-            os.close(src)
-        self.res.files_set_aside.append((str(rel), checked.why, str(Path(FOREIGN, rel.parent, target))))
+                os.close(src)
+        except OSError as exc:
+            raise JobReportError(f"cannot set aside dataset file {path} ({why}): {_why(exc)}") from None
+        self.res.files_set_aside.append((str(rel), why, str(Path(where, rel.parent, target))))
 
     def remove_stale_temps(self) -> None:
         for d in [d for dirs in _month_dirs(self.ddir).values() for d in dirs]:
@@ -818,10 +857,7 @@ def compact(records_dir: str | Path | None, dataset_dir: str | Path | None) -> C
         try:
             run = _Run(rdir, ddir, res)
             run.remove_stale_temps()
-            try:
-                run.check_dataset()
-            except OSError as exc:
-                raise JobReportError(f"cannot set aside a dataset file under {ddir}: {_why(exc)}") from None
+            run.check_dataset()
             try:
                 if os.path.isdir(rdir) and not os.path.islink(rdir):
                     for sub in ((), (COMPACTED,), (UNREADABLE,)):

@@ -30,9 +30,12 @@ named in Loaded.warnings, one line each. Records are read only from directories 
 could have written them into: records_dir and each YYYY, MM and DD are checked before they are
 listed (records.DirCheck: owned by root or the user running compare, not writable by group or
 others, not a link), and one that fails is skipped, named in one line and counted. A Parquet file of another schema is never read as if
-understood: left out, named in Loaded.warnings with what differs, counted. A Parquet file of a
-newer schema version (partschema.NewerSchemaError) or that cannot be read is an error naming it
-(JobReportError): the dataset is the truth and must not be silently partial.
+understood: left out, named in Loaded.warnings with what differs, counted; so is one that is not
+a readable Parquet file (corrupt, truncated: at the schema check, or when DuckDB reads it, the
+files of its batch then read one by one to tell which, and the rest read again), which
+compaction sets aside. A Parquet file of a newer schema version (partschema.NewerSchemaError),
+or one the system will not let compare read (permissions, I/O errors: the file may be whole), is
+an error naming it (JobReportError): the dataset is the truth and must not be silently partial.
 """
 
 from __future__ import annotations
@@ -186,7 +189,7 @@ class Loaded:
     json_in_dataset: int = 0                # JSON records whose job the dataset holds already
     records_skipped: int = 0                # JSON records skipped (a warning each)
     records_dirs_skipped: int = 0           # records directories not read: others could write in them
-    dataset_files_left_out: int = 0         # dataset files of another schema (a warning each)
+    dataset_files_left_out: int = 0         # dataset files of another schema or not readable (a warning each)
 
     def info(self) -> dict[str, Any]:
         """The counts and warnings as a dict (records_read: the JSON records read)."""
@@ -292,42 +295,52 @@ class _Dataset:
         return [f for p, fs in found.items() if parts is None or parts(p) for f in fs]
 
     def check(self, f: Path) -> partschema.Checked:
-        """f's schema, checked once a load; a file of another schema is named in the warnings
-        (once) and counted. NewerSchemaError for a newer one, JobReportError for one that
-        cannot be read, _FilesChanged for one gone."""
+        """f's schema, checked once a load; a file of another schema, or not a readable Parquet
+        file, is left out: named in the warnings (once) and counted. NewerSchemaError for a
+        newer one, JobReportError for one the system will not let us read, _FilesChanged for
+        one gone."""
         if f not in self.checked:
             try:
                 checked = partschema.check(f)
             except FileNotFoundError:
                 raise _FilesChanged from None
+            except partschema.UnreadableParquet as exc:
+                checked = self.leave_out(exc)
             except OSError as exc:
                 raise JobReportError(f"{f}: cannot read: {exc.strerror}") from None
-            if checked.foreign:
-                self.out.warnings.append(f"{f}: a Parquet file of another schema, {checked.why}; left out")
-                self.out.dataset_files_left_out += 1
+            else:
+                if checked.foreign:
+                    self.out.warnings.append(f"{f}: a Parquet file of another schema, {checked.why}; left out")
+                    self.out.dataset_files_left_out += 1
             self.checked[f] = checked
         return self.checked[f]
+
+    def leave_out(self, exc: partschema.UnreadableParquet) -> partschema.Checked:
+        """A file that is not a readable Parquet file: named, counted, never read again."""
+        self.out.warnings.append(f"{exc}; left out")
+        self.out.dataset_files_left_out += 1
+        self.checked[exc.path] = partschema.Checked(exc.path, None, exc.reason)
+        return self.checked[exc.path]
 
     def query(self, sql_of, parts) -> tuple[Any, list[Path]]:
         """sql_of(source, columns) -> (sql, params), run on every batch of the files of the
         partitions `parts` accepts (source: a read_parquet of the batch; columns: the columns
         its files have), the answers joined: (table or None, files read). A file gone between
         the listing and the read (merged by compaction) makes it list again."""
-        import duckdb
         import pyarrow as pa
         for attempt in range(RETRIES + 1):
             listed = self.files(parts)
             try:
                 files = [f for f in listed if not self.check(f).foreign]
                 tables = [self._run(sql_of, batch, version) for version, batch in self._batches(files)]
-                return (pa.concat_tables(tables) if tables else None), files
-            except (_FilesChanged, duckdb.Error) as exc:
+                tables = [t for t in tables if t is not None]
+                read = [f for f in files if not self.checked[f].foreign]    # less those found corrupt
+                return (pa.concat_tables(tables) if tables else None), read
+            except _FilesChanged:
                 if attempt < RETRIES and self.files(parts) != listed:
                     continue
-                if isinstance(exc, _FilesChanged):
-                    raise JobReportError(f"{self.dir}: files keep vanishing under the read "
-                                         "(is a compaction merging it?): run again") from None
-                raise self._culprit(listed, exc) from None
+                raise JobReportError(f"{self.dir}: files keep vanishing under the read "
+                                     "(is a compaction merging it?): run again") from None
         raise AssertionError("not reached")
 
     def _batches(self, files: list[Path]):
@@ -340,25 +353,68 @@ class _Dataset:
                 yield version, fs[i:i + FILES_PER_QUERY]
 
     def _run(self, sql_of, batch: list[Path], version: int):
+        """The query on one batch of files. If DuckDB cannot read it, the files are tried one by
+        one: one that is not a readable Parquet file is left out (leave_out) and the batch read
+        again without it; a failure that is none of theirs is an error (_culprits)."""
+        import duckdb
         have = {name for name, _ in partschema.columns_of(version)}
-        sql, params = sql_of(_read_parquet(batch), have)
-        table = self.con.sql(sql, params=params).to_arrow_table()
+        while True:
+            sql, params = sql_of(_read_parquet(batch), have)
+            try:
+                table = self.con.sql(sql, params=params).to_arrow_table()
+                break
+            except duckdb.Error as exc:
+                bad = self._culprits(sql_of, batch, have, exc)
+                batch = [f for f in batch if f not in bad]
+                if not batch:
+                    return None
         # DuckDB's answer has a chunk per file at least: of small files, many tiny chunks that
         # cost far more than their rows, so they are joined into one
         chunks = table.column(0).num_chunks if table.num_columns else 0
         return table.combine_chunks() if chunks > 1 and table.num_rows < SMALL_CHUNK_ROWS * chunks else table
 
-    def _culprit(self, files: list[Path], exc: Exception) -> JobReportError:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-        for f in files:
+    def _culprits(self, sql_of, batch: list[Path], have: set[str], exc: Exception) -> set[Path]:
+        """The files of a batch DuckDB could not read that are not readable Parquet files, each
+        left out (at least one, else JobReportError): each file is queried alone, and one that
+        fails is told apart by pyarrow (_unreadable)."""
+        import duckdb
+        bad: set[Path] = set()
+        for f in batch:
+            sql, params = sql_of(_read_parquet([f]), have)
             try:
-                with pq.ParquetFile(f) as pf:
-                    for i in range(pf.num_row_groups):
-                        pf.read_row_group(i, columns=["record_id"])
-            except (OSError, pa.ArrowException) as bad:
-                return JobReportError(f"{f}: not a readable Parquet file ({compact.one_line(bad)})")
-        return JobReportError(f"{self.dir}: cannot read the dataset ({compact.one_line(exc)})")
+                self.con.sql(sql, params=params).to_arrow_table()
+                continue
+            except duckdb.Error as alone:
+                why = alone
+            found = _unreadable(f)
+            if found is None:
+                raise JobReportError(f"cannot read the dataset: {f}: {compact.one_line(why)}") from None
+            self.leave_out(found)
+            bad.add(f)
+        if not bad:
+            raise JobReportError(f"{self.dir}: cannot read the dataset ({compact.one_line(exc)})")
+        return bad
+
+
+def _unreadable(f: Path) -> partschema.UnreadableParquet | None:
+    """Whether f, read whole by pyarrow a row group at a time, is not a readable Parquet file
+    (its bytes: UnreadableParquet; None when pyarrow reads it). The system's refusal (an errno:
+    permissions, I/O errors, too many open files) is an error naming the file, never blamed on
+    its bytes; a file gone (merged meanwhile) makes the read list again (_FilesChanged)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    try:
+        with pq.ParquetFile(f) as pf:
+            for i in range(pf.num_row_groups):
+                pf.read_row_group(i)
+    except (OSError, pa.ArrowException) as err:
+        found = partschema.read_error(f, err)
+        if isinstance(found, partschema.UnreadableParquet):
+            return found
+        if isinstance(found, FileNotFoundError):
+            raise _FilesChanged from None
+        raise JobReportError(f"{f}: cannot read: {found.strerror}") from None
+    return None
 
 
 def distrust_negative_counts(table):
