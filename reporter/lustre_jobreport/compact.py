@@ -713,12 +713,15 @@ class _Run:
     # -- the dataset's files and their schema -------------------------------------------------
     def check_dataset(self) -> None:
         """Every file of the dataset checked against the schema it states, before the run reads
-        any record: one of another schema is set aside (named in the summary), one of a newer
-        schema stops the run (NewerSchemaError) before anything is written."""
+        any record, and only then are those of another schema or not readable set aside (named
+        in the summary): a file of a newer schema (NewerSchemaError), or one the system will not
+        let the run read, stops the run before anything is moved."""
+        listed = dataset_files(self.ddir)
+        judged = {f: self.judge(f) for files in listed.values() for f in files}
         self.found = {}
-        for part, files in dataset_files(self.ddir).items():
+        for part, files in listed.items():
             for f in files:
-                if not self.version_of(f).foreign:
+                if not self.set_aside_if_bad(f, judged[f]).foreign:
                     self.found.setdefault(part, []).append(f)
 
     def version_of(self, f: Path) -> partschema.Checked:
@@ -726,16 +729,30 @@ class _Run:
         file, is set aside at once (and then read as no version: never merged, no ids); one the
         system will not let the run read stops it."""
         if f not in self.checked:
-            try:
-                checked = partschema.check(f)
-            except partschema.UnreadableParquet as exc:
-                self.set_aside_unreadable(exc)
-                return self.checked[f]
-            except OSError as exc:
-                raise read_failure(f, exc) from None
-            if checked.foreign:
-                self.set_aside_file(checked.path, checked.why, FOREIGN)
-            self.checked[f] = checked
+            self.set_aside_if_bad(f, self.judge(f))
+        return self.checked[f]
+
+    @staticmethod
+    def judge(f: Path) -> partschema.Checked | partschema.UnreadableParquet:
+        """f's schema, or why it is not a readable Parquet file; NewerSchemaError, or
+        read_failure's line for what the system will not let the run read."""
+        try:
+            return partschema.check(f)
+        except partschema.UnreadableParquet as exc:
+            return exc
+        except OSError as exc:
+            raise read_failure(f, exc) from None
+
+    def set_aside_if_bad(self, f: Path, judged: partschema.Checked | partschema.UnreadableParquet
+                         ) -> partschema.Checked:
+        """judge()'s verdict acted on: a file of another schema to .foreign/, one that is not
+        readable to .unreadable/; what the run then takes f for."""
+        if isinstance(judged, partschema.UnreadableParquet):
+            self.set_aside_unreadable(judged)
+        else:
+            if judged.foreign:
+                self.set_aside_file(f, judged.why, FOREIGN)
+            self.checked[f] = judged
         return self.checked[f]
 
     def set_aside_unreadable(self, exc: partschema.UnreadableParquet) -> None:
@@ -753,9 +770,9 @@ class _Run:
                 dst = _open_dir(self.ddir, (where, *rel.parent.parts))
                 try:
                     target = _free_name(dst, rel.name + SET_ASIDE)
-                    os.rename(rel.name, target, src_dir_fd=src, dst_dir_fd=dst)
                     with replacing_at(dst, target[:-len(SET_ASIDE)] + ".why", "wb", perm=securedir.FILE_MODE) as out:
-                        out.write(f"{why}\n".encode())
+                        out.write(f"{why}\n".encode())     # first: a file moved always says why
+                    os.rename(rel.name, target, src_dir_fd=src, dst_dir_fd=dst)
                     os.fsync(src)
                 finally:
                     os.close(dst)
@@ -851,17 +868,38 @@ def compact(records_dir: str | Path | None, dataset_dir: str | Path | None) -> C
         raise JobReportError("no dataset directory: give --dataset DIR or set [records] dataset_dir")
     rdir, ddir = Path(os.path.abspath(records_dir)), Path(os.path.abspath(dataset_dir))
     res = CompactResult(rdir, ddir)
+    try:
+        _compact(rdir, ddir, res)
+    except JobReportError as exc:
+        if res.files_set_aside:             # said, though the summary that would have is not
+            raise JobReportError(f"{exc} (before it stopped, the run set aside {_set_aside_text(res)})") from None
+        raise
+    res.seconds = time.monotonic() - started
+    return res
+
+
+def _set_aside_text(res: CompactResult) -> str:
+    rel, why, now = res.files_set_aside[0]
+    more = len(res.files_set_aside) - 1
+    return f"dataset file {rel}: {why} (now {now})" + (f" and {more} more" if more else "")
+
+
+def _compact(rdir: Path, ddir: Path, res: CompactResult) -> None:
     ds_fd = _open_dir(ddir)
     try:
         lock = _lock(ds_fd, ddir, res)
         try:
             run = _Run(rdir, ddir, res)
-            run.remove_stale_temps()
-            run.check_dataset()
             try:
-                if os.path.isdir(rdir) and not os.path.islink(rdir):
+                run.remove_stale_temps()
+                records_here = os.path.isdir(rdir) and not os.path.islink(rdir)
+                if records_here:
                     for sub in ((), (COMPACTED,), (UNREADABLE,)):
                         os.close(_open_dir(rdir, sub))    # checked (and the two made) before any work
+                elif os.path.lexists(rdir):
+                    _open_dir(rdir)                       # says what it is instead (a link, a file)
+                run.check_dataset()                       # a file set aside only once all are judged
+                if records_here:
                     try:
                         run.read_all()
                         run.commit()
@@ -877,8 +915,6 @@ def compact(records_dir: str | Path | None, dataset_dir: str | Path | None) -> C
                     except OSError as exc:
                         raise JobReportError(f"cannot move compacted records under {rdir}: {_why(exc)}; "
                                              "the next run skips them as duplicates and moves them") from None
-                elif os.path.lexists(rdir):
-                    _open_dir(rdir)           # says what it is instead (a link, a file)
                 else:
                     res.notes.append(f"{rdir} does not exist: no records to read")
                 try:
@@ -892,5 +928,3 @@ def compact(records_dir: str | Path | None, dataset_dir: str | Path | None) -> C
             os.close(lock)
     finally:
         os.close(ds_fd)
-    res.seconds = time.monotonic() - started
-    return res

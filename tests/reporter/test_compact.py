@@ -653,6 +653,51 @@ def test_a_file_damaged_past_its_footer_is_set_aside_when_a_run_reads_it(dirs, m
     assert jobs_in(ds) == ["c1/3/2026-10-15T12:00:00Z"] and len(compact.part_files(ds, (2026, 10))) == 1
 
 
+def test_a_newer_file_stops_the_run_before_any_file_is_set_aside(dirs, tmp_path):
+    """Files of another schema and corrupt ones listed before a file of a newer schema: every
+    file is judged first, so the run stops (exit 2, naming the newer file) with nothing moved,
+    not having set aside the files met before it (unnamed: the summary saying so is never
+    printed)."""
+    rec, ds = dirs
+    put(rec, "1")
+    compact.compact(rec, ds)
+    month = ds / "year=2026" / "month=10"
+    foreign_files(month)
+    damage(write_part(month / "part-00000000T000000Z-zcorrupt.parquet", rows_table("7"), states=1), "truncated")
+    t = rows_table("9")
+    newer = write_part(month / "part-99990101T000000Z-0.parquet",
+                       t.append_column("new_metric", pa.array([1] * t.num_rows)), states=2)
+    before = parts(ds)
+    put(rec, "2")
+    r = cli(tmp_path, "records", "compact", "--records", str(rec), "--dataset", str(ds))
+    assert (r.returncode, r.stdout) == (2, "") and r.stderr.count("\n") == 1
+    assert r.stderr.startswith(f"lustre-jobreport: error: {newer}: written by a newer lustre-jobreport")
+    assert parts(ds) == before and live(rec) == ["2026/10/15/c1-2.json"]
+
+
+def test_a_run_that_stops_after_setting_a_file_aside_names_it(dirs, tmp_path):
+    """A file set aside while the run reads (damage past its footer, met by the ids of its
+    month), then the run stops (here: November's dataset directory others can write in): the
+    error line says what was set aside, as the summary would have."""
+    rec, ds = dirs
+    put(rec, "1")
+    compact.compact(rec, ds)
+    [f] = compact.part_files(ds, (2026, 10))
+    damage(f, "column record_id")
+    put(rec, "2")
+    put(rec, "3", end="2026-11-02T00:00:00Z")
+    (ds / "year=2026" / "month=11").mkdir()
+    os.chmod(ds / "year=2026" / "month=11", 0o777)
+    r = cli(tmp_path, "records", "compact", "--records", str(rec), "--dataset", str(ds))
+    assert (r.returncode, r.stdout) == (2, "") and r.stderr.count("\n") == 1
+    rel = f.relative_to(ds)
+    assert r.stderr.startswith(f"lustre-jobreport: error: {ds}/year=2026/month=11: mode 0777 lets others write in "
+                               f"it; refusing it (before it stopped, the run set aside dataset file {rel}: not a "
+                               "readable Parquet file (")
+    assert r.stderr.endswith(f" (now .unreadable/{rel}.set-aside))\n")
+    assert (ds / ".unreadable" / f"{rel}.why").exists() and len(live(rec)) == 2
+
+
 def test_a_dataset_file_the_system_will_not_let_the_run_read_is_never_set_aside(tmp_path):
     """A file the run may not read (here: root's, 0600, in an admin's dataset) is not called
     corrupt or moved: one line naming it and the system's reason, exit 2, nothing moved."""
