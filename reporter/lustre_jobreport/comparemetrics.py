@@ -108,26 +108,32 @@ EXACT_CHUNK = 1 << 21      # values a float64 bincount sums at a time when they 
 
 @dataclass
 class KeySums:
-    """Exact sums per (direction, bucket, key) of whole numbers, as two uint64 arrays with
+    """Exact sums per (direction, bucket, key) of whole numbers: uint64 arrays with
     sum = high * 2^32 + low (numpy has no integer type past 64 bits; neither array wraps for
-    fewer than 2^32 rows summed)."""
-    high: np.ndarray
+    fewer than 2^32 rows summed); high is None while every sum is below 2^53 (low alone)."""
     low: np.ndarray
+    high: np.ndarray | None = None
+
+    def add_high(self, index, high: np.ndarray) -> None:
+        if self.high is None:
+            self.high = np.zeros_like(self.low)
+        self.high[index] = high
 
     def ints(self, keys) -> list[list[int]]:
         """Per direction, per bucket: the sum over `keys` (an index or a slice of the last
         axis), as Python ints, exact however large."""
-        high = self.high[..., keys]
         low = self.low[..., keys]
-        if high.ndim == 3:
+        high = self.high[..., keys] if self.high is not None else np.zeros_like(low)
+        if low.ndim == 3:
             high, low = high.sum(axis=-1, dtype=np.uint64), low.sum(axis=-1, dtype=np.uint64)
         return [[(h << 32) + lo for h, lo in zip(hs, ls)] for hs, ls in zip(high.tolist(), low.tolist())]
 
 
 def key_sums(key: np.ndarray, values: np.ndarray, n_keys: int, whole, chunk: int = EXACT_CHUNK
-             ) -> tuple[np.ndarray, np.ndarray]:
-    """Sums per key (0 .. n_keys - 1) of non-negative whole numbers, exact: (high, low) uint64
-    with sum = high * 2^32 + low.
+             ) -> tuple[np.ndarray | None, np.ndarray]:
+    """Sums per key (0 .. n_keys - 1) of non-negative whole numbers, exact: (high, low) with
+    sum = high * 2^32 + low, high None when every sum is below 2^53 (low then float64, holding
+    whole numbers exactly), else both uint64.
 
     values: the numbers as float64 (null as 0), one per entry of key; whole(): the same as int64,
     asked for only when floats could not sum them. A float64 bincount counts exactly while every
@@ -137,8 +143,7 @@ def key_sums(key: np.ndarray, values: np.ndarray, n_keys: int, whole, chunk: int
     sums stay below 2^53), the chunks' sums added as uint64."""
     top = float(values.max()) if len(values) else 0.0
     if top * len(values) < FLOAT_EXACT:          # top < 2^53 is a whole number read exactly
-        low = np.bincount(key, weights=values, minlength=n_keys).astype(np.uint64)
-        return np.zeros(n_keys, dtype=np.uint64), low
+        return None, np.bincount(key, weights=values, minlength=n_keys)
     exact = np.asarray(whole(), dtype=np.int64).view(np.uint64)
     high = np.zeros(n_keys, dtype=np.uint64)
     low = np.zeros(n_keys, dtype=np.uint64)
@@ -159,8 +164,7 @@ def rpc_pass(c: Columns, key: np.ndarray | None = None, n_keys: int = 0) -> KeyS
     full_idx = full_bucket(c)
     sums = None
     if key is not None:
-        shape = (2, len(ALL_BUCKETS), n_keys)
-        sums = KeySums(np.zeros(shape, dtype=np.uint64), np.zeros(shape, dtype=np.uint64))
+        sums = KeySums(np.zeros((2, len(ALL_BUCKETS), n_keys), dtype=np.uint64))
         counted = key >= 0
         key = key[counted]
     for i, d in enumerate(("read", "write")):
@@ -175,8 +179,10 @@ def rpc_pass(c: Columns, key: np.ndarray | None = None, n_keys: int = 0) -> KeyS
             m = full_idx == k
             full[m] = col[m]
             if sums is not None:
-                sums.high[i, k], sums.low[i, k] = key_sums(key, np.nan_to_num(col[counted]), n_keys,
-                                                           lambda: c.whole(name)[counted])
+                high, sums.low[i, k] = key_sums(key, np.nan_to_num(col[counted]), n_keys,
+                                                lambda: c.whole(name)[counted])
+                if high is not None:
+                    sums.add_high((i, k), high)
         c.put(f"all_rpcs_{d}", total)
         c.put(f"small_rpcs_{d}", small)
         c.put(f"full_rpcs_{d}", full)
