@@ -42,6 +42,12 @@ What a run guarantees (tests/reporter/test_compact.py shows each):
   dataset_dir/.foreign/<its month>/<name>.set-aside (with a .why; not *.parquet there, so no
   reader's glob takes it) and named in the summary, never merged; one of a newer version stops
   the run (one line naming it and its version) before anything is written or moved.
+- A file that is not a readable Parquet file (its footer at that check; a column chunk when the
+  run reads the file, for its jobs' ids or to merge it) is set aside the same way, to
+  dataset_dir/.unreadable/: its bytes are kept, its jobs' records are in .compacted/, and every
+  other file can still be maintained (it stopped every run, each checking every file). A file the
+  system will not let the run read (EACCES, EIO, EMFILE...) may be whole: never set aside, the
+  run stops with one line naming it and the system's reason (read_failure).
 - One run at a time (flock on <dataset_dir>/.compact.lock); directories are created 0755 and
   checked like records_dir (securedir: the running user's, not group/other writable, not links),
   so root runs it on root's tree and an admin on their own directories. A YYYY, MM or DD
@@ -77,7 +83,8 @@ MAX_PENDING_TABLES = 256     # small tables a writer holds before joining them i
 MAX_DIR_FDS = 64             # directories of records kept open while moving them
 LOCK_NAME = ".compact.lock"
 COMPACTED = ".compacted"
-UNREADABLE = ".unreadable"
+UNREADABLE = ".unreadable"   # what cannot be read, set aside: records (records_dir/.unreadable/...) and
+                             # dataset files not readable as Parquet (dataset_dir/.unreadable/...)
 FOREIGN = ".foreign"         # dataset files of another schema, set aside (dataset_dir/.foreign/...)
 SET_ASIDE = ".set-aside"     # their suffix there: no longer *.parquet, so no reader's glob takes them
 PART_RE = re.compile(r"part-[A-Za-z0-9_-]+\.parquet")
@@ -211,34 +218,33 @@ def _scan(path: Path) -> list[os.DirEntry]:
 
 
 def read_failure(path: Path, exc: BaseException) -> JobReportError:
-    """One line for a dataset file that could not be read: its bytes (not a Parquet file: the
-    admin moves it out), or the system (the reason, never blamed on the file's contents)."""
+    """What a dataset file that could not be read is: its bytes (partschema.UnreadableParquet,
+    which a run sets aside), or the system (one line with the reason, never blamed on the file's
+    contents: the run stops)."""
     err = exc if isinstance(exc, partschema.UnreadableParquet) else partschema.read_error(path, exc)
     if isinstance(err, partschema.UnreadableParquet):
-        return JobReportError(f"{err}; move it out of the dataset and run again")
+        return err
     return JobReportError(f"{path}: cannot read: {err.strerror}")
 
 
-def record_ids(files: Iterable[Path]) -> set[str]:
-    """The record ids the files hold (their record_id column alone is read, one file at a time)."""
+def record_ids(path: Path) -> set[str]:
+    """The record ids the file holds (its record_id column alone is read); read_failure's."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    ids: set[str] = set()
-    for f in files:
-        try:
-            with pq.ParquetFile(f) as pf:
-                col = pf.read(columns=["record_id"]).column(0)
-        except (OSError, pa.ArrowException) as exc:
-            raise read_failure(f, exc) from None
-        ids.update(col.unique().to_pylist())
+    try:
+        with pq.ParquetFile(path) as pf:
+            col = pf.read(columns=["record_id"]).column(0)
+    except (OSError, pa.ArrowException) as exc:
+        raise read_failure(path, exc) from None
+    ids = set(col.unique().to_pylist())
     ids.discard(None)
     return ids
 
 
 def read_row_groups(path: Path):
     """The file's rows, a row group at a time (ours hold at most ROW_GROUP_ROWS), the file open
-    only while they are read. A failure to read it is read_failure's line (a failure of the
-    caller's, between row groups, is its own)."""
+    only while they are read. A failure to read it is read_failure's (a failure of the caller's,
+    between row groups, is its own)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     try:
@@ -466,15 +472,18 @@ class _Run:
         self.dups: list[tuple[Path, Ident, str | None]] = []
         self.aside: list[tuple[Path, str, Ident | None]] = []
         self.dir_fds: dict[tuple[str, ...], int] = {}
-        self.dir_checks: dict[tuple[str, ...], str] = {}   # records_dir's subdirectories: why refused, or ""
 
     # -- reading and converting --------------------------------------------------------------
     def read_all(self) -> None:
+        """Every record of the live tree converted; a YYYY, MM or DD directory that fails
+        securedir's checks (another owner, writable by others) is checked before any record is
+        read from it: nothing under it is read, and it is named once, with its reason, in the
+        summary (records_dir itself was checked before the run began)."""
         odd: list[tuple[Path, str]] = []
-        for day in records.iter_days(self.rdir, odd):
-            if not self.refused(day):
-                for path in records.day_records(day, odd):
-                    self.one(path)
+        check = records.DirCheck(self.rdir, top=False)
+        for path in records.iter_records(self.rdir, odd, check):
+            self.one(path)
+        self.res.skipped_dirs += check.refused
         self.convert()
         for path, why in odd:
             rel = path.relative_to(self.rdir)
@@ -486,34 +495,6 @@ class _Run:
                 self.aside.append((rel, why, _ident(st)))
             else:
                 self.res.ignored.append((str(rel), why))
-
-    def refused(self, day: Path) -> bool:
-        """Whether a directory from records_dir down to this day fails securedir's checks
-        (another owner, writable by others), checked before any record is read from it: nothing
-        under it is read, and it is named once, with its reason, in the summary."""
-        parts = day.relative_to(self.rdir).parts
-        for n in range(1, len(parts) + 1):
-            sub = parts[:n]
-            if sub not in self.dir_checks:
-                self.dir_checks[sub] = why = self.unsafe(sub)
-                if why:
-                    self.res.skipped_dirs.append(("/".join(sub), why))
-            if self.dir_checks[sub]:
-                return True
-        return False
-
-    def unsafe(self, sub: tuple[str, ...]) -> str:
-        """Why records_dir/sub is no directory to read records from ("" when it is one; when it
-        is gone meanwhile, nothing is read from it anyway)."""
-        try:
-            os.close(securedir.open_dir(self.rdir, sub, create=False))
-        except securedir.UnsafeDirError as exc:
-            return exc.why
-        except FileNotFoundError:
-            return ""
-        except OSError as exc:
-            return f"cannot open: {exc.strerror}"
-        return ""
 
     def one(self, path: Path) -> None:
         rel = path.relative_to(self.rdir)
@@ -547,8 +528,18 @@ class _Run:
             self.convert()
 
     def known_ids(self, part: Part) -> set[str]:
-        if part not in self.known:       # (a month this run writes is looked at before it does)
-            self.known[part] = record_ids(self.found.get(part, []))
+        """The ids of the jobs the month's files hold, read once a run, one file at a time (a
+        month this run writes is looked at before it does); a file that is not readable Parquet
+        is set aside and holds none."""
+        if part not in self.known:
+            ids: set[str] = set()
+            for f in list(self.found.get(part, [])):
+                try:
+                    ids |= record_ids(f)
+                except partschema.UnreadableParquet as exc:
+                    self.set_aside_unreadable(exc)
+                    self.found[part].remove(f)
+            self.known[part] = ids
         return self.known[part]
 
     def convert(self) -> None:
@@ -661,6 +652,16 @@ class _Run:
                 self.merge(part, [f for f in files if not self.version_of(f).foreign])
 
     def merge(self, part: Part, files: list[Path]) -> None:
+        """The month's files rewritten into one (merge_once); a file met that is not readable
+        Parquet is set aside and the month merged without it."""
+        while len(files) > 1:
+            try:
+                return self.merge_once(part, files)
+            except partschema.UnreadableParquet as exc:
+                self.set_aside_unreadable(exc)
+                files = [f for f in files if f != exc.path]
+
+    def merge_once(self, part: Part, files: list[Path]) -> None:
         """The month's files rewritten into one, read one file and one row group at a time (open
         files and memory bounded whatever their number; the oldest copy of a job kept), the new
         file renamed in before the old ones are removed."""
@@ -712,44 +713,74 @@ class _Run:
     # -- the dataset's files and their schema -------------------------------------------------
     def check_dataset(self) -> None:
         """Every file of the dataset checked against the schema it states, before the run reads
-        any record: one of another schema is set aside (named in the summary), one of a newer
-        schema stops the run (NewerSchemaError) before anything is written."""
+        any record, and only then are those of another schema or not readable set aside (named
+        in the summary): a file of a newer schema (NewerSchemaError), or one the system will not
+        let the run read, stops the run before anything is moved."""
+        listed = dataset_files(self.ddir)
+        judged = {f: self.judge(f) for files in listed.values() for f in files}
         self.found = {}
-        for part, files in dataset_files(self.ddir).items():
+        for part, files in listed.items():
             for f in files:
-                if not self.version_of(f).foreign:
+                if not self.set_aside_if_bad(f, judged[f]).foreign:
                     self.found.setdefault(part, []).append(f)
 
     def version_of(self, f: Path) -> partschema.Checked:
-        """f's schema (checked once a run); a file of another schema is set aside at once."""
+        """f's schema (checked once a run); a file of another schema, or not a readable Parquet
+        file, is set aside at once (and then read as no version: never merged, no ids); one the
+        system will not let the run read stops it."""
         if f not in self.checked:
-            try:
-                checked = partschema.check(f)
-            except (OSError, partschema.UnreadableParquet) as exc:
-                raise read_failure(f, exc) from None
-            if checked.foreign:
-                self.set_aside_file(checked)
-            self.checked[f] = checked
+            self.set_aside_if_bad(f, self.judge(f))
         return self.checked[f]
 
-    def set_aside_file(self, checked: partschema.Checked) -> None:
-        """A dataset file of another schema moved to dataset_dir/.foreign/<its month>/ as
-        <name>.set-aside (no reader's *.parquet takes it there), its reason in <name>.why."""
-        rel = checked.path.relative_to(self.ddir)
-        src = _open_dir(self.ddir, rel.parent.parts)
+    @staticmethod
+    def judge(f: Path) -> partschema.Checked | partschema.UnreadableParquet:
+        """f's schema, or why it is not a readable Parquet file; NewerSchemaError, or
+        read_failure's line for what the system will not let the run read."""
         try:
-            dst = _open_dir(self.ddir, (FOREIGN, *rel.parent.parts))
+            return partschema.check(f)
+        except partschema.UnreadableParquet as exc:
+            return exc
+        except OSError as exc:
+            raise read_failure(f, exc) from None
+
+    def set_aside_if_bad(self, f: Path, judged: partschema.Checked | partschema.UnreadableParquet
+                         ) -> partschema.Checked:
+        """judge()'s verdict acted on: a file of another schema to .foreign/, one that is not
+        readable to .unreadable/; what the run then takes f for."""
+        if isinstance(judged, partschema.UnreadableParquet):
+            self.set_aside_unreadable(judged)
+        else:
+            if judged.foreign:
+                self.set_aside_file(f, judged.why, FOREIGN)
+            self.checked[f] = judged
+        return self.checked[f]
+
+    def set_aside_unreadable(self, exc: partschema.UnreadableParquet) -> None:
+        """A file that is not a readable Parquet file set aside to dataset_dir/.unreadable/."""
+        self.set_aside_file(exc.path, exc.reason, UNREADABLE)
+        self.checked[exc.path] = partschema.Checked(exc.path, None, exc.reason)
+
+    def set_aside_file(self, path: Path, why: str, where: str) -> None:
+        """A dataset file moved to dataset_dir/<where>/<its month>/ as <name>.set-aside (no
+        reader's *.parquet takes it there), its reason in <name>.why, named in the summary."""
+        rel = path.relative_to(self.ddir)
+        try:
+            src = _open_dir(self.ddir, rel.parent.parts)
             try:
-                target = _free_name(dst, rel.name + SET_ASIDE)
-                os.rename(rel.name, target, src_dir_fd=src, dst_dir_fd=dst)
-                with replacing_at(dst, target[:-len(SET_ASIDE)] + ".why", "wb", perm=securedir.FILE_MODE) as out:
-                    out.write(f"{checked.why}\n".encode())
-                os.fsync(src)
+                dst = _open_dir(self.ddir, (where, *rel.parent.parts))
+                try:
+                    target = _free_name(dst, rel.name + SET_ASIDE)
+                    with replacing_at(dst, target[:-len(SET_ASIDE)] + ".why", "wb", perm=securedir.FILE_MODE) as out:
+                        out.write(f"{why}\n".encode())     # first: a file moved always says why
+                    os.rename(rel.name, target, src_dir_fd=src, dst_dir_fd=dst)
+                    os.fsync(src)
+                finally:
+                    os.close(dst)
             finally:
-                os.close(dst)
-        finally:
-            os.close(src)
-        self.res.files_set_aside.append((str(rel), checked.why, str(Path(FOREIGN, rel.parent, target))))
+                os.close(src)
+        except OSError as exc:
+            raise JobReportError(f"cannot set aside dataset file {path} ({why}): {_why(exc)}") from None
+        self.res.files_set_aside.append((str(rel), why, str(Path(where, rel.parent, target))))
 
     def remove_stale_temps(self) -> None:
         for d in [d for dirs in _month_dirs(self.ddir).values() for d in dirs]:
@@ -837,20 +868,38 @@ def compact(records_dir: str | Path | None, dataset_dir: str | Path | None) -> C
         raise JobReportError("no dataset directory: give --dataset DIR or set [records] dataset_dir")
     rdir, ddir = Path(os.path.abspath(records_dir)), Path(os.path.abspath(dataset_dir))
     res = CompactResult(rdir, ddir)
+    try:
+        _compact(rdir, ddir, res)
+    except JobReportError as exc:
+        if res.files_set_aside:             # said, though the summary that would have is not
+            raise JobReportError(f"{exc} (before it stopped, the run set aside {_set_aside_text(res)})") from None
+        raise
+    res.seconds = time.monotonic() - started
+    return res
+
+
+def _set_aside_text(res: CompactResult) -> str:
+    rel, why, now = res.files_set_aside[0]
+    more = len(res.files_set_aside) - 1
+    return f"dataset file {rel}: {why} (now {now})" + (f" and {more} more" if more else "")
+
+
+def _compact(rdir: Path, ddir: Path, res: CompactResult) -> None:
     ds_fd = _open_dir(ddir)
     try:
         lock = _lock(ds_fd, ddir, res)
         try:
             run = _Run(rdir, ddir, res)
-            run.remove_stale_temps()
             try:
-                run.check_dataset()
-            except OSError as exc:
-                raise JobReportError(f"cannot set aside a dataset file under {ddir}: {_why(exc)}") from None
-            try:
-                if os.path.isdir(rdir) and not os.path.islink(rdir):
+                run.remove_stale_temps()
+                records_here = os.path.isdir(rdir) and not os.path.islink(rdir)
+                if records_here:
                     for sub in ((), (COMPACTED,), (UNREADABLE,)):
                         os.close(_open_dir(rdir, sub))    # checked (and the two made) before any work
+                elif os.path.lexists(rdir):
+                    _open_dir(rdir)                       # says what it is instead (a link, a file)
+                run.check_dataset()                       # a file set aside only once all are judged
+                if records_here:
                     try:
                         run.read_all()
                         run.commit()
@@ -866,8 +915,6 @@ def compact(records_dir: str | Path | None, dataset_dir: str | Path | None) -> C
                     except OSError as exc:
                         raise JobReportError(f"cannot move compacted records under {rdir}: {_why(exc)}; "
                                              "the next run skips them as duplicates and moves them") from None
-                elif os.path.lexists(rdir):
-                    _open_dir(rdir)           # says what it is instead (a link, a file)
                 else:
                     res.notes.append(f"{rdir} does not exist: no records to read")
                 try:
@@ -881,5 +928,3 @@ def compact(records_dir: str | Path | None, dataset_dir: str | Path | None) -> C
             os.close(lock)
     finally:
         os.close(ds_fd)
-    res.seconds = time.monotonic() - started
-    return res

@@ -27,10 +27,13 @@ The document (compare(); JSON rendering in comparerender) follows DESIGN §3:
                "left_out", "metrics": [{"id", "baseline_median", "candidate_median", "effect",
                "ratio", "p_value", "q_value", "verdict", "expected"?, "n_baseline",
                "n_candidate"}]}],
-   "fleet": {...}, "summary": {"regression", "improvement", "no_change", "not_enough_data"}}
+   "fleet": {...}, "summary": {"regression", "improvement", "no_change", "not_enough_data"},
+   "data_quality": [{"id", "side", "direction", "detail"}]}
 Numbers that are not finite never reach JSON: an undefined value (no test, no median) is null,
 and a ratio of medians whose baseline median is 0 (and candidate's not) is the string "inf".
-A group without enough trusted jobs on a side carries no metrics ("metrics": []).
+A group without enough trusted jobs on a side carries no metrics ("metrics": []). Counts summed
+over rows (the RPC-size histograms) are exact integers however large (comparemetrics.KeySums);
+a fleet figure of 2^63 or more, past what many JSON readers hold, is said in data_quality.
 """
 
 from __future__ import annotations
@@ -624,41 +627,62 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
         if gv_l[g] == 0:
             regressed.append(g)
 
-    by_side = rpc_sums.reshape(2, len(comparemetrics.ALL_BUCKETS), G, 2)
-    fleet = {name: _shares({d: by_side[j, :, :, i].sum(axis=1).round().astype(np.int64).tolist()
-                            for j, d in enumerate(("read", "write"))}) for i, name in enumerate(SIDES)}
-    group_rpc = {k: {name: _shares({d: by_side[j, :, g, i].round().astype(np.int64).tolist()
-                                    for j, d in enumerate(("read", "write"))}) for i, name in enumerate(SIDES)}
+    # the RPC-size histograms: key g * 2 + side; a side's fleet is every key of that side
+    fleet = {name: _shares(rpc_sums.ints(slice(i, None, 2))) for i, name in enumerate(SIDES)}
+    group_rpc = {k: {name: _shares(rpc_sums.ints(2 * g + i)) for i, name in enumerate(SIDES)}
                  for k, g in enumerate(regressed)}    # regressions come first: k is the group's place
     counts = np.bincount(gverdict, minlength=4).tolist()
     doc = {"schema": SCHEMA,
            "baseline": _side_info(base_t, baseline_selection, baseline_info),
            "candidate": _side_info(cand_t, candidate_selection, candidate_info),
            "groups": groups, "fleet": fleet,
-           "summary": dict(zip(VERDICTS, counts))}
+           "summary": dict(zip(VERDICTS, counts)),
+           "data_quality": fleet_past_int64(fleet)}
     return Comparison(doc, group_rpc, worst, versions, settings, unknowns)
 
 
-def _shares(counts: dict[str, list[int]]) -> dict:
+def _shares(counts: list[list[int]]) -> dict:
+    """Per direction (read, write): the RPCs in all and each bucket's share of them, from the
+    buckets' exact sums (a share of Python ints is rounded once, however large they are)."""
     out = {}
-    for d, cs in counts.items():
+    for d, cs in zip(("read", "write"), counts):
         total = sum(cs)
         out[d] = {"rpcs": total,
                   "shares": {b: (n / total if total else None) for b, n in zip(comparemetrics.ALL_BUCKETS, cs)}}
     return out
 
 
+def fleet_past_int64(fleet: dict) -> list[dict]:
+    """A data_quality entry (VALUE_TOO_LARGE) for each side and direction whose RPCs add up to
+    2^63 or more: each trusted row's counts are below 2^63 (jobrow), their sum need not be. The
+    figure stays exact in the document; many JSON readers hold an integer as int64 or double.
+    (A bucket past it makes the side's total past it: `rpcs` is the one integer said. A group's
+    histograms are shown as shares only.)"""
+    out = []
+    for name, side in fleet.items():
+        for d, h in side.items():
+            if h["rpcs"] > jobrow.INT64_MAX:
+                out.append({"id": "VALUE_TOO_LARGE", "side": name, "direction": d,
+                            "detail": f"the {name}'s {d} RPCs add up to 2^63 or more over its trusted jobs: exact "
+                                      f"here, but past what a 64-bit integer holds (a reader that takes JSON "
+                                      f"integers as int64 or double cannot hold fleet.{name}.{d}.rpcs)"})
+    return out
+
+
 # ---- the command ------------------------------------------------------------------------------
 
-MAX_WARNINGS = 10      # records skipped, dataset files left out: said on stderr, then a count
+MAX_WARNINGS = 10      # records and directories skipped, dataset files left out: said on stderr, then a count
 
 
 def _read_text(info: dict, records_dir, dataset_dir) -> str:
     skipped = info.get("records_skipped", 0)
+    dirs = info.get("records_dirs_skipped", 0)
     left_out = info.get("dataset_files_left_out", 0)
     return (f"read {info.get('records_read', 0):,} records from {records_dir or '(no records directory)'} and "
             f"{info.get('dataset_files', 0):,} Parquet files from {dataset_dir or '(no dataset)'}"
             + (f"; {skipped:,} record{'s' if skipped != 1 else ''} skipped, see the warnings" if skipped else "")
+            + (f"; {dirs:,} records director{'ies' if dirs != 1 else 'y'} others can write in skipped, "
+               "see the warnings" if dirs else "")
             + (f"; {left_out:,} Parquet file{'s' if left_out != 1 else ''} of another schema left out, "
                "see the warnings" if left_out else ""))
 
@@ -666,9 +690,9 @@ def _read_text(info: dict, records_dir, dataset_dir) -> str:
 def load_side(name: str, text: str, settings: Settings, records_dir, dataset_dir, said: set | None = None):
     """One side's rows (only the columns compare reads: recordset reads no other) and what
     recordset says it read; no matching row is an error naming the selection and what was
-    read. The records recordset skipped and the dataset files it left out are said on stderr
-    (at most MAX_WARNINGS lines; once, when `said` is shared by the sides: both read the same
-    records)."""
+    read. The records and directories recordset skipped and the dataset files it left out are
+    said on stderr (at most MAX_WARNINGS lines; once, when `said` is shared by the sides: both
+    read the same records)."""
     from . import recordset
 
     selection = recordset.Selection.parse(text)
@@ -680,7 +704,8 @@ def load_side(name: str, text: str, settings: Settings, records_dir, dataset_dir
     for line in new[:max(0, MAX_WARNINGS - len(said))]:
         _warn(line)
     if len(said) < MAX_WARNINGS < len(said) + len(new):
-        _warn(f"... and {len(said) + len(new) - MAX_WARNINGS} more records skipped or files left out")
+        _warn(f"... and {len(said) + len(new) - MAX_WARNINGS} more records or directories skipped "
+              "or files left out")
     said.update(new)
     if table.num_rows == 0:
         raise NoRecordsError(f"no job records match the {name} selection {text!r} "

@@ -38,9 +38,8 @@ ALL_BUCKETS = (*BUCKETS, "over_64M")
 class Columns:
     """Float64 arrays of a pyarrow.Table's numeric columns (null -> NaN), converted once, on demand.
 
-    The RPC-size
-    buckets (32 columns) are not kept: rpc_pass() reads them once into what the metrics need
-    (per row: each direction's total, small and full-size RPCs)."""
+    The RPC-size buckets (32 columns) are not kept: rpc_pass() reads them once into what the
+    metrics need (per row: each direction's total, small and full-size RPCs)."""
 
     def __init__(self, table):
         self._table = table
@@ -49,6 +48,12 @@ class Columns:
     def raw(self, name: str) -> np.ndarray:
         # a pyarrow (Chunked)Array: null -> NaN
         return np.asarray(self._table[name].to_numpy(zero_copy_only=False), dtype=np.float64)
+
+    def whole(self, name: str) -> np.ndarray:
+        """An integer column as it is (int64, null -> 0): float64 holds whole numbers exactly
+        only below 2^53."""
+        import pyarrow.compute as pc
+        return np.asarray(pc.fill_null(self._table[name], 0).to_numpy(), dtype=np.int64)
 
     def __call__(self, name: str) -> np.ndarray:
         got = self._cache.get(name)
@@ -97,28 +102,87 @@ def full_bucket(c: Columns) -> np.ndarray:
     return idx
 
 
-def rpc_pass(c: Columns, key: np.ndarray | None = None, n_keys: int = 0) -> np.ndarray | None:
+FLOAT_EXACT = 1 << 53      # float64 counts by ones up to here: past it, a sum of counts is rounded
+EXACT_CHUNK = 1 << 21      # values a float64 bincount sums at a time when they must be summed in halves
+
+
+@dataclass
+class KeySums:
+    """Exact sums per (direction, bucket, key) of whole numbers: uint64 arrays with
+    sum = high * 2^32 + low (numpy has no integer type past 64 bits; neither array wraps for
+    fewer than 2^32 rows summed); high is None while every sum is below 2^53 (low alone)."""
+    low: np.ndarray
+    high: np.ndarray | None = None
+
+    def add_high(self, index, high: np.ndarray) -> None:
+        if self.high is None:
+            self.high = np.zeros_like(self.low)
+        self.high[index] = high
+
+    def ints(self, keys) -> list[list[int]]:
+        """Per direction, per bucket: the sum over `keys` (an index or a slice of the last
+        axis), as Python ints, exact however large."""
+        low = self.low[..., keys]
+        high = self.high[..., keys] if self.high is not None else np.zeros_like(low)
+        if low.ndim == 3:
+            high, low = high.sum(axis=-1, dtype=np.uint64), low.sum(axis=-1, dtype=np.uint64)
+        return [[(h << 32) + lo for h, lo in zip(hs, ls)] for hs, ls in zip(high.tolist(), low.tolist())]
+
+
+def key_sums(key: np.ndarray, values: np.ndarray, n_keys: int, whole, chunk: int = EXACT_CHUNK
+             ) -> tuple[np.ndarray | None, np.ndarray]:
+    """Sums per key (0 .. n_keys - 1) of non-negative whole numbers, exact: (high, low) with
+    sum = high * 2^32 + low, high None when every sum is below 2^53 (low then float64, holding
+    whole numbers exactly), else both uint64.
+
+    values: the numbers as float64 (null as 0), one per entry of key; whole(): the same as int64,
+    asked for only when floats could not sum them. A float64 bincount counts exactly while every
+    partial sum stays below 2^53, which the largest value times the number of values bounds: one
+    bincount then (a year of a site's RPC counts comes to about 10^13). Else each value's low
+    and high 32 bits are summed apart, `chunk` values at a time (with chunk <= 2^21 a chunk's
+    sums stay below 2^53), the chunks' sums added as uint64."""
+    top = float(values.max()) if len(values) else 0.0
+    if top * len(values) < FLOAT_EXACT:          # top < 2^53 is a whole number read exactly
+        return None, np.bincount(key, weights=values, minlength=n_keys)
+    exact = np.asarray(whole(), dtype=np.int64).view(np.uint64)
+    high = np.zeros(n_keys, dtype=np.uint64)
+    low = np.zeros(n_keys, dtype=np.uint64)
+    for i in range(0, len(exact), chunk):
+        part, k = exact[i:i + chunk], key[i:i + chunk]
+        low += np.bincount(k, weights=part & np.uint64(0xFFFFFFFF), minlength=n_keys).astype(np.uint64)
+        high += np.bincount(k, weights=part >> np.uint64(32), minlength=n_keys).astype(np.uint64)
+    return high, low
+
+
+def rpc_pass(c: Columns, key: np.ndarray | None = None, n_keys: int = 0) -> KeySums | None:
     """Read the RPC-size bucket columns once: keep per row and direction all_rpcs_<d>,
     small_rpcs_<d> (<= 16 KiB) and full_rpcs_<d> (in the full-size bucket; NaN when the
     settings are unknown), null buckets making them NaN; with key (int per row, -1: not
-    counted), also return the bucket sums per key: array (2 directions, buckets, n_keys)."""
+    counted), also return the bucket sums per key, exact (KeySums of shape (2 directions,
+    buckets, n_keys)). The rows' counts are not negative (jobrow makes a negative count null,
+    recordset distrusts a dataset row holding one)."""
     full_idx = full_bucket(c)
-    sums = np.zeros((2, len(ALL_BUCKETS), n_keys)) if key is not None else None
+    sums = None
     if key is not None:
+        sums = KeySums(np.zeros((2, len(ALL_BUCKETS), n_keys), dtype=np.uint64))
         counted = key >= 0
         key = key[counted]
     for i, d in enumerate(("read", "write")):
         total = small = None
         full = np.where(full_idx >= 0, 0.0, np.nan)
         for k, b in enumerate(ALL_BUCKETS):
-            col = c.raw(f"rpc_{d}_{b}")
+            name = f"rpc_{d}_{b}"
+            col = c.raw(name)
             total = col.copy() if total is None else total + col
             if b in SMALL_BUCKETS:
                 small = col.copy() if small is None else small + col
             m = full_idx == k
             full[m] = col[m]
             if sums is not None:
-                sums[i, k] = np.bincount(key, weights=np.nan_to_num(col[counted]), minlength=n_keys)
+                high, sums.low[i, k] = key_sums(key, np.nan_to_num(col[counted]), n_keys,
+                                                lambda: c.whole(name)[counted])
+                if high is not None:
+                    sums.add_high((i, k), high)
         c.put(f"all_rpcs_{d}", total)
         c.put(f"small_rpcs_{d}", small)
         c.put(f"full_rpcs_{d}", full)

@@ -257,6 +257,7 @@ def view(result: Comparison, small: int | None = None, others: int = 0) -> dict:
     return {"title": title, "rules": rules,
             "sides": [_side_line(n, sides[n]) for n in ("baseline", "candidate")],
             "fleet_buckets": buckets, "fleet_rows": fleet_rows,
+            "data_quality": [f"{q['id']}: {q['detail']}" for q in doc.get("data_quality") or []],
             "regressions": [views[i] for i in by_verdict["regression"]],
             "improvements": [views[i] for i in by_verdict["improvement"]],
             "expected_only": [views[i] for i in by_verdict["expected"]],
@@ -304,6 +305,8 @@ def render_text(result: Comparison) -> str:
         line = f"{r['direction']:<6}{r['side']:<10}" + "".join(c.rjust(5) for c in r["cells"])
         extra = f"  {jobrender.compact(r['rpcs'], 4)} RPCs"
         out.append(line + extra if columns(line + extra) <= WIDTH else line)
+    for line in v["data_quality"]:
+        out += _wrap(f"data quality: {line}", 0)
     for title, items, cap in (("Regressions", v["regressions"], TEXT_REGRESSIONS),
                               ("Improvements", v["improvements"], TEXT_IMPROVEMENTS),
                               ("Only expected shifts", v["expected_only"], TEXT_EXPECTED)):

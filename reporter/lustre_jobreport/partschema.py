@@ -45,7 +45,8 @@ class UnreadableParquet(JobReportError):
     """A file that is not a readable Parquet file (its bytes, not the system)."""
 
     def __init__(self, path: Path, why: str):
-        super().__init__(f"{path}: not a readable Parquet file ({why})")
+        self.reason = f"not a readable Parquet file ({why})"     # without the path
+        super().__init__(f"{path}: {self.reason}")
         self.path = path
 
 

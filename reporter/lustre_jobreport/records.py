@@ -10,7 +10,9 @@ Readers (records compact, compare) walk only that layout (iter_records): YYYY/MM
 and the *.json files in them, never through a symbolic link, never a temp file of a write in
 progress (atomicfile names those ".<name>.<hex>": a leading dot and no .json suffix), never
 records_dir/.compacted or .unreadable (where compaction moves records it is done with). Every
-read is bounded (MAX_RECORD_BYTES). docs/records.md describes the files.
+read is bounded (MAX_RECORD_BYTES). Given a DirCheck, the walk checks each directory before it
+lists it, as the writers' (securedir): one that anyone else could have written records into is
+skipped, and named. docs/records.md describes the files.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import stat
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from . import securedir, snapformat
 from .errors import JobReportError
@@ -162,23 +164,76 @@ def load(path: str | Path) -> Any:
     return load_stat(path)[0]
 
 
-def iter_records(records_dir: str | Path, odd: list[tuple[Path, str]] | None = None) -> Iterator[Path]:
+def iter_records(records_dir: str | Path, odd: list[tuple[Path, str]] | None = None,
+                 check: DirCheck | None = None) -> Iterator[Path]:
     """The record files under records_dir/YYYY/MM/DD/, sorted: regular *.json files only.
 
     Never follows a symbolic link and never lists a name starting with '.' (temp files of writes
     in progress, .compacted, .unreadable). What looks like part of the layout but is not a plain
     directory or file (a link, a directory named like a record) is appended to `odd` as (path,
-    why) when given. A missing records_dir yields nothing."""
-    for day in iter_days(records_dir, odd):
+    why) when given. A missing records_dir yields nothing. With `check`, a directory it refuses
+    is not listed (iter_days)."""
+    for day in iter_days(records_dir, odd, check):
         yield from day_records(day, odd)
 
 
-def iter_days(records_dir: str | Path, odd: list[tuple[Path, str]] | None = None) -> Iterator[Path]:
-    """The YYYY/MM/DD directories of records_dir, sorted (as iter_records walks them): a reader
-    may check a day's directory before it reads a record from it."""
-    for year in _dirs(Path(records_dir), _YEAR_RE, odd):
-        for month in _dirs(year, _TWO_RE, odd):
-            yield from _dirs(month, _TWO_RE, odd)
+def iter_days(records_dir: str | Path, odd: list[tuple[Path, str]] | None = None,
+              check: DirCheck | None = None) -> Iterator[Path]:
+    """The YYYY/MM/DD directories of records_dir, sorted (as iter_records walks them). With
+    `check`, records_dir (if check.top) and each YYYY, MM and DD are checked before they are
+    listed: one refused is neither listed nor yielded (check.refused names it)."""
+    allows = check.allows if check is not None else (lambda path: True)
+    top = Path(records_dir)
+    if not allows(top):
+        return
+    for year in _dirs(top, _YEAR_RE, odd):
+        if allows(year):
+            for month in _dirs(year, _TWO_RE, odd):
+                if allows(month):
+                    yield from (day for day in _dirs(month, _TWO_RE, odd) if allows(day))
+
+
+class DirCheck:
+    """Whether a reader may take records from a directory of records_dir: securedir's rule for
+    the directories root writes them into (a directory, not a symbolic link, owned by one of
+    `owners`, not writable by group or others), checked from records_dir down each time (a
+    directory is opened from its parent's descriptor, never through a link). Anyone else who can
+    write in a directory could have put records there: one refused is named once in `refused`
+    (its path relative to records_dir, "" for records_dir itself, and why) and nothing under it
+    is read.
+
+    owners: the uids a directory may belong to (default: the running user's alone, as a writer
+    needs; compare trusts root's and the running user's). top: check records_dir itself too
+    (compaction checks it before any work, and refuses to run)."""
+
+    def __init__(self, records_dir: str | Path, owners: Iterable[int] | None = None, top: bool = True):
+        self.root = Path(records_dir)
+        self.base = Path(os.path.abspath(records_dir))
+        self.owners = None if owners is None else frozenset(owners)
+        self.top = top
+        self.refused: list[tuple[str, str]] = []
+
+    def allows(self, path: Path) -> bool:
+        sub = path.relative_to(self.root).parts
+        if not sub and not self.top:
+            return True
+        why = self._why(sub)
+        if why:
+            self.refused.append(("/".join(sub), why))
+        return not why
+
+    def _why(self, sub: tuple[str, ...]) -> str:
+        """Why records_dir/sub is no directory to read records from ("" when it is one; when it
+        is gone meanwhile, there is nothing to read from it anyway)."""
+        try:
+            os.close(securedir.open_dir(self.base, sub, create=False, owners=self.owners))
+        except securedir.UnsafeDirError as exc:
+            return exc.why
+        except FileNotFoundError:
+            return ""
+        except OSError as exc:
+            return f"cannot open: {exc.strerror}"
+        return ""
 
 
 def day_records(day: Path, odd: list[tuple[Path, str]] | None = None) -> Iterator[Path]:

@@ -26,14 +26,21 @@ characters escaped: a dataset under /data/run[1]/ is that directory, not run1.
 
 A JSON record that cannot be read, or of a schema newer than this reader (written by a newer
 lustre-jobreport: its columns' meanings may have changed, so it is not compared), is skipped and
-named in Loaded.warnings, one line each. A Parquet file of another schema is never read as if
-understood: left out, named in Loaded.warnings with what differs, counted. A Parquet file of a
-newer schema version (partschema.NewerSchemaError) or that cannot be read is an error naming it
-(JobReportError): the dataset is the truth and must not be silently partial.
+named in Loaded.warnings, one line each. Records are read only from directories no one else
+could have written them into: records_dir and each YYYY, MM and DD are checked before they are
+listed (records.DirCheck: owned by root or the user running compare, not writable by group or
+others, not a link), and one that fails is skipped, named in one line and counted. A Parquet file of another schema is never read as if
+understood: left out, named in Loaded.warnings with what differs, counted; so is one that is not
+a readable Parquet file (corrupt, truncated: at the schema check, or when DuckDB reads it, the
+files of its batch then read one by one to tell which, and the rest read again), which
+compaction sets aside. A Parquet file of a newer schema version (partschema.NewerSchemaError),
+or one the system will not let compare read (permissions, I/O errors: the file may be whole), is
+an error naming it (JobReportError): the dataset is the truth and must not be silently partial.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -181,13 +188,15 @@ class Loaded:
     json_rows: int = 0                      # rows from them (selected, not in the dataset)
     json_in_dataset: int = 0                # JSON records whose job the dataset holds already
     records_skipped: int = 0                # JSON records skipped (a warning each)
-    dataset_files_left_out: int = 0         # dataset files of another schema (a warning each)
+    records_dirs_skipped: int = 0           # records directories not read: others could write in them
+    dataset_files_left_out: int = 0         # dataset files of another schema or not readable (a warning each)
 
     def info(self) -> dict[str, Any]:
         """The counts and warnings as a dict (records_read: the JSON records read)."""
         return {"records_read": self.json_records, "json_rows": self.json_rows,
                 "json_in_dataset": self.json_in_dataset, "dataset_files": self.dataset_files,
                 "dataset_rows": self.dataset_rows, "records_skipped": self.records_skipped,
+                "records_dirs_skipped": self.records_dirs_skipped,
                 "dataset_files_left_out": self.dataset_files_left_out, "warnings": list(self.warnings)}
 
     def __iter__(self):
@@ -214,24 +223,29 @@ def _read_parquet(files: list[Path]) -> str:
 
 def _json_rows(records_dir, out: Loaded, names: tuple[str, ...], months: set[tuple[int, int]]):
     """The live tree's records as one Arrow table of the columns `names` (record by record: a
-    bad one is a warning); the months of their jobs' ends added to `months`."""
+    bad one is a warning), from the directories DirCheck lets compare read (root's or the
+    running user's; one refused is a warning); the months of their jobs' ends added to
+    `months`."""
     import pyarrow as pa
     tables = []
     if records_dir:
         odd: list[tuple[Path, str]] = []
+        check = records.DirCheck(records_dir, owners=(0, os.geteuid()))
         batch: list[list[dict]] = []         # rows, record by record
         nrows = 0
         seen: set[str] = set()
-        for path in records.iter_records(records_dir, odd):
+        for path in records.iter_records(records_dir, odd, check):
             try:
                 doc = records.load(path)
                 rows = jobrow.rows(doc)
             except records.RecordFileError as exc:
                 if exc.reason != "no such file":      # compacted meanwhile: its rows are in the dataset
                     out.warnings.append(f"{exc}; skipped")
+                    out.records_skipped += 1
                 continue
             except compact.ROW_ERRORS as exc:
                 out.warnings.append(f"{path}: {compact.one_line(exc)}; skipped")
+                out.records_skipped += 1
                 continue
             out.json_records += 1
             if rows and rows[0]["record_id"] in seen:
@@ -245,7 +259,10 @@ def _json_rows(records_dir, out: Loaded, names: tuple[str, ...], months: set[tup
                 batch, nrows = [], 0
         if batch:
             tables.append(_to_table(batch, out, names))
+        out.warnings += [f"{Path(records_dir, rel)}: {why}; no record under it read" for rel, why in check.refused]
+        out.records_dirs_skipped = len(check.refused)
         out.warnings += [f"{p}: {why}; skipped" for p, why in odd]
+        out.records_skipped += len(odd)
     return pa.concat_tables(tables) if tables else compact.schema(names).empty_table()
 
 
@@ -255,6 +272,7 @@ def _to_table(batch: list[list[dict]], out: Loaded, names: tuple[str, ...]):
     table, bad = compact.records_table(batch, names)
     for i, exc in bad:
         out.warnings.append(f"record {batch[i][0]['record_id']}: {exc}; skipped")
+        out.records_skipped += 1
     return table if table is not None else compact.schema(names).empty_table()
 
 
@@ -277,42 +295,52 @@ class _Dataset:
         return [f for p, fs in found.items() if parts is None or parts(p) for f in fs]
 
     def check(self, f: Path) -> partschema.Checked:
-        """f's schema, checked once a load; a file of another schema is named in the warnings
-        (once) and counted. NewerSchemaError for a newer one, JobReportError for one that
-        cannot be read, _FilesChanged for one gone."""
+        """f's schema, checked once a load; a file of another schema, or not a readable Parquet
+        file, is left out: named in the warnings (once) and counted. NewerSchemaError for a
+        newer one, JobReportError for one the system will not let us read, _FilesChanged for
+        one gone."""
         if f not in self.checked:
             try:
                 checked = partschema.check(f)
             except FileNotFoundError:
                 raise _FilesChanged from None
+            except partschema.UnreadableParquet as exc:
+                checked = self.leave_out(exc)
             except OSError as exc:
                 raise JobReportError(f"{f}: cannot read: {exc.strerror}") from None
-            if checked.foreign:
-                self.out.warnings.append(f"{f}: a Parquet file of another schema, {checked.why}; left out")
-                self.out.dataset_files_left_out += 1
+            else:
+                if checked.foreign:
+                    self.out.warnings.append(f"{f}: a Parquet file of another schema, {checked.why}; left out")
+                    self.out.dataset_files_left_out += 1
             self.checked[f] = checked
         return self.checked[f]
+
+    def leave_out(self, exc: partschema.UnreadableParquet) -> partschema.Checked:
+        """A file that is not a readable Parquet file: named, counted, never read again."""
+        self.out.warnings.append(f"{exc}; left out")
+        self.out.dataset_files_left_out += 1
+        self.checked[exc.path] = partschema.Checked(exc.path, None, exc.reason)
+        return self.checked[exc.path]
 
     def query(self, sql_of, parts) -> tuple[Any, list[Path]]:
         """sql_of(source, columns) -> (sql, params), run on every batch of the files of the
         partitions `parts` accepts (source: a read_parquet of the batch; columns: the columns
         its files have), the answers joined: (table or None, files read). A file gone between
         the listing and the read (merged by compaction) makes it list again."""
-        import duckdb
         import pyarrow as pa
         for attempt in range(RETRIES + 1):
             listed = self.files(parts)
             try:
                 files = [f for f in listed if not self.check(f).foreign]
                 tables = [self._run(sql_of, batch, version) for version, batch in self._batches(files)]
-                return (pa.concat_tables(tables) if tables else None), files
-            except (_FilesChanged, duckdb.Error) as exc:
+                tables = [t for t in tables if t is not None]
+                read = [f for f in files if not self.checked[f].foreign]    # less those found corrupt
+                return (pa.concat_tables(tables) if tables else None), read
+            except _FilesChanged:
                 if attempt < RETRIES and self.files(parts) != listed:
                     continue
-                if isinstance(exc, _FilesChanged):
-                    raise JobReportError(f"{self.dir}: files keep vanishing under the read "
-                                         "(is a compaction merging it?): run again") from None
-                raise self._culprit(listed, exc) from None
+                raise JobReportError(f"{self.dir}: files keep vanishing under the read "
+                                     "(is a compaction merging it?): run again") from None
         raise AssertionError("not reached")
 
     def _batches(self, files: list[Path]):
@@ -325,25 +353,68 @@ class _Dataset:
                 yield version, fs[i:i + FILES_PER_QUERY]
 
     def _run(self, sql_of, batch: list[Path], version: int):
+        """The query on one batch of files. If DuckDB cannot read it, the files are tried one by
+        one: one that is not a readable Parquet file is left out (leave_out) and the batch read
+        again without it; a failure that is none of theirs is an error (_culprits)."""
+        import duckdb
         have = {name for name, _ in partschema.columns_of(version)}
-        sql, params = sql_of(_read_parquet(batch), have)
-        table = self.con.sql(sql, params=params).to_arrow_table()
+        while True:
+            sql, params = sql_of(_read_parquet(batch), have)
+            try:
+                table = self.con.sql(sql, params=params).to_arrow_table()
+                break
+            except duckdb.Error as exc:
+                bad = self._culprits(sql_of, batch, have, exc)
+                batch = [f for f in batch if f not in bad]
+                if not batch:
+                    return None
         # DuckDB's answer has a chunk per file at least: of small files, many tiny chunks that
         # cost far more than their rows, so they are joined into one
         chunks = table.column(0).num_chunks if table.num_columns else 0
         return table.combine_chunks() if chunks > 1 and table.num_rows < SMALL_CHUNK_ROWS * chunks else table
 
-    def _culprit(self, files: list[Path], exc: Exception) -> JobReportError:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-        for f in files:
+    def _culprits(self, sql_of, batch: list[Path], have: set[str], exc: Exception) -> set[Path]:
+        """The files of a batch DuckDB could not read that are not readable Parquet files, each
+        left out (at least one, else JobReportError): each file is queried alone, and one that
+        fails is told apart by pyarrow (_unreadable)."""
+        import duckdb
+        bad: set[Path] = set()
+        for f in batch:
+            sql, params = sql_of(_read_parquet([f]), have)
             try:
-                with pq.ParquetFile(f) as pf:
-                    for i in range(pf.num_row_groups):
-                        pf.read_row_group(i, columns=["record_id"])
-            except (OSError, pa.ArrowException) as bad:
-                return JobReportError(f"{f}: not a readable Parquet file ({compact.one_line(bad)})")
-        return JobReportError(f"{self.dir}: cannot read the dataset ({compact.one_line(exc)})")
+                self.con.sql(sql, params=params).to_arrow_table()
+                continue
+            except duckdb.Error as alone:
+                why = alone
+            found = _unreadable(f)
+            if found is None:
+                raise JobReportError(f"cannot read the dataset: {f}: {compact.one_line(why)}") from None
+            self.leave_out(found)
+            bad.add(f)
+        if not bad:
+            raise JobReportError(f"{self.dir}: cannot read the dataset ({compact.one_line(exc)})")
+        return bad
+
+
+def _unreadable(f: Path) -> partschema.UnreadableParquet | None:
+    """Whether f, read whole by pyarrow a row group at a time, is not a readable Parquet file
+    (its bytes: UnreadableParquet; None when pyarrow reads it). The system's refusal (an errno:
+    permissions, I/O errors, too many open files) is an error naming the file, never blamed on
+    its bytes; a file gone (merged meanwhile) makes the read list again (_FilesChanged)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    try:
+        with pq.ParquetFile(f) as pf:
+            for i in range(pf.num_row_groups):
+                pf.read_row_group(i)
+    except (OSError, pa.ArrowException) as err:
+        found = partschema.read_error(f, err)
+        if isinstance(found, partschema.UnreadableParquet):
+            return found
+        if isinstance(found, FileNotFoundError):
+            raise _FilesChanged from None
+        raise JobReportError(f"{f}: cannot read: {found.strerror}") from None
+    return None
 
 
 def distrust_negative_counts(table):
@@ -432,7 +503,6 @@ def load(selection: Selection | str, records_dir: str | Path | None, dataset_dir
         # the JSON records, and which of their jobs the dataset holds (their months alone)
         months: set[tuple[int, int]] = set()
         json_all = _json_rows(records_dir, out, names, months)
-        out.records_skipped = len(out.warnings)
         con.register("json_all", json_all)
         known, _ = ds.query(lambda src, have: (f"SELECT DISTINCT record_id FROM {src}", []),
                             lambda p: p in months)

@@ -17,7 +17,7 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Sequence
+from typing import Collection, Sequence
 
 from .atomicfile import replacing_at
 from .errors import JobReportError
@@ -40,9 +40,11 @@ def _refuse(path: Path, why: str) -> UnsafeDirError:
     return UnsafeDirError(path, why)
 
 
-def _open_child(parent_fd: int, name: str, path: Path, checked: bool, create: bool = True) -> int:
+def _open_child(parent_fd: int, name: str, path: Path, checked: bool, create: bool = True,
+                owners: Collection[int] | None = None) -> int:
     """Open (creating if missing, if create) the directory `name` in parent_fd; checked: not
-    through a link, and root's alone."""
+    through a link, owned by one of `owners` (default: the euid alone) and not writable by
+    others."""
     flags = DIR_FLAGS | (os.O_NOFOLLOW if checked else 0)
     created = False
     try:
@@ -64,7 +66,7 @@ def _open_child(parent_fd: int, name: str, path: Path, checked: bool, create: bo
         if created:
             os.fchmod(fd, DIR_MODE)
         if checked:
-            _check(os.fstat(fd), path)
+            _check(os.fstat(fd), path, owners)
         return fd
     except BaseException:
         os.close(fd)
@@ -84,9 +86,10 @@ def _not_a_dir(parent_fd: int, name: str, path: Path) -> UnsafeDirError:
     return _refuse(path, "is a symbolic link" if stat.S_ISLNK(st.st_mode) else "is not a directory")
 
 
-def _check(st: os.stat_result, path: Path) -> None:
-    if st.st_uid != os.geteuid():
-        raise _refuse(path, f"owned by uid {st.st_uid}, not {os.geteuid()}")
+def _check(st: os.stat_result, path: Path, owners: Collection[int] | None = None) -> None:
+    owners = (os.geteuid(),) if owners is None else owners
+    if st.st_uid not in owners:
+        raise _refuse(path, f"owned by uid {st.st_uid}, not {' or '.join(map(str, sorted(set(owners))))}")
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise _refuse(path, f"mode {stat.S_IMODE(st.st_mode):04o} lets others write in it")
 
@@ -95,9 +98,11 @@ def _plain(names: Sequence[str]) -> bool:
     return all(n not in ("", ".", "..") and "/" not in n and "\0" not in n for n in names)
 
 
-def open_dir(base: str | Path, subdirs: Sequence[str] = (), create: bool = True) -> int:
+def open_dir(base: str | Path, subdirs: Sequence[str] = (), create: bool = True,
+             owners: Collection[int] | None = None) -> int:
     """A file descriptor of base/subdirs..., every level from base down checked (and created
-    if missing, if create: else FileNotFoundError). The caller closes it."""
+    if missing, if create: else FileNotFoundError). owners: the uids a checked level may
+    belong to (default: the euid alone; a reader may trust root's too). The caller closes it."""
     base = Path(base)
     if not base.is_absolute() or len(base.parts) < 2 or not _plain(base.parts[1:]) or not _plain(subdirs):
         raise _refuse(Path(base, *subdirs), "not an absolute path of plain names")
@@ -106,7 +111,7 @@ def open_dir(base: str | Path, subdirs: Sequence[str] = (), create: bool = True)
     try:
         for i, name in enumerate(parts):
             path = Path("/", *parts[:i + 1])
-            child = _open_child(fd, name, path, checked=i >= len(base.parts) - 2, create=create)
+            child = _open_child(fd, name, path, checked=i >= len(base.parts) - 2, create=create, owners=owners)
             os.close(fd)
             fd = child
         return fd

@@ -27,8 +27,8 @@ import pytest
 from lustre_jobreport import compact, jobrow, partschema, records, recordset, securedir
 from lustre_jobreport.errors import JobReportError
 
-from test_records_kit import (as_version_2, foreign_files, many_part_files, put, record_doc, report_doc, rows_table,
-                              with_new_metric, write_part)
+from test_records_kit import (as_version_2, damage, foreign_files, many_part_files, put, record_doc, report_doc,
+                              rows_table, with_new_metric, write_part)
 
 
 @pytest.fixture
@@ -598,18 +598,133 @@ def test_the_cli_prints_the_summary(dirs, tmp_path):
     assert all(line.startswith("records compact: ") for line in r.stdout.splitlines())
 
 
-def test_a_corrupt_parquet_file_is_one_line_naming_it(dirs, tmp_path):
+@pytest.mark.parametrize("how", ["truncated", "random bytes"])
+def test_a_corrupt_parquet_file_is_set_aside_named_and_the_rest_compacted(dirs, tmp_path, how):
+    """A dataset file that is not a readable Parquet file stopped every run (each checks every
+    file first): it is set aside to dataset_dir/.unreadable/ with its reason, its bytes kept,
+    named in the summary (exit 1), and the run compacts the rest; the next run exits 0. Its
+    jobs' records, in .compacted/, go back into the dataset when moved back into the live tree."""
     rec, ds = dirs
     put(rec, "1")
     compact.compact(rec, ds)
     [f] = compact.part_files(ds, (2026, 10))
-    f.write_bytes(f.read_bytes()[:100])
+    kept = damage(f, how).read_bytes()
+    put(rec, "2")
+    put(rec, "3", end="2026-11-02T00:00:00Z")
+    r = cli(tmp_path, "records", "compact", "--records", str(rec), "--dataset", str(ds))
+    assert (r.returncode, r.stderr) == (1, ""), r.stderr
+    rel = f.relative_to(ds)
+    now = Path(".unreadable", rel.parent, f.name + ".set-aside")
+    [line] = [ln for ln in r.stdout.splitlines() if ln.startswith(f"records compact: set aside dataset file {rel}: ")]
+    assert line.startswith(f"records compact: set aside dataset file {rel}: not a readable Parquet file (")
+    assert line.endswith(f") (now {now})")
+    assert (ds / now).read_bytes() == kept and not f.exists()
+    assert (ds / now.with_name(f.name + ".why")).read_text().startswith("not a readable Parquet file (")
+    assert jobs_in(ds) == ["c1/2/2026-10-15T12:00:00Z", "c1/3/2026-11-02T00:00:00Z"] and live(rec) == []
+    got = recordset.load("", rec, ds)                           # compare: the rest, nothing to say
+    assert got.table.num_rows == 2 and got.warnings == []
+    again = cli(tmp_path, "records", "compact", "--records", str(rec), "--dataset", str(ds))
+    assert (again.returncode, again.stderr) == (0, "") and "set aside" not in again.stdout.replace(" 0 set aside", "")
+    os.rename(rec / ".compacted/2026/10/15/c1-1.json", rec / "2026/10/15/c1-1.json")    # its job, back
+    assert compact.compact(rec, ds).records_added == 1 and len(jobs_in(ds)) == 3
+
+
+def test_a_file_damaged_past_its_footer_is_set_aside_when_a_run_reads_it(dirs, monkeypatch):
+    """The schema check reads a file's footer alone: damage in a column chunk is met when a run
+    reads the file, for the ids of its jobs (a record of its month) or to merge it. Either way
+    it is set aside then, and the run goes on."""
+    rec, ds = dirs
+    for i in range(1, 3):
+        put(rec, str(i))
+        compact.compact(rec, ds)
+    first, second = compact.part_files(ds, (2026, 10))
+    damage(first, "column record_id")
+    put(rec, "3")                                               # its month's ids are read
+    res = compact.compact(rec, ds)
+    assert [(a, why.split(" (")[0], now) for a, why, now in res.files_set_aside] == [
+        (str(first.relative_to(ds)), "not a readable Parquet file",
+         str(Path(".unreadable", first.relative_to(ds).parent, first.name + ".set-aside")))]
+    assert res.status() == 1 and res.records_added == 1
+    damage(second, "column read_bytes")                         # record_id reads: met by the merge
+    monkeypatch.setattr(compact, "MERGE_OVER", 1)
+    res = compact.compact(rec, ds)
+    assert [a for a, _, _ in res.files_set_aside] == [str(second.relative_to(ds))]
+    assert res.merged == [] and res.status() == 1                 # one file left: nothing to merge
+    assert jobs_in(ds) == ["c1/3/2026-10-15T12:00:00Z"] and len(compact.part_files(ds, (2026, 10))) == 1
+
+
+def test_a_newer_file_stops_the_run_before_any_file_is_set_aside(dirs, tmp_path):
+    """Files of another schema and corrupt ones listed before a file of a newer schema: every
+    file is judged first, so the run stops (exit 2, naming the newer file) with nothing moved,
+    not having set aside the files met before it (unnamed: the summary saying so is never
+    printed)."""
+    rec, ds = dirs
+    put(rec, "1")
+    compact.compact(rec, ds)
+    month = ds / "year=2026" / "month=10"
+    foreign_files(month)
+    damage(write_part(month / "part-00000000T000000Z-zcorrupt.parquet", rows_table("7"), states=1), "truncated")
+    t = rows_table("9")
+    newer = write_part(month / "part-99990101T000000Z-0.parquet",
+                       t.append_column("new_metric", pa.array([1] * t.num_rows)), states=2)
+    before = parts(ds)
     put(rec, "2")
     r = cli(tmp_path, "records", "compact", "--records", str(rec), "--dataset", str(ds))
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
-    assert r.stderr.startswith(f"lustre-jobreport: error: {f}: not a readable Parquet file (")
-    assert r.stderr.rstrip().endswith("move it out of the dataset and run again")
-    assert live(rec) == ["2026/10/15/c1-2.json"]                # nothing moved
+    assert (r.returncode, r.stdout) == (2, "") and r.stderr.count("\n") == 1
+    assert r.stderr.startswith(f"lustre-jobreport: error: {newer}: written by a newer lustre-jobreport")
+    assert parts(ds) == before and live(rec) == ["2026/10/15/c1-2.json"]
+
+
+def test_a_run_that_stops_after_setting_a_file_aside_names_it(dirs, tmp_path):
+    """A file set aside while the run reads (damage past its footer, met by the ids of its
+    month), then the run stops (here: November's dataset directory others can write in): the
+    error line says what was set aside, as the summary would have."""
+    rec, ds = dirs
+    put(rec, "1")
+    compact.compact(rec, ds)
+    [f] = compact.part_files(ds, (2026, 10))
+    damage(f, "column record_id")
+    put(rec, "2")
+    put(rec, "3", end="2026-11-02T00:00:00Z")
+    (ds / "year=2026" / "month=11").mkdir()
+    os.chmod(ds / "year=2026" / "month=11", 0o777)
+    r = cli(tmp_path, "records", "compact", "--records", str(rec), "--dataset", str(ds))
+    assert (r.returncode, r.stdout) == (2, "") and r.stderr.count("\n") == 1
+    rel = f.relative_to(ds)
+    assert r.stderr.startswith(f"lustre-jobreport: error: {ds}/year=2026/month=11: mode 0777 lets others write in "
+                               f"it; refusing it (before it stopped, the run set aside dataset file {rel}: not a "
+                               "readable Parquet file (")
+    assert r.stderr.endswith(f" (now .unreadable/{rel}.set-aside))\n")
+    assert (ds / ".unreadable" / f"{rel}.why").exists() and len(live(rec)) == 2
+
+
+def test_a_dataset_file_the_system_will_not_let_the_run_read_is_never_set_aside(tmp_path):
+    """A file the run may not read (here: root's, 0600, in an admin's dataset) is not called
+    corrupt or moved: one line naming it and the system's reason, exit 2, nothing moved."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to run as another user")
+    from hookkit import ensure_user, world_dir
+    pw = ensure_user()
+    with world_dir("ljr-compact-") as w:
+        mine = w / "mine"
+        mine.mkdir()
+        put(w / "src", "1")
+        compact.compact(w / "src", mine / "dataset")
+        [f] = compact.part_files(mine / "dataset", (2026, 10))
+        put(mine / "records", "2")
+        subprocess.run(["chown", "-R", f"{pw.pw_uid}:{pw.pw_gid}", str(mine)], check=True)
+        os.chown(f, 0, 0)
+        os.chmod(f, 0o600)
+        cfg = w / "config.toml"
+        cfg.write_text("")
+        reporter = Path(sys.executable).parent / "lustre-jobreport"
+        r = subprocess.run(["runuser", "-u", pw.pw_name, "--", str(reporter), "--config", str(cfg), "records",
+                            "compact", "--records", str(mine / "records"), "--dataset", str(mine / "dataset")],
+                           capture_output=True, text=True)
+        assert (r.returncode, r.stdout) == (2, "")
+        assert r.stderr == f"lustre-jobreport: error: {f}: cannot read: Permission denied\n"
+        assert f.exists() and not (mine / "dataset" / ".unreadable").exists()
+        assert live(mine / "records") == ["2026/10/15/c1-2.json"]
 
 
 def test_one_run_at_a_time(dirs):
@@ -856,22 +971,25 @@ def test_a_month_of_many_files_compacts_merges_and_compares_within_few_open_file
 
 
 def test_the_one_bad_file_of_many_is_the_one_named(dirs, tmp_path):
-    """A corrupt file among more than the process may open: compaction and compare name that
-    file, not one they could not open."""
+    """A corrupt file among more than the process may open: compaction sets that file aside and
+    compare leaves it out, each naming it, not one they could not open."""
     rec, ds = dirs
     files = many_part_files(ds / "year=2026" / "month=10", 3 * FD_LIMIT)
     bad = files[-7]
     bad.write_bytes(bad.read_bytes()[:200])
     put(rec, "new", end="2026-11-02T00:00:00Z")                # another month: October is only merged
+    r = limited(sys.executable, "-c", LOAD, str(rec), str(ds))
+    assert (r.returncode, r.stderr, r.stdout) == (0, "", f"{3 * FD_LIMIT} {3 * FD_LIMIT - 1}\n")
     cfg = tmp_path / "config.toml"
     cfg.write_text("")
     r = limited(sys.executable, "-m", "lustre_jobreport", "--config", str(cfg), "records", "compact",
                 "--records", str(rec), "--dataset", str(ds))
-    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
-    assert r.stderr.startswith(f"lustre-jobreport: error: {bad}: not a readable Parquet file (")
-    r = limited(sys.executable, "-c", LOAD, str(rec), str(ds))
-    assert r.returncode == 0 and r.stdout.startswith(f"error: {bad}: not a readable Parquet file ("), r.stdout
-    assert live(rec) == ["2026/11/02/c1-new.json"]
+    assert (r.returncode, r.stderr) == (1, ""), r.stderr
+    rel = bad.relative_to(ds)
+    assert [ln for ln in r.stdout.splitlines() if " set aside dataset file " in ln][0].startswith(
+        f"records compact: set aside dataset file {rel}: not a readable Parquet file (")
+    assert f"records compact: merged year=2026/month=10: {3 * FD_LIMIT - 1} files into 1" in r.stdout
+    assert live(rec) == [] and len(jobs_in(ds)) == 3 * FD_LIMIT
 
 
 def test_records_table_leaves_out_only_the_record_a_column_cannot_hold():

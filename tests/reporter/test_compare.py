@@ -10,6 +10,7 @@ from html.parser import HTMLParser
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from scipy import stats
 
 from lustre_jobreport import compare, comparemetrics, comparerender, config, jobrow
@@ -307,7 +308,7 @@ def test_json_keys_exactly_and_no_nan_or_infinity():
             [jobs(rng, 10, small_read=0.5, hybrid_read=True), jobs(rng, 3, job_name="tiny", record_prefix="u")])
     text = comparerender.render_json(r)
     doc = json.loads(text, parse_constant=_no_constants)
-    assert list(doc) == ["schema", "baseline", "candidate", "groups", "fleet", "summary"]
+    assert list(doc) == ["schema", "baseline", "candidate", "groups", "fleet", "summary", "data_quality"]
     assert doc["schema"] == "lustre-jobreport-compare/1"
     for side in ("baseline", "candidate"):
         assert list(doc[side])[:2] == ["selection", "jobs"]
@@ -461,3 +462,130 @@ def test_a_not_enough_data_group_says_its_untrusted_jobs_too():
     assert group(r, job_name="enzo")["verdict"] == "not_enough_data"
     text = flat(comparerender.render_text(r))
     assert "3 → 9 jobs; left out: 9 jobs with untrusted numbers (9 baseline, 0 candidate)" in text, text
+
+
+# ---- fleet and group RPC figures: exact sums, and what compare says past int64 ------------------
+
+def _bucket_sums(t, side_rows) -> dict[str, list[int]]:
+    """Per direction, each bucket's RPCs summed over the rows given, in Python ints (a loop)."""
+    d = t.to_pydict()
+    return {direction: [sum(d[f"rpc_{direction}_{b}"][i] or 0 for i in side_rows)
+                        for b in comparemetrics.ALL_BUCKETS] for direction in ("read", "write")}
+
+
+def test_fleet_rpc_figures_past_2_63_are_exact_and_said():
+    """Each row's RPC counts are valid (below 2^63), but a side's sum passes 2^63: the fleet
+    figures and a regression's histograms are the exact sums (a float64 sum cast to int64 wrapped
+    or went undefined at 2^63, and was inexact from 2^53), and compare says which figures reach
+    2^63 (data_quality, the text)."""
+    rng = np.random.default_rng(21)
+    base, cand = jobs(rng, 12, record_prefix="b"), jobs(rng, 12, small_read=0.9, record_prefix="c")
+    huge = (1 << 62) + 12_345                      # four rows of it pass 2^63
+    base["rpc_read_1M"] = np.full(12, huge, dtype=np.int64)
+    base["rpc_read_4K"] = np.full(12, (1 << 53) + 1, dtype=np.int64)      # exact past 2^53 too
+    cand["rpc_read_4K"] = np.full(12, huge, dtype=np.int64)
+    untrusted = jobs(rng, 2, record_prefix="x", trusted=False)            # never in the sums
+    untrusted["rpc_read_1M"] = np.full(2, 7, dtype=np.int64)
+    bt, ct = table(base, untrusted), table(cand)
+    r = compare.compare(bt, ct, Settings(), baseline_selection="b", candidate_selection="c")
+    doc = json.loads(comparerender.render_json(r))
+    for name, t, rows in (("baseline", bt, range(12)), ("candidate", ct, range(12))):
+        want = _bucket_sums(t, rows)
+        for direction in ("read", "write"):
+            got = doc["fleet"][name][direction]
+            total = sum(want[direction])
+            assert got["rpcs"] == total
+            assert list(got["shares"].values()) == [n / total for n in want[direction]]
+    [g] = [i for i, gr in enumerate(r.doc["groups"]) if gr["verdict"] == "regression"]
+    assert r.group_rpc[g]["baseline"]["read"]["rpcs"] == sum(_bucket_sums(bt, range(12))["read"])
+    assert r.group_rpc[g]["candidate"]["read"]["rpcs"] == sum(_bucket_sums(ct, range(12))["read"])
+    assert doc["data_quality"] == [
+        {"id": "VALUE_TOO_LARGE", "side": side, "direction": "read",
+         "detail": f"the {side}'s read RPCs add up to 2^63 or more over its trusted jobs: exact here, but past "
+                   f"what a 64-bit integer holds (a reader that takes JSON integers as int64 or double cannot "
+                   f"hold fleet.{side}.read.rpcs)"} for side in ("baseline", "candidate")]
+    text = flat(comparerender.render_text(r))
+    assert ("data quality: VALUE_TOO_LARGE: the baseline's read RPCs add up to 2^63 or more over its trusted "
+            "jobs") in text
+    page = comparerender.render_html(r)
+    assert "VALUE_TOO_LARGE" in page and f"{sum(_bucket_sums(bt, range(12))['read']):,}" in page
+
+
+def test_fleet_figures_below_2_63_say_nothing():
+    rng = np.random.default_rng(22)
+    r = run([jobs(rng, 6)], [jobs(rng, 6)])
+    assert r.doc["data_quality"] == [] and "data quality" not in comparerender.render_text(r)
+
+
+# A count as the dataset may hold one (0 to 2^63 - 1, or null), drawn where sums change: small,
+# around 2^53 (where float64 stops counting by ones) and near 2^63.
+WHOLE = st.one_of(st.integers(0, 50), st.integers((1 << 53) - 3, (1 << 53) + 3),
+                  st.integers((1 << 62) - 3, jobrow.INT64_MAX))
+COUNT = st.one_of(st.none(), WHOLE)
+RPC_COLUMNS = [f"rpc_{d}_{b}" for d in ("read", "write") for b in comparemetrics.ALL_BUCKETS]
+
+
+@settings(max_examples=1000)
+@given(st.data())
+def test_key_sums_are_exact_against_a_loop(data):
+    n = data.draw(st.integers(0, 12))
+    n_keys = data.draw(st.integers(1, 4))
+    values = data.draw(st.lists(WHOLE, min_size=n, max_size=n))
+    key = data.draw(st.lists(st.integers(0, n_keys - 1), min_size=n, max_size=n))
+    chunk = data.draw(st.integers(1, 5))
+    high, low = comparemetrics.key_sums(np.array(key, dtype=np.int64), np.array(values, dtype=np.float64), n_keys,
+                                        lambda: np.array(values, dtype=np.int64), chunk=chunk)
+    want = [0] * n_keys
+    for k, v in zip(key, values):
+        want[k] += v
+    high = [0] * n_keys if high is None else high.tolist()
+    assert [(int(h) << 32) + int(lo) for h, lo in zip(high, low.tolist())] == want
+
+
+def _rpc_sums(cols: dict[str, list], key: list[int], groups: int):
+    """rpc_pass over a table of these RPC-size columns (the others 0) and the fleet made of it."""
+    import pyarrow as pa
+    n = len(key)
+    t = pa.table({**{c: pa.array(cols.get(c, [0] * n), pa.int64()) for c in RPC_COLUMNS},
+                  "pagesize": pa.array([4096] * n, pa.int64()), "max_pages_per_rpc": pa.array([256] * n, pa.int64())})
+    sums = comparemetrics.rpc_pass(comparemetrics.Columns(t), np.array(key, dtype=np.int64), 2 * groups)
+    fleet = {name: compare._shares(sums.ints(slice(i, None, 2))) for i, name in enumerate(compare.SIDES)}
+    return sums, fleet
+
+
+@settings(max_examples=500)
+@given(st.data())
+def test_fleet_and_group_rpc_figures_by_property(data):
+    """rpc_pass's sums per (group, side) and the fleet's, against sums in loops over the rows'
+    Python ints; VALUE_TOO_LARGE exactly for a side and direction whose RPCs reach 2^63."""
+    n, groups = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 3))
+    cells = data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.sampled_from(RPC_COLUMNS), COUNT), max_size=24))
+    key = data.draw(st.lists(st.integers(-1, 2 * groups - 1), min_size=n, max_size=n))   # -1: not counted
+    cols = {c: [0] * n for c in RPC_COLUMNS}
+    for row, c, v in cells:
+        cols[c][row] = v
+    sums, fleet = _rpc_sums(cols, key, groups)
+
+    def loop(keys) -> list[list[int]]:
+        return [[sum(cols[f"rpc_{d}_{b}"][i] or 0 for i in range(n) if key[i] in keys)
+                 for b in comparemetrics.ALL_BUCKETS] for d in ("read", "write")]
+
+    for k in range(2 * groups):
+        assert sums.ints(k) == loop({k})
+    said = set()
+    for i, name in enumerate(compare.SIDES):
+        want = loop(set(range(i, 2 * groups, 2)))
+        for j, d in enumerate(("read", "write")):
+            total = sum(want[j])
+            assert fleet[name][d]["rpcs"] == total
+            assert list(fleet[name][d]["shares"].values()) == [v / total if total else None for v in want[j]]
+            if total >= 1 << 63:
+                said.add((name, d))
+    assert {(q["side"], q["direction"]) for q in compare.fleet_past_int64(fleet)} == said
+
+
+@pytest.mark.parametrize("values,said", [([1 << 62, (1 << 62) - 1], False), ([1 << 62, 1 << 62], True)])
+def test_value_too_large_from_2_63_exactly(values, said):
+    _, fleet = _rpc_sums({"rpc_write_8K": values}, [1, 1], 1)          # the candidate's, both
+    assert fleet["candidate"]["write"]["rpcs"] == sum(values)
+    assert [(q["side"], q["direction"]) for q in compare.fleet_past_int64(fleet)] == [("candidate", "write")] * said

@@ -17,7 +17,7 @@ import pytest
 from lustre_jobreport import cli, compact
 
 from test_compare_rows import jobs, table
-from test_records_kit import put
+from test_records_kit import damage, put
 
 MARCH, APRIL = datetime(2026, 3, 1, tzinfo=timezone.utc), datetime(2026, 4, 1, tzinfo=timezone.utc)
 
@@ -103,13 +103,23 @@ def test_bad_arguments_are_one_line(dirs, capsys, args, msg):
     assert msg in one_error_line(capsys)
 
 
-def test_a_corrupt_dataset_file_is_one_line_naming_it(dirs, capsys):
+@pytest.mark.parametrize("how", ["truncated", "random bytes", "column rpc_read_4K"])
+def test_a_corrupt_dataset_file_is_left_out_named_and_counted(dirs, tmp_path, capsys, how):
+    """A corrupt file among March's: one warning naming it (both sides read March: said once),
+    the comparison of the rest (exit 0), source.dataset_files_left_out counts it."""
     _, dataset = dirs
-    bad = dataset.joinpath(*compact.part_dirs((2026, 3)), "part-zz.parquet")
-    bad.write_bytes(b"PAR1 this is not parquet")
-    assert compare(dirs, "--baseline", "lustre=2.15.*", "--candidate", "lustre=2.16.*") == 2
-    line = one_error_line(capsys)
-    assert str(bad) in line and "not a readable Parquet file" in line
+    [march] = compact.part_files(dataset, (2026, 3))
+    bad = march.with_name("part-zz.parquet")
+    pq.write_table(table(jobs(np.random.default_rng(2), 3, start=MARCH, record_prefix="z")), bad)
+    damage(bad, how)
+    assert compare(dirs, "--baseline", "lustre=2.15.*", "--candidate", "lustre=2.16.*", "--format", "json",
+                   "-o", str(tmp_path / "c.json")) == 0
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"lustre-jobreport: warning: {bad}: not a readable Parquet file (")
+    assert line.endswith("; left out")
+    doc = json.loads((tmp_path / "c.json").read_text())
+    assert doc["baseline"]["jobs"] == 12 and doc["baseline"]["source"]["dataset_files_left_out"] == 1
+    assert doc["summary"]["regression"] == 1
 
 
 def test_a_dataset_file_of_another_schema_is_said_left_out_and_counted(dirs, tmp_path, capsys):
@@ -188,3 +198,21 @@ def test_an_output_that_cannot_be_written_is_one_line(dirs, tmp_path, capsys):
     bad = tmp_path / "no" / "such" / "dir" / "c.txt"
     assert compare(dirs, "--baseline", "lustre=2.15.*", "--candidate", "lustre=2.16.*", "-o", str(bad)) == 2
     assert capsys.readouterr().err == f"lustre-jobreport: error: cannot write {bad}: No such file or directory\n"
+
+
+def test_records_planted_where_others_can_write_are_not_compared(dirs, tmp_path, capsys):
+    """Five planted candidate records of a job the candidate does not have, in a 0777 day: not
+    read (their group never appears), one warning naming the directory, counted in each side's
+    source."""
+    import os
+    records, _ = dirs
+    for i in range(5):
+        planted = put(records, f"p{i}", end="2026-04-20T12:00:00Z", lustre="2.16.0", name="planted", user="eve")
+    os.chmod(planted.parent, 0o777)
+    assert compare(dirs, "--baseline", "lustre=2.15.*", "--candidate", "lustre=2.16.*",
+                   "--format", "json", "-o", str(tmp_path / "c.json")) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        f"lustre-jobreport: warning: {planted.parent}: mode 0777 lets others write in it; no record under it read"]
+    doc = json.loads((tmp_path / "c.json").read_text())
+    assert [g for g in doc["groups"] if g["key"]["job_name"] == "planted"] == []
+    assert doc["candidate"]["source"]["records_dirs_skipped"] == 1 and doc["candidate"]["source"]["records_read"] == 0

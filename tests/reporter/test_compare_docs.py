@@ -130,11 +130,11 @@ def example() -> compare.Comparison:
     return compare.compare(table(*b), table(*c), baseline_selection="until=2026-11-01",
                            candidate_selection="since=2026-11-01",
                            baseline_info={"records_read": 0, "json_rows": 0, "json_in_dataset": 0,
-                                          "dataset_files": 2, "dataset_rows": 59, "dataset_files_left_out": 0,
-                                          "skipped": 0},
+                                          "dataset_files": 2, "dataset_rows": 59, "records_dirs_skipped": 0,
+                                          "dataset_files_left_out": 0, "skipped": 0},
                            candidate_info={"records_read": 59, "json_rows": 59, "json_in_dataset": 0,
-                                           "dataset_files": 0, "dataset_rows": 0, "dataset_files_left_out": 0,
-                                           "skipped": 0})
+                                           "dataset_files": 0, "dataset_rows": 0, "records_dirs_skipped": 0,
+                                           "dataset_files_left_out": 0, "skipped": 0})
 
 
 def example_text() -> str:

@@ -10,6 +10,9 @@ import random
 import zlib
 from datetime import datetime, timedelta, timezone
 
+import pyarrow as pa
+import pytest
+
 from lustre_jobreport import catalog, jobrow, records
 
 OPS = catalog.METADATA_OPS
@@ -184,6 +187,31 @@ def many_part_files(month_dir, n: int, first: int = 0) -> list:
     return paths
 
 
+def damage(path, how: str):
+    """A dataset file made unreadable as Parquet, as a disk, a copy or a crash of another tool
+    leaves one: "truncated" (its second half gone, footer and all), "random bytes" (none of
+    its bytes Parquet's, the size kept), or "column NAME" (that column's chunk in the first row
+    group overwritten: the footer is whole, so the schema check passes, and pyarrow and DuckDB
+    fail only when they read that column)."""
+    import os
+    import pyarrow.parquet as pq
+    data = bytearray(path.read_bytes())
+    if how == "truncated":
+        data = data[:len(data) // 2]
+    elif how == "random bytes":
+        data = bytearray(random.Random(len(data)).randbytes(len(data)))
+    elif how.startswith("column "):
+        with pq.ParquetFile(path) as pf:
+            chunk = pf.metadata.row_group(0).column(pf.schema_arrow.get_field_index(how.split()[1]))
+        start = chunk.dictionary_page_offset or chunk.data_page_offset
+        data[start:start + chunk.total_compressed_size] = b"\xff" * chunk.total_compressed_size
+    else:
+        raise ValueError(how)
+    os.truncate(path, 0)
+    path.write_bytes(bytes(data))
+    return path
+
+
 # -- the kit itself ------------------------------------------------------------------------------
 
 def test_a_built_report_reads_as_one_row_per_filesystem():
@@ -216,3 +244,17 @@ def test_many_part_files_are_each_a_job_of_its_own(tmp_path):
         md = pq.ParquetFile(path).metadata.row_group(0)
         stats = md.column(got.schema.get_field_index("record_id")).statistics
         assert stats.min == stats.max == f"c1/{i:08d}/2026-10-15T12:00:00Z"
+
+
+@pytest.mark.parametrize("how", ["truncated", "random bytes", "column record_id", "column read_bytes"])
+def test_damage_makes_a_file_pyarrow_and_duckdb_cannot_read(tmp_path, how):
+    import duckdb
+    import pyarrow.parquet as pq
+    f = damage(write_part(tmp_path / "part-1.parquet", rows_table("1", "2"), states=1), how)
+    with pytest.raises(OSError if how.startswith("column") else pa.ArrowInvalid) as err:
+        pq.read_table(f)
+    assert getattr(err.value, "errno", None) is None               # its bytes, not the system
+    with pytest.raises(duckdb.Error):
+        duckdb.sql(f"SELECT * FROM read_parquet('{f}')").fetchall()
+    if how == "column read_bytes":
+        assert pq.read_table(f, columns=["record_id"]).num_rows == 2       # the other columns read

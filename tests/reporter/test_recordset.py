@@ -22,8 +22,8 @@ from lustre_jobreport import compact, jobrow, partschema, records, recordset
 from lustre_jobreport.errors import JobReportError
 from lustre_jobreport.recordset import Selection, SelectionError
 
-from test_records_kit import (as_version_2, foreign_files, put, record_doc, rows_table, with_new_metric,
-                              write_part)
+from test_records_kit import (as_version_2, damage, foreign_files, put, record_doc, rows_table,
+                              with_new_metric, write_part)
 
 
 def utc(*a):
@@ -156,7 +156,8 @@ def test_a_job_in_both_is_taken_from_the_dataset(dirs, tmp_path):
     table, info = got
     assert table is got.table and info == {"records_read": 1, "json_rows": 0, "json_in_dataset": 1,
                                            "dataset_files": 1, "dataset_rows": 1, "records_skipped": 0,
-                                           "dataset_files_left_out": 0, "warnings": []}
+                                           "records_dirs_skipped": 0, "dataset_files_left_out": 0,
+                                           "warnings": []}
 
 
 def test_copies_count_once_in_either_source(dirs, monkeypatch):
@@ -180,10 +181,10 @@ def test_months_outside_since_until_are_not_read(dirs):
     [sept] = compact.part_files(ds, (2026, 9))
     sept.write_bytes(b"PAR1 not really")
     got = recordset.load("since=2026-10-01", rec, ds)
-    assert jobs(got) == ["2"] and got.dataset_files == 1
-    with pytest.raises(JobReportError) as err:
-        recordset.load("since=2026-09-30", rec, ds)
-    assert str(err.value).startswith(f"{sept}: not a readable Parquet file (") and "\n" not in str(err.value)
+    assert jobs(got) == ["2"] and got.dataset_files == 1 and got.warnings == []
+    got = recordset.load("since=2026-09-30", rec, ds)                   # September read: its file said
+    assert jobs(got) == ["2"] and got.dataset_files_left_out == 1
+    assert [w.startswith(f"{sept}: not a readable Parquet file (") for w in got.warnings] == [True]
 
 
 def test_unreadable_json_records_are_skipped_with_one_line_each(dirs, tmp_path):
@@ -245,6 +246,50 @@ def test_a_parquet_file_of_another_schema_is_named_left_out_and_counted(dirs):
         assert line.startswith(f"{month / name}: a Parquet file of another schema, ") and why in line
         assert line.endswith("; left out") and "\n" not in line
     assert len(got.warnings) == len(made)
+
+
+@pytest.mark.parametrize("how", ["truncated", "random bytes", "column record_id", "column read_bytes"])
+def test_a_file_that_is_not_readable_parquet_is_named_left_out_and_counted(dirs, how):
+    """A corrupt dataset file (its footer gone, or a column chunk past it: met by DuckDB's read,
+    not by the schema check) stopped compare: it is left out like a file of another schema,
+    named once in one line, counted, and the other files of its batch are read."""
+    rec, ds = dirs
+    for i in range(1, 4):
+        put(rec, str(i))
+        compact.compact(rec, ds)
+    [of_2] = [f for f in compact.part_files(ds, (2026, 10)) if "c1/2/" in str(compact.record_ids(f))]
+    bad = damage(of_2, how)
+    got = recordset.load("", rec, ds)
+    assert jobs(got) == ["1", "3"] and (got.dataset_files, got.dataset_files_left_out) == (2, 1)
+    [line] = got.warnings
+    assert line.startswith(f"{bad}: not a readable Parquet file (") and line.endswith("; left out")
+    assert "\n" not in line
+
+
+def test_a_dataset_file_the_system_will_not_let_compare_read_is_one_error(dirs, tmp_path):
+    """Not readable for a system reason (a root file of mode 0600 read by an admin): never taken
+    for a corrupt file and left out, but one error line naming it and the reason."""
+    import subprocess
+    import sys
+    if os.geteuid() != 0:
+        pytest.skip("needs root to run as another user")
+    from hookkit import ensure_user, world_dir
+    pw = ensure_user()
+    with world_dir("ljr-recordset-") as w:
+        rec, ds = w / "records", w / "dataset"
+        for i in range(1, 3):
+            put(rec, str(i))
+            compact.compact(rec, ds)
+        first = compact.part_files(ds, (2026, 10))[0]
+        os.chmod(first, 0o600)
+        code = ("import sys; from lustre_jobreport import recordset\n"
+                "from lustre_jobreport.errors import JobReportError\n"
+                "try:\n    got = recordset.load('', None, sys.argv[1])\n"
+                "except JobReportError as e:\n    print('error:', e)\n"
+                "else:\n    print(got.table.num_rows, got.warnings)\n")
+        r = subprocess.run(["runuser", "-u", pw.pw_name, "--", sys.executable, "-c", code, str(ds)],
+                           capture_output=True, text=True)
+        assert (r.returncode, r.stderr) == (0, "") and r.stdout == f"error: {first}: cannot read: Permission denied\n"
 
 
 def test_a_file_of_a_newer_schema_version_is_one_error_naming_it_and_its_version(dirs):
@@ -322,9 +367,81 @@ def test_directories_compare_may_not_read_are_one_line_each(dirs, tmp_path):
         run = lambda *a: subprocess.run(["runuser", "-u", pw.pw_name, "--", sys.executable, "-c", code, *map(str, a)],  # noqa: E731
                                         capture_output=True, text=True)
         r = run(rec, w / "none")
-        assert (r.returncode, r.stderr) == (0, "") and r.stdout == f"0 ['{rec}: cannot list: Permission denied; skipped']\n"
+        assert (r.returncode, r.stderr) == (0, "") and r.stdout == (f"0 ['{rec}: cannot open: Permission denied; "
+                                                           "no record under it read']\n")
         r = run(w / "none", ds)
         assert (r.returncode, r.stderr) == (0, "") and r.stdout == f"error: {ds}: cannot list: Permission denied\n"
+
+
+# -- directories others can write in -------------------------------------------------------------
+
+def test_records_in_directories_others_can_write_are_not_read(dirs):
+    """A record planted where anyone may write (a 0777 day, a group-writable year) or in a
+    directory of another owner would skew an admin's compare: such a directory is checked before
+    any record under it is read, skipped, named in one warning line (once, not for each day
+    under it) and counted; the other days are read."""
+    rec, ds = dirs
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a directory to another owner")
+    put(rec, "1", end="2026-10-15T12:00:00Z")
+    planted = put(rec, "2", end="2026-10-16T12:00:00Z")
+    os.chmod(planted.parent, 0o777)
+    theirs = put(rec, "3", end="2026-11-02T12:00:00Z")
+    os.chown(theirs.parent.parent, 54321, 54321)                  # 2026/11: another user's
+    for day in (3, 4):
+        put(rec, f"y{day}", end=f"2025-12-0{day}T12:00:00Z")
+    os.chmod(rec / "2025", 0o775)
+    got = recordset.load("", rec, ds)
+    assert jobs(got) == ["1"]
+    assert got.warnings == [f"{rec}/2025: mode 0775 lets others write in it; no record under it read",
+                            f"{rec}/2026/10/16: mode 0777 lets others write in it; no record under it read",
+                            f"{rec}/2026/11: owned by uid 54321, not 0; no record under it read"]
+    assert (got.records_dirs_skipped, got.records_skipped, got.json_records) == (3, 0, 1)
+    assert got.info()["records_dirs_skipped"] == 3
+    os.chmod(planted.parent, 0o755)                               # fixed: read
+    assert jobs(recordset.load("", rec, ds)) == ["1", "2"]
+
+
+@pytest.mark.parametrize("how", ["0777", "a link"])
+def test_a_records_dir_others_can_write_is_one_warning_and_no_record_read(dirs, tmp_path, how):
+    rec, ds = dirs
+    put(rec, "1")
+    if how == "0777":
+        os.chmod(rec, 0o777)
+        why = "mode 0777 lets others write in it"
+    else:
+        os.rename(rec, tmp_path / "real")
+        rec.symlink_to(tmp_path / "real")
+        why = "is a symbolic link"
+    got = recordset.load("", rec, ds)
+    assert got.table.num_rows == 0 and got.json_records == 0
+    assert got.warnings == [f"{rec}: {why}; no record under it read"] and got.records_dirs_skipped == 1
+
+
+def test_a_non_root_reader_takes_roots_and_its_own_directories_not_another_users(tmp_path):
+    """compare may run as root or as an admin: a records directory of root's or of the user
+    running it is read, one of a third user's is not."""
+    import subprocess
+    import sys
+    if os.geteuid() != 0:
+        pytest.skip("needs root to run as another user")
+    from hookkit import ensure_user, world_dir
+    pw = ensure_user()
+    with world_dir("ljr-recordset-") as w:
+        rec = w / "records"
+        put(rec, "root", end="2026-10-14T12:00:00Z")
+        mine = put(rec, "mine", end="2026-10-15T12:00:00Z")
+        theirs = put(rec, "theirs", end="2026-10-16T12:00:00Z")
+        os.chown(mine.parent, pw.pw_uid, pw.pw_gid)
+        os.chown(theirs.parent, 54321, 54321)
+        code = ("import sys; from lustre_jobreport import recordset\n"
+                "got = recordset.load('', sys.argv[1], None)\n"
+                "print(sorted(r['job_id'] for r in got.table.to_pylist()), got.warnings)\n")
+        r = subprocess.run(["runuser", "-u", pw.pw_name, "--", sys.executable, "-c", code, str(rec)],
+                           capture_output=True, text=True)
+        assert (r.returncode, r.stderr) == (0, "")
+        assert r.stdout == (f"['mine', 'root'] ['{theirs.parent}: owned by uid 54321, not 0 or {pw.pw_uid}; "
+                            "no record under it read']\n")
 
 
 # -- columns, month directories, paths ---------------------------------------------------------
