@@ -10,11 +10,12 @@ from html.parser import HTMLParser
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 from scipy import stats
 
 from lustre_jobreport import compare, comparemetrics, comparerender, config, jobrow
 from lustre_jobreport.compare import Settings
+from proptest import runs
 
 from test_compare_rows import jobs, table
 
@@ -525,7 +526,7 @@ COUNT = st.one_of(st.none(), WHOLE)
 RPC_COLUMNS = [f"rpc_{d}_{b}" for d in ("read", "write") for b in comparemetrics.ALL_BUCKETS]
 
 
-@settings(max_examples=1000)
+@runs(1000)
 @given(st.data())
 def test_key_sums_are_exact_against_a_loop(data):
     n = data.draw(st.integers(0, 12))
@@ -553,7 +554,7 @@ def _rpc_sums(cols: dict[str, list], key: list[int], groups: int):
     return sums, fleet
 
 
-@settings(max_examples=500)
+@runs(500)
 @given(st.data())
 def test_fleet_and_group_rpc_figures_by_property(data):
     """rpc_pass's sums per (group, side) and the fleet's, against sums in loops over the rows'

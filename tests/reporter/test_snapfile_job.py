@@ -10,6 +10,7 @@ import string
 
 import pytest
 from hypothesis import given, strategies as st
+from proptest import runs
 
 from lustre_jobreport import snapfile, snapformat
 from lustre_jobreport.errors import SnapshotFileError
@@ -130,6 +131,7 @@ def test_a_huge_job_id_is_refused_in_a_short_line(tmp_path):
     assert len(str(err.value)) < 300
 
 
+@runs(300)
 @given(st.one_of(st.text(alphabet=ALLOWED + " /[]\n\x00\u00e9\uff11\u0663\u212a", max_size=70),
                  st.text(alphabet=ALLOWED, min_size=60, max_size=66),    # about the longest
                  st.text(max_size=70)))
