@@ -95,6 +95,20 @@ class SystemPmcd:
                     pass
         return out
 
+    def agents_told(self) -> str:
+        """The system pmcd's agents as ps sees them, and the end of pmcd's and the agent's logs:
+        what a failed count of agents needs to be understood."""
+        ps = subprocess.run(["ps", "-o", "pid,ppid,stat,lstart,args", "--ppid",
+                             ",".join(str(p) for p in [self.proc.pid if self.proc else 1, *self.agent_pids()])],
+                            capture_output=True, text=True).stdout
+        logs = []
+        for name in ("pmcd.log", "lustreclient.log"):
+            try:
+                logs.append(f"--- {name}\n" + "\n".join((LOG / "pmcd" / name).read_text(errors="replace").splitlines()[-30:]))
+            except OSError as exc:
+                logs.append(f"--- {name}: {exc.strerror}")
+        return "\n".join([ps, *logs])
+
     def __exit__(self, *exc) -> None:
         if self.proc is not None:
             kids = children_of(self.proc.pid) if alive(self.proc.pid) else []

@@ -245,7 +245,7 @@ def test_the_agent_installs_into_the_system_pmcd(system):
     assert len(line) == 1 and "/var/lib/pcp/pmdas/lustreclient/pmdalustreclient" in line[0] and f"-r {system.tree} -C on" in line[0]
     v = pminfo("-f", "lustreclient.version").stdout
     assert 'value "2.15.4"' in v
-    assert system.pmcd.agent_pids(), "no pmdalustreclient under the system pmcd"
+    assert len(system.pmcd.agent_pids()) == 1, system.pmcd.agents_told()
     # pmrep's installed views and pmlogconf's installed group, through the system pmcd
     rep = run("pmrep", "-h", "local:", "-t", "1", "-s", "2", ":lustre-health").stdout
     assert "scratch-OST0000" in rep or "OST0000" in rep, rep
@@ -318,7 +318,9 @@ def test_a_slurm_job_gets_its_report_through_the_installed_hooks(system, slurm_j
 
 
 def test_upgrading_the_agent_package_restarts_the_agent_with_the_admins_options(system, slurm_job):
-    [old] = system.pmcd.agent_pids()
+    agents = system.pmcd.agent_pids()
+    assert len(agents) == 1, system.pmcd.agents_told()
+    [old] = agents
     line = [l for l in pmcd_conf_entries() if l.startswith("lustreclient")]
     run("apt-get", "install", "-y", "-q", str(system.built.upgrade))
     assert run("dpkg-query", "-W", "-f=${Version}", "pcp-pmda-lustreclient").stdout == f"{UPSTREAM}-2"
@@ -346,7 +348,7 @@ def test_remove_leaves_the_conffiles_and_purge_only_the_job_records(system, slur
     deadline = time.monotonic() + 10
     while system.pmcd.agent_pids() and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not system.pmcd.agent_pids()
+    assert not system.pmcd.agent_pids(), system.pmcd.agents_told()
     assert pmcd_conf_entries() == system.entries_before
     assert not wants.is_symlink()
     new = system_paths() - system.before
