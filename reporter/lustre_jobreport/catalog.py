@@ -348,3 +348,9 @@ def job_slot_id_name(slot: int) -> str:
 JOB_END_METRICS = tuple(m.name for m in METRICS if m.role not in SUMMED and m.role != START
                         and not (m.role == DEVICE and m.indom == MDC))
 
+
+def job_view_metrics(slot: int) -> tuple[str, ...]:
+    """What one fetch of a host reads for a job its agent holds in this slot: the slot's job id
+    (first: whether the answer is the job's is known before anything else of it is decoded),
+    the job end metrics, the begin times, the slot's deltas and left_out values."""
+    return (job_slot_id_name(slot),) + JOB_END_METRICS + (JOB_BEGIN_TIME,) + tuple(job_slot_names(slot))
