@@ -707,21 +707,31 @@ lc_job_pick(const struct lc_jobslot slots[LC_JOB_SLOTS], const char *id, int *ev
     return oldest;
 }
 
-void
-lc_job_take(struct lc_jobslot *slot, const char *id, double begin_time, struct lc_jobrec *rec)
+int
+lc_job_begin(struct lc_jobslot slots[LC_JOB_SLOTS], const char *id, double begin_time,
+	     struct lc_jobrec *rec, char evicted[LC_JOB_ID_MAX + 1])
 {
-    lc_jobrec_move(&slot->rec, rec);
-    slot->used = 1;
-    snprintf(slot->id, sizeof(slot->id), "%s", id);
-    slot->begin_time = begin_time;
+    int		ev, s = lc_job_pick(slots, id, &ev);
+
+    snprintf(evicted, LC_JOB_ID_MAX + 1, "%s", ev ? slots[s].id : "");
+    lc_jobrec_move(&slots[s].rec, rec);
+    slots[s].used = 1;
+    snprintf(slots[s].id, sizeof(slots[s].id), "%s", id);
+    slots[s].begin_time = begin_time;
+    return s;
 }
 
-void
-lc_job_free(struct lc_jobslot *slot)
+int
+lc_job_end(struct lc_jobslot slots[LC_JOB_SLOTS], const char *id)
 {
-    lc_jobrec_clear(&slot->rec);
-    slot->used = 0;
-    slot->id[0] = '\0';
+    int		s = lc_job_find(slots, id);
+
+    if (s >= 0) {
+	lc_jobrec_clear(&slots[s].rec);
+	slots[s].used = 0;
+	slots[s].id[0] = '\0';
+    }
+    return s;
 }
 
 const char *

@@ -227,19 +227,19 @@ lc_jobs_begin(const char *id)
 {
     struct lc_jobrec	r;
     struct timeval	tv;
-    int			s, evicted;
+    char		evicted[LC_JOB_ID_MAX + 1];
+    int			s;
 
     memset(&r, 0, sizeof(r));
     if (build(&r) < 0) {
 	pmNotifyErr(LOG_ERR, "job %s: out of memory taking its begin values", id);
 	return -ENOMEM;
     }
-    s = lc_job_pick(slots, id, &evicted);
-    if (evicted)
-	pmNotifyErr(LOG_INFO, "job %s: no free slot, evicting job %s (the oldest, slot %d)",
-		    id, slots[s].id, s);
     gettimeofday(&tv, NULL);
-    lc_job_take(&slots[s], id, tv.tv_sec + tv.tv_usec / 1e6, &r);
+    s = lc_job_begin(slots, id, tv.tv_sec + tv.tv_usec / 1e6, &r, evicted);
+    if (evicted[0])
+	pmNotifyErr(LOG_INFO, "job %s: no free slot, evicting job %s (the oldest, slot %d)",
+		    id, evicted, s);
     strcpy(last_begun, id);
     indom_update();
     lc_jobs_changed();
@@ -249,10 +249,9 @@ lc_jobs_begin(const char *id)
 void
 lc_jobs_end(const char *id)
 {
-    int		s = lc_job_find(slots, id);
+    int		s = lc_job_end(slots, id);
 
     if (s >= 0) {
-	lc_job_free(&slots[s]);
 	lc_jobres_free(&res[s]);
 	res_gen[s] = 0;
 	indom_update();

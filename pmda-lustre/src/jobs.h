@@ -188,18 +188,21 @@ struct lc_jobslot {
 /*
  * The slot a job_begin of id takes: the slot holding id already (taken
  * again), else a free one, else the one with the oldest begin_time (*evicted
- * set to 1; its id is still in the slot).  The caller fills it (lc_job_take).
+ * set to 1; its id is still in the slot).  lc_job_begin fills it.
  */
 int lc_job_pick(const struct lc_jobslot slots[LC_JOB_SLOTS], const char *id, int *evicted);
 /* the slot holding id, or -1 */
 int lc_job_find(const struct lc_jobslot slots[LC_JOB_SLOTS], const char *id);
 /*
- * The slot is job id's from now, its begin values rec (moved into the slot,
- * rec left empty) taken at begin_time; whatever job it held is forgotten.
+ * job_begin of id: the slot lc_job_pick gives is job id's from now, its
+ * begin values rec (moved into the slot, rec left empty) taken at
+ * begin_time; the job it held is forgotten, its id copied to evicted
+ * ("" when none was evicted).  Returns the slot.
  */
-void lc_job_take(struct lc_jobslot *slot, const char *id, double begin_time, struct lc_jobrec *rec);
-/* the slot holds no job */
-void lc_job_free(struct lc_jobslot *slot);
+int lc_job_begin(struct lc_jobslot slots[LC_JOB_SLOTS], const char *id, double begin_time,
+		 struct lc_jobrec *rec, char evicted[LC_JOB_ID_MAX + 1]);
+/* job_end of id: the slot holding it holds no job; that slot, or -1 (none held it) */
+int lc_job_end(struct lc_jobslot slots[LC_JOB_SLOTS], const char *id);
 /*
  * The id of the job whose values the slot serves (its job_id item), NULL
  * while it holds none.  A fetch gives it beside the slot's deltas, so that

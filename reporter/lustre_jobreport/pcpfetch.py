@@ -156,14 +156,14 @@ def _job_slot(ctx, job_id: str) -> int:
     return sts
 
 
-def _not_the_jobs(job_id: str, id_name: str, vset: int) -> str | None:
+def _not_the_jobs(job_id: str, id_name: str, numval: int, held: str | None) -> str | None:
     """Why a host's answer is not taken as the job's, or None: the slot's job id, in the same
     fetch as its deltas, names the job. Between the lookup of the job's slot and the fetch, a
     newer job can take the slot (the oldest of 8 in use), or it can be freed (job_end, an agent
     restart): the deltas are then another job's, or none, and the host is said as one whose
     agent does not know the job. The agent answers a fetch whole (no store comes between), so
-    the id and the deltas are of one job. vset: the slot's job_id (id_name) in the answer."""
-    numval, held = _slot_job_id(vset)
+    the id and the deltas are of one job. numval, held: the answer's value count and value of
+    the slot's job_id (id_name), _slot_job_id."""
     if numval < 0:                     # e.g. an older agent, fetched by another host's PMIDs
         return hostsnap.job_values_unnamed(id_name, pmapi.pmErr(numval).message())
     if held != job_id:
@@ -237,7 +237,7 @@ def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None,
             res = result.contents
             vsets = _vsets(res)
             if job is not None:
-                if (refused := _not_the_jobs(job.job_id, names[checked], vsets[checked])) is not None:
+                if (refused := _not_the_jobs(job.job_id, names[checked], *_slot_job_id(vsets[checked]))) is not None:
                     return hostsnap.failed(host, spec, refused)
                 answered = True    # its job id: the agent is there
             for i, (vset, name, pmid, (indom, mtype, sem)) in enumerate(zip(vsets, names, pmid_texts, descs)):

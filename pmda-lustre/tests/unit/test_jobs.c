@@ -682,7 +682,7 @@ test_slot_ids(void)
 {
     struct lc_jobslot slots[LC_JOB_SLOTS];
     struct lc_jobrec r;
-    char	id[16];
+    char	id[16], evicted[LC_JOB_ID_MAX + 1];
     int		s, ev, i;
 
     memset(slots, 0, sizeof(slots));
@@ -690,19 +690,18 @@ test_slot_ids(void)
 	snprintf(id, sizeof(id), "%d", 1000 + i);
 	memset(&r, 0, sizeof(r));
 	fs_dev(&r, "scratch", "A", 0);
-	s = lc_job_pick(slots, id, &ev);
-	lc_job_take(&slots[s], id, 100.0 + i, &r);
+	s = lc_job_begin(slots, id, 100.0 + i, &r, evicted);
+	CHECK_INT(s, i);
+	CHECK_STR(evicted, "");
 	CHECK_INT(r.n[LC_JK_FS], 0);			/* moved into the slot */
 	CHECK_INT(slots[s].rec.n[LC_JK_FS], 1);
 	CHECK_STR(lc_job_slot_id(&slots[s]), id);
     }
     /* a 9th job takes the oldest's slot (0): the slot names it, no slot the old job */
     memset(&r, 0, sizeof(r));
-    s = lc_job_pick(slots, "9999", &ev);
+    s = lc_job_begin(slots, "9999", 200.0, &r, evicted);
     CHECK_INT(s, 0);
-    CHECK_INT(ev, 1);
-    CHECK_STR(lc_job_slot_id(&slots[s]), "1000");	/* until it is taken */
-    lc_job_take(&slots[s], "9999", 200.0, &r);
+    CHECK_STR(evicted, "1000");
     CHECK_STR(lc_job_slot_id(&slots[0]), "9999");
     CHECK_INT(slots[0].rec.n[LC_JK_FS], 0);		/* the 9th job's values, not the evicted one's */
     CHECK_INT(lc_job_find(slots, "1000"), -1);
@@ -710,19 +709,29 @@ test_slot_ids(void)
 	snprintf(id, sizeof(id), "%d", 1000 + i);
 	CHECK_STR(lc_job_slot_id(&slots[i]), id);
     }
-    /* the longest id fits whole */
+    /* the same id again: its own slot, nothing evicted */
     memset(&r, 0, sizeof(r));
-    lc_job_take(&slots[1], "123456789012345678901234567890123456789012345678901234567890123", 300.0, &r);
+    CHECK_INT(lc_job_begin(slots, "1004", 210.0, &r, evicted), 4);
+    CHECK_STR(evicted, "");
+    /* the longest id fits whole (slot 1 now the oldest) */
+    memset(&r, 0, sizeof(r));
+    s = lc_job_begin(slots, "123456789012345678901234567890123456789012345678901234567890123", 300.0, &r, evicted);
+    CHECK_INT(s, 1);
+    CHECK_STR(evicted, "1001");
     CHECK_STR(lc_job_slot_id(&slots[1]), "123456789012345678901234567890123456789012345678901234567890123");
-    /* a job ended: its slot names none, and is the first free one */
-    lc_job_free(&slots[3]);
+    /* a job ended: its slot names none, and is the first free one; an unknown id ends none */
+    CHECK_INT(lc_job_end(slots, "1003"), 3);
     CHECK(lc_job_slot_id(&slots[3]) == NULL);
     CHECK_INT(slots[3].rec.n[LC_JK_FS], 0);
     CHECK_INT(lc_job_find(slots, "1003"), -1);
+    CHECK_INT(lc_job_end(slots, "1003"), -1);
     CHECK_INT(lc_job_pick(slots, "7", &ev), 3);
     CHECK_INT(ev, 0);
     for (i = 0; i < LC_JOB_SLOTS; i++)
-	lc_job_free(&slots[i]);
+	if (slots[i].used)
+	    CHECK_INT(lc_job_end(slots, slots[i].id), i);
+    for (i = 0; i < LC_JOB_SLOTS; i++)
+	CHECK(lc_job_slot_id(&slots[i]) == NULL);
 
     /* the slot items: deltas, left_out, job_id, and none between (the room each table grows in) */
     CHECK_INT(lc_job_item(0), LC_JI_DELTA);
