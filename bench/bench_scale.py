@@ -274,10 +274,8 @@ def job_view_child(a: dict) -> dict:
     targets = [snapshot.HostTarget(f"node{h:05d}", a["specs"][h % len(a["specs"])]) for h in range(n)]
     os.environ.update(PMCD_CONNECT_TIMEOUT=f"{CONNECT_S:g}", PMCD_REQUEST_TIMEOUT=f"{FETCH_S:g}")
     out: dict = {"startup": startup}
-    slot_names = tuple(catalog.job_slot_names(a["slot"]))
     floor, floor_stage = measured(lambda: floor_fan_out([t.spec for t in targets[:a["floor_hosts"]]],
-                                                        catalog.JOB_END_METRICS + (catalog.JOB_BEGIN_TIME,)
-                                                        + slot_names, parallel), standins)
+                                                        catalog.job_view_metrics(a["slot"]), parallel), standins)
     out["floor"] = {**floor, **floor_stage}
     fetched, fetch = measured(lambda: snapshot.fetch_all(targets, backend="pmapi", parallel=parallel, job_id=a["job"],
                                                          connect_timeout_s=CONNECT_S, fetch_timeout_s=FETCH_S),

@@ -163,6 +163,22 @@ class PrivatePmcd(Pmcd):
             raise RuntimeError(f"{self.agent} is not built (run make agent)")
         return f"lustreclient\t{DOMAIN}\tpipe\tbinary\t{self.agent_command()}", pmns_for_private_pmcd()
 
+    def restart_agent(self, timeout: float = 10.0) -> None:
+        """The agent dies (SIGKILL, by its PID) and pmcd starts it again (on SIGHUP, as pmcd does
+        for an agent that exited): back once it answers, having forgotten what it kept."""
+        [agent] = children_of(self.proc.pid)
+        os.kill(agent, signal.SIGKILL)
+        deadline = time.monotonic() + timeout
+        while alive(agent) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(self.proc.pid, signal.SIGHUP)
+        while time.monotonic() < deadline:
+            got = subprocess.run(["pminfo", "-h", self.spec, "-f", self.probe_metric], capture_output=True, text=True)
+            if "value" in got.stdout and children_of(self.proc.pid) not in ([], [agent]):
+                return
+            time.sleep(0.1)
+        raise RuntimeError("the agent did not come back")
+
 
 def cleanup(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)

@@ -31,6 +31,7 @@
  * that device is not left out.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "jobs.h"
@@ -583,6 +584,18 @@ lc_jobres_free(struct lc_jobres *res)
 
 /* ---- a slot's answer ----------------------------------------------------------- */
 
+unsigned
+lc_job_item(unsigned item)
+{
+    if (item < LC_JOB_NMETRICS)
+	return LC_JI_DELTA;
+    if (item >= LC_JOB_LEFT_OUT_ITEM && item < LC_JOB_LEFT_OUT_ITEM + LC_JOB_NSOURCES)
+	return LC_JI_LEFT_OUT;
+    if (item == LC_JOB_ID_ITEM)
+	return LC_JI_JOB_ID;
+    return LC_JI_NONE;
+}
+
 size_t
 lc_job_answer_max(const struct lc_jobrec *e, const struct lc_jobres *res, unsigned item)
 {
@@ -692,4 +705,37 @@ lc_job_pick(const struct lc_jobslot slots[LC_JOB_SLOTS], const char *id, int *ev
 	    oldest = s;
     *evicted = 1;
     return oldest;
+}
+
+int
+lc_job_begin(struct lc_jobslot slots[LC_JOB_SLOTS], const char *id, double begin_time,
+	     struct lc_jobrec *rec, char evicted[LC_JOB_ID_MAX + 1])
+{
+    int		ev, s = lc_job_pick(slots, id, &ev);
+
+    snprintf(evicted, LC_JOB_ID_MAX + 1, "%s", ev ? slots[s].id : "");
+    lc_jobrec_move(&slots[s].rec, rec);
+    slots[s].used = 1;
+    snprintf(slots[s].id, sizeof(slots[s].id), "%s", id);
+    slots[s].begin_time = begin_time;
+    return s;
+}
+
+int
+lc_job_end(struct lc_jobslot slots[LC_JOB_SLOTS], const char *id)
+{
+    int		s = lc_job_find(slots, id);
+
+    if (s >= 0) {
+	lc_jobrec_clear(&slots[s].rec);
+	slots[s].used = 0;
+	slots[s].id[0] = '\0';
+    }
+    return s;
+}
+
+const char *
+lc_job_slot_id(const struct lc_jobslot *slot)
+{
+    return slot->used ? slot->id : NULL;
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 #include "jobs.h"
 
-#define MAXPATHS	(LC_JOB_NMETRICS + LC_JOB_NSOURCES)
+#define MAXPATHS	(1 + LC_JOB_NMETRICS + LC_JOB_NSOURCES)
 
 struct node {
     char	path[128];	/* below lustreclient.job.slot<S>. */
@@ -27,6 +27,9 @@ paths(void)
     unsigned	k;
 
     nnodes = 0;
+    /* first, so that pminfo -f of a slot names its job before its values */
+    snprintf(nodes[nnodes].path, sizeof(nodes[nnodes].path), "job_id");
+    nodes[nnodes++].item = LC_JOB_ID_ITEM;
     for (k = 0; k < LC_JOB_NMETRICS; k++) {
 	snprintf(nodes[nnodes].path, sizeof(nodes[nnodes].path), "%s", lc_job_metrics[k].path);
 	nodes[nnodes++].item = k;
@@ -110,6 +113,17 @@ help(void)
     unsigned	k;
 
     for (s = 0; s < LC_JOB_SLOTS; s++) {
+	printf("@ lustreclient.job.slot%d.job_id the id of the job whose values slot %d serves\n", s, s);
+	printf("The job id stored into lustreclient.control.job_begin whose begin\n"
+	       "values slot %d keeps: the job that the slot's deltas and left_out values\n"
+	       "of the same fetch are of.  No value while the slot is not in use.\n"
+	       "A job's slot is found by its id (the instance of lustreclient.job.begin_time\n"
+	       "named by it), but between that lookup and a fetch the slot can change\n"
+	       "hands: a newer job's job_begin takes the slot of the oldest job when all\n"
+	       "%d are in use, job_end frees it, an agent restart forgets it.  So a\n"
+	       "reader fetches this metric with the slot's deltas and takes them as the\n"
+	       "job's only when it names the job.  Read from memory: no file is read.\n\n",
+	       s, LC_JOB_SLOTS);
 	for (k = 0; k < LC_JOB_NMETRICS; k++) {
 	    const struct lc_jobmetric *m = &lc_job_metrics[k];
 	    const struct lc_jobsource *src = &lc_job_sources[m->src];

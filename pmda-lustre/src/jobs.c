@@ -227,22 +227,19 @@ lc_jobs_begin(const char *id)
 {
     struct lc_jobrec	r;
     struct timeval	tv;
-    int			s, evicted;
+    char		evicted[LC_JOB_ID_MAX + 1];
+    int			s;
 
     memset(&r, 0, sizeof(r));
     if (build(&r) < 0) {
 	pmNotifyErr(LOG_ERR, "job %s: out of memory taking its begin values", id);
 	return -ENOMEM;
     }
-    s = lc_job_pick(slots, id, &evicted);
-    if (evicted)
-	pmNotifyErr(LOG_INFO, "job %s: no free slot, evicting job %s (the oldest, slot %d)",
-		    id, slots[s].id, s);
     gettimeofday(&tv, NULL);
-    lc_jobrec_move(&slots[s].rec, &r);
-    slots[s].used = 1;
-    strcpy(slots[s].id, id);
-    slots[s].begin_time = tv.tv_sec + tv.tv_usec / 1e6;
+    s = lc_job_begin(slots, id, tv.tv_sec + tv.tv_usec / 1e6, &r, evicted);
+    if (evicted[0])
+	pmNotifyErr(LOG_INFO, "job %s: no free slot, evicting job %s (the oldest, slot %d)",
+		    id, evicted, s);
     strcpy(last_begun, id);
     indom_update();
     lc_jobs_changed();
@@ -252,12 +249,9 @@ lc_jobs_begin(const char *id)
 void
 lc_jobs_end(const char *id)
 {
-    int		s = lc_job_find(slots, id);
+    int		s = lc_job_end(slots, id);
 
     if (s >= 0) {
-	lc_jobrec_clear(&slots[s].rec);
-	slots[s].used = 0;
-	slots[s].id[0] = '\0';
 	lc_jobres_free(&res[s]);
 	res_gen[s] = 0;
 	indom_update();
@@ -302,7 +296,11 @@ lc_jobs_nvalues(unsigned cluster, unsigned item)
     if (cluster == CL_JOB)
 	return item == JOB_BEGIN_TIME ? LC_JOB_SLOTS : 1;
     s = (int)cluster - CL_JOB_SLOT0;
-    if (s < 0 || s >= LC_JOB_SLOTS || (r = outcome(s)) == NULL)
+    if (s < 0 || s >= LC_JOB_SLOTS)
+	return 0;
+    if (lc_job_item(item) == LC_JI_JOB_ID)
+	return 1;
+    if ((r = outcome(s)) == NULL)
 	return 0;
     return lc_job_answer_max(&now, r, item);
 }
@@ -330,13 +328,18 @@ answer_cb(void *arg, int inst, uint64_t value)
 /*
  * Every value of job metric (cluster, item), to fn(arg, inst, atom);
  * PM_ERR_PMID for an item that is not one.  Zero deltas are not given.
+ * A slot's job_id is its job's id, from memory: no file is read for it, and
+ * in one fetch it is of the job the slot's deltas are of (the agent serves
+ * one request at a time: no store comes between).
  */
 int
 lc_jobs_values(unsigned cluster, unsigned item, lc_jobs_fn fn, void *arg)
 {
     const struct lc_jobres *r;
-    struct answer_arg a = { fn, arg, item >= LC_JOB_LEFT_OUT_ITEM };
+    unsigned	what = lc_job_item(item);
+    struct answer_arg a = { fn, arg, what == LC_JI_LEFT_OUT };
     pmAtomValue	atom;
+    const char	*id;
     int		s;
 
     if (cluster == CL_JOB) {
@@ -363,10 +366,14 @@ lc_jobs_values(unsigned cluster, unsigned item, lc_jobs_fn fn, void *arg)
 	return PM_ERR_PMID;
     }
     s = (int)cluster - CL_JOB_SLOT0;
-    if (s < 0 || s >= LC_JOB_SLOTS ||
-	!(item < LC_JOB_NMETRICS ||
-	  (item >= LC_JOB_LEFT_OUT_ITEM && item < LC_JOB_LEFT_OUT_ITEM + LC_JOB_NSOURCES)))
+    if (s < 0 || s >= LC_JOB_SLOTS || what == LC_JI_NONE)
 	return PM_ERR_PMID;
+    if (what == LC_JI_JOB_ID) {
+	if ((id = lc_job_slot_id(&slots[s])) == NULL)
+	    return 0;	/* a slot not in use: no value */
+	atom.cp = (char *)id;
+	return fn(arg, PM_IN_NULL, &atom) < 0 ? -ENOMEM : 0;
+    }
     if ((r = outcome(s)) == NULL)
 	return 0;	/* a slot not in use: no values */
     return lc_job_answer(&now, r, item, answer_cb, &a);

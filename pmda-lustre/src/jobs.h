@@ -19,9 +19,16 @@
 
 #define LC_JOB_SLOTS	8
 #define LC_JOB_ID_MAX	63		/* job id: 1..63 of [A-Za-z0-9_.:+-] */
+/*
+ * The items of a slot's cluster, a contract with the reporter (catalog.py):
+ * numbers are never moved or reused.  0..55 the job metric table (52 now,
+ * appended to), 56..62 left_out.<source> (6 now, appended to), 63 job_id,
+ * the last item a cluster has (LC_MAXITEM), clear of both tables' growth.
+ */
 #define LC_JOB_NMETRICS	52		/* slot items 0..51: the job metric table */
 #define LC_JOB_NSOURCES	6		/* slot items 56..61: left_out.<source> */
 #define LC_JOB_LEFT_OUT_ITEM 56
+#define LC_JOB_ID_ITEM	63		/* job_id: the job the slot's values are of */
 #define LC_JOB_K_RPC_READ 42		/* fs.rpc.read, fs.rpc.write: RPC_HIST_MAX values */
 #define LC_JOB_K_RPC_WRITE 43
 
@@ -35,6 +42,15 @@
 
 /* the kinds of device a job metric is kept for */
 enum lc_jobkind { LC_JK_FS, LC_JK_OSC, LC_JK_MDC, LC_JK_N };
+
+/* what an item of a slot's cluster is (lc_job_item) */
+enum lc_jobitem {
+    LC_JI_NONE,			/* no metric */
+    LC_JI_DELTA,		/* 0..LC_JOB_NMETRICS-1: a job metric's deltas */
+    LC_JI_LEFT_OUT,		/* left_out.<source> */
+    LC_JI_JOB_ID,		/* job_id */
+};
+unsigned lc_job_item(unsigned item);
 
 /* the sources (stats files) left_out.<source> tells about: item 56 + j */
 enum lc_jobsrc {
@@ -172,10 +188,27 @@ struct lc_jobslot {
 /*
  * The slot a job_begin of id takes: the slot holding id already (taken
  * again), else a free one, else the one with the oldest begin_time (*evicted
- * set to 1; its id is still in the slot).  The caller fills the slot.
+ * set to 1; its id is still in the slot).  lc_job_begin fills it.
  */
 int lc_job_pick(const struct lc_jobslot slots[LC_JOB_SLOTS], const char *id, int *evicted);
 /* the slot holding id, or -1 */
 int lc_job_find(const struct lc_jobslot slots[LC_JOB_SLOTS], const char *id);
+/*
+ * job_begin of id: the slot lc_job_pick gives is job id's from now, its
+ * begin values rec (moved into the slot, rec left empty) taken at
+ * begin_time; the job it held is forgotten, its id copied to evicted
+ * ("" when none was evicted).  Returns the slot.
+ */
+int lc_job_begin(struct lc_jobslot slots[LC_JOB_SLOTS], const char *id, double begin_time,
+		 struct lc_jobrec *rec, char evicted[LC_JOB_ID_MAX + 1]);
+/* job_end of id: the slot holding it holds no job; that slot, or -1 (none held it) */
+int lc_job_end(struct lc_jobslot slots[LC_JOB_SLOTS], const char *id);
+/*
+ * The id of the job whose values the slot serves (its job_id item), NULL
+ * while it holds none.  A fetch gives it beside the slot's deltas, so that
+ * the reader knows whose they are: the slot it looked a job up in may have
+ * been taken by another job since.
+ */
+const char *lc_job_slot_id(const struct lc_jobslot *slot);
 
 #endif /* LC_JOBS_H */

@@ -188,8 +188,11 @@ desc_of(unsigned cluster, unsigned item)
 /*
  * The job slots: item k of slot s (cluster CL_JOB_SLOT0 + s) is the delta
  * of job metric k, with its base metric's type, instance domain and units;
- * items 56.. the left-out reason per source (jobs.h).
+ * items 56.. the left-out reason per source; item 63 the id of the job the
+ * slot holds (jobs.h).
  */
+_Static_assert(LC_JOB_ID_ITEM < LC_MAXITEM, "a slot's job_id item must fit the item tables");
+
 static void
 add_job_metrics(void)
 {
@@ -210,6 +213,7 @@ add_job_metrics(void)
 	for (k = 0; k < LC_JOB_NSOURCES; k++)
 	    add_metric(CL_JOB_SLOT0 + s, LC_JOB_LEFT_OUT_ITEM + k, PM_TYPE_U32,
 		       src_indom[lc_job_sources[k].kind], PM_SEM_INSTANT, U_NONE);
+	add_metric(CL_JOB_SLOT0 + s, LC_JOB_ID_ITEM, PM_TYPE_STRING, -1, PM_SEM_DISCRETE, U_NONE);
     }
 }
 
@@ -252,9 +256,13 @@ static unsigned job_needs(void);
 static unsigned
 needs(pmID pmid)
 {
-    /* a job slot: the job's files, none while the slot is not in use */
-    if (pmID_cluster(pmid) >= CL_JOB_SLOT0 && pmID_cluster(pmid) < CL_JOB_SLOT0 + LC_JOB_SLOTS)
+    /* a job slot: the job's files, none while the slot is not in use; its
+     * job id comes from memory */
+    if (pmID_cluster(pmid) >= CL_JOB_SLOT0 && pmID_cluster(pmid) < CL_JOB_SLOT0 + LC_JOB_SLOTS) {
+	if (lc_job_item(pmID_item(pmid)) == LC_JI_JOB_ID)
+	    return 0;
 	return lc_jobs_slot_used((int)pmID_cluster(pmid) - CL_JOB_SLOT0) ? job_needs() : 0;
+    }
     switch (pmID_cluster(pmid)) {
     case CL_GLOBAL:
 	return pmID_item(pmid) == GLOBAL_VERSION ? NEED_VERSION : 0;

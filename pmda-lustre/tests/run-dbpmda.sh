@@ -150,6 +150,40 @@ else
     echo "dbpmda only-needed files, job_begin and a job slot: FAILED (read '$files', times per file '$got')"
     fail=1
 fi
+# A slot names the job it holds (job_id, from memory: no file read for it):
+# the first job's id; after 8 newer jobs the 9th, which took the oldest's
+# slot; none once it ended.  Golden tests/dbpmda/job_id.out, through the
+# agent's own fetch path and pmdaFetch() (-F); every job file is read once
+# per job_begin (9), never for a job id.
+tree=$HERE/tests/trees/2.15
+for opt in "" -F; do
+    log=$OUT/job_id$opt.log
+    { echo "debug appl0"
+      echo "open pipe $AGENT -d 220 -h $HERE/help -l $log -r $tree -D appl0${opt:+ $opt}"
+      echo 'attr 11 "0"'
+      echo 'store lustreclient.control.job_begin "42"'
+      echo "fetch lustreclient.job.slot0.job_id lustreclient.job.slot1.job_id"
+      for j in 43 44 45 46 47 48 49 50; do echo "store lustreclient.control.job_begin \"$j\""; done
+      echo "fetch lustreclient.job.slot0.job_id lustreclient.job.slot1.job_id lustreclient.job.slot7.job_id"
+      echo 'store lustreclient.control.job_end "50"'
+      echo "fetch lustreclient.job.slot0.job_id"; } | timeout 60 dbpmda -n root -ie > "$OUT/job_id$opt.raw" 2>&1
+    sed -e "s|$AGENT|PMDA|g" -e "s|$HERE/help|HELP|g" -e "s|$log|LOG|g" -e "s|$tree|TREE|g" -e 's| -F$||' \
+	-e 's/dump from 0x[0-9a-f]*/dump from ADDR/' "$OUT/job_id$opt.raw" > "$OUT/job_id$opt.out"
+    if [ -n "$UPDATE" ] && [ -z "$opt" ]; then
+	cp "$OUT/job_id.out" tests/dbpmda/job_id.out; echo "dbpmda job_id: golden updated"
+    elif diff -u tests/dbpmda/job_id.out "$OUT/job_id$opt.out" > "$OUT/job_id$opt.diff"; then
+	echo "dbpmda job_id${opt:+ $opt}: ok"
+    else
+	echo "dbpmda job_id${opt:+ $opt}: FAILED"; head -40 "$OUT/job_id$opt.diff"; fail=1
+    fi
+    times=$(grep ' read ' "$log" | sed 's/.* read //; s/ ->.*//' | sort | uniq -c | awk '{print $1}' | sort -u | tr '\n' ' ')
+    if [ "$times" = "9 " ]; then
+	echo "dbpmda only-needed files, job ids${opt:+ $opt}: ok (none)"
+    else
+	echo "dbpmda only-needed files, job ids${opt:+ $opt}: FAILED (times per file '$times', want 9: one per job_begin)"
+	fail=1
+    fi
+done
 if grep -l 'Sanitizer\|runtime error' "$OUT"/*.log 2>/dev/null; then
     echo "dbpmda: sanitizer reports in the agent logs above"; fail=1
 fi

@@ -13,7 +13,9 @@
 #     over TCP even from this host, or by a user other than root over the
 #     unix socket, by the agent (a job's start is root's word: the prolog's);
 #     a bad job id and a store to another metric too, each with a line in the
-#     agent's log saying why; job_end frees the slot.
+#     agent's log saying why; job_end frees the slot;
+#   - each slot names the job it holds (job_id, shown by pmval and pmrep): a
+#     9th job takes the oldest's slot, which then names it.
 # pmcd is stopped by PID.  UPDATE=1 sh tests/run-jobs.sh rewrites the golden.
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
@@ -82,6 +84,11 @@ pmval -h "$L" -s 1 -i 1234 lustreclient.job.begin_time > "$W/lookup.out" 2>&1
 expect "pmLookupInDom by job id" "$W/lookup.out" '^ *1234 *$'
 pminfo -h "$L" -f lustreclient.job.begin_time > "$W/begin.out" 2>&1
 expect "begin_time names the job" "$W/begin.out" 'inst \[0 or "1234"\] value 1[0-9]\{9\}\.'
+# the slot names its job, for an admin too (pmval, pmrep: pmpython is Debian's python3)
+pmval -h "$L" -s 1 lustreclient.job.slot0.job_id > "$W/jobid.out" 2>&1
+expect "pmval shows the slot's job id" "$W/jobid.out" '^ *"1234" *$'
+PATH=/usr/bin:$PATH pmrep -h "$L" -s 1 lustreclient.job.slot0.job_id > "$W/jobid-pmrep.out" 2>&1
+expect "pmrep shows the slot's job id" "$W/jobid-pmrep.out" '^ *1234 *$'
 pminfo -h "$L" -f lustreclient.job.slot0 > "$W/nogrowth.out" 2>&1
 if grep -q -E ' value [1-9]|(OST|MDT)[0-9a-f]+"\] value' "$W/nogrowth.out"; then
     bad "nothing grew: no delta, no OSC or MDC value sent"; grep ' value [1-9]' "$W/nogrowth.out"
@@ -220,9 +227,19 @@ pmstore -h "$L" lustreclient.control.job_begin 1235.server > /dev/null 2>&1 || b
 pmstore -h "$L" lustreclient.control.job_end 1234 > /dev/null 2>&1 || bad "job_end"
 pmstore -h "$L" lustreclient.control.job_end 77 > /dev/null 2>&1 || bad "job_end of an unknown id is no error"
 pminfo -h "$L" -f lustreclient.job.begin_time lustreclient.control lustreclient.job.slot0.llite.read_bytes \
-    > "$W/end.out" 2>&1
+    lustreclient.job.slot0.job_id lustreclient.job.slot1.job_id > "$W/end.out" 2>&1
 sed -e 's/value 1[0-9]\{9\}\.[0-9]*/value TIME/' "$W/end.out" > "$W/end.sed"
 check jobs-end "$W/end.sed"
+
+# 9. 7 more jobs fill the slots; a 9th takes the slot of the oldest (1235.server's,
+# slot 1): the slot now names the 9th, and no slot is found for the evicted job
+for j in 2000 2001 2002 2003 2004 2005 2006 3000; do
+    pmstore -h "$L" lustreclient.control.job_begin $j > /dev/null 2>&1 || bad "job_begin $j"
+done
+pminfo -h "$L" -f lustreclient.job.slot1.job_id > "$W/evicted.out" 2>&1
+expect "the evicted job's slot names the newer job" "$W/evicted.out" 'value "3000"$'
+pmval -h "$L" -s 1 -i 1235.server lustreclient.job.begin_time > "$W/evicted-lookup.out" 2>&1
+expect "no slot for the evicted job" "$W/evicted-lookup.out" 'instance 1235.server not available'
 
 stop_pid "$pmcdpid"
 pmcdpid=

@@ -250,8 +250,10 @@ def wanted(name: str) -> bool:
 # job's begin values and serves the job's deltas since then, already differenced by diff's
 # rules, under lustreclient.job.slot<S>.<metric> (S: the job's slot, found by its id in the
 # JOB_INDOM instance domain). Zero deltas are not sent; a device whose values the delta leaves
-# out is listed, with why, under lustreclient.job.slot<S>.left_out.<source>. PMIDs, items and
-# codes are the agent's contract (pmda-lustre/README.md, "Per-job deltas").
+# out is listed, with why, under lustreclient.job.slot<S>.left_out.<source>; the id of the job
+# the slot holds under lustreclient.job.slot<S>.job_id, fetched with its deltas (the slot a job
+# was looked up in may hold another job by the fetch). PMIDs, items and codes are the agent's
+# contract (pmda-lustre/README.md, "Per-job deltas"): item numbers are never moved or reused.
 JOB_BEGIN_CONTROL = P + "control.job_begin"
 JOB_BEGIN_TIME = P + "job.begin_time"
 JOB_INDOM_SERIAL = 5
@@ -269,6 +271,7 @@ JOB_METRICS: tuple[str, ...] = tuple(P + n for n in (
     *(f"osc.{k}" for k in ("read_bytes", "write_bytes", "read_rpcs", "write_rpcs", "req_waittime", "req_count")),
     "osc.reconnects", "mdc.reconnects"))
 JOB_LEFT_OUT_ITEM0 = 56
+JOB_ID_ITEM = 63
 
 
 @dataclass(frozen=True)
@@ -324,10 +327,16 @@ def job_left_out_name(js: JobSource) -> str:
 
 
 def job_slot_names(slot: int) -> dict[str, str]:
-    """The agent's names of a slot's metrics -> the slot-free names a snapshot keeps them under."""
+    """The agent's names of a slot's deltas and left_out metrics -> the slot-free names a snapshot
+    keeps them under."""
     out = {f"{P}job.slot{slot}.{m[len(P):]}": job_view_name(m) for m in JOB_METRICS}
     out.update({f"{P}job.slot{slot}.left_out.{js.key}": job_left_out_name(js) for js in JOB_SOURCES})
     return out
+
+
+def job_slot_id_name(slot: int) -> str:
+    """The agent's name of the id of the job a slot holds (a string; none while it holds none)."""
+    return f"{P}job.slot{slot}.job_id"
 
 
 # What the end of a job read through the job view fetches beside the deltas: everything the end
@@ -338,3 +347,10 @@ def job_slot_names(slot: int) -> dict[str, str]:
 # state is no listing: the agent gives none for an OSC whose import file it did not read.
 JOB_END_METRICS = tuple(m.name for m in METRICS if m.role not in SUMMED and m.role != START
                         and not (m.role == DEVICE and m.indom == MDC))
+
+
+def job_view_metrics(slot: int) -> tuple[str, ...]:
+    """What one fetch of a host reads for a job its agent holds in this slot: the slot's job id
+    (first: whether the answer is the job's is known before anything else of it is decoded),
+    the job end metrics, the begin times, the slot's deltas and left_out values."""
+    return (job_slot_id_name(slot),) + JOB_END_METRICS + (JOB_BEGIN_TIME,) + tuple(job_slot_names(slot))

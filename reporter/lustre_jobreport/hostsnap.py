@@ -78,11 +78,20 @@ def not_reached(seconds: float) -> str:
 
 
 def no_job_values(job_id: str, reason: str, unknown: bool) -> str:
-    """A host whose agent cannot give the job's deltas (the job view, issue 11)."""
+    """A host whose agent cannot give the job's deltas (the job view): unknown, it holds no
+    begin values of the job (never had them, forgot them, or the slot the job was found in
+    holds another job, or none, by the fetch)."""
     if unknown:
         return (f"its agent has no begin values of job {job_id} (the agent restarted during the job, "
                 f"the node's prolog could not store the job's start, or newer jobs took its slot)")
     return f"its agent has no job view ({reason}: pmdalustreclient older than the reporter?)"
+
+
+def job_values_unnamed(slot_metric: str, reason: str) -> str:
+    """A host whose agent serves a slot's deltas without the id of the job they are of: they
+    could be another job's (the slot can change hands between the lookup and the fetch)."""
+    return (f"its agent does not say which job its deltas are of ({slot_metric}: {reason}: "
+            f"pmdalustreclient older than the reporter?)")
 
 
 PMINFO_MISSING = "pminfo not found (install pcp)"

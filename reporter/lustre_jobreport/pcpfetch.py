@@ -47,10 +47,13 @@ class Catalog:
 
     Entry = tuple[list[str], ctypes.Array, list[str], list[tuple[int, int, int]]]
 
-    def __init__(self, metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS) -> None:
+    def __init__(self, metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS, required: tuple[str, ...] = ()) -> None:
         self._lock = threading.Lock()
         self._entry: Catalog.Entry | None = None
         self.metrics = metrics
+        # names without which a host is not read: a lookup at a host that lacks one (an older
+        # agent's namespace) is that host's alone, not kept for the others
+        self.required = required
         # Instance names, shared by the hosts of a fan-out: hosts of one job list the same
         # OSCs, so the 600 names of each of a host's 13 per-OSC metrics are looked up once per
         # distinct (instance listing, instance order), not per host and metric (1.3 ms of
@@ -108,18 +111,22 @@ class Catalog:
         if not names:
             raise NoAgent()
         descs = [(d.contents.indom, d.contents.type, d.contents.sem) for d in ctx.pmLookupDescs(pmids)]
+        entry = (names, pmids, [pmid_text(p) for p in pmids], descs)
+        if not set(self.required) <= set(names):
+            return entry
         with self._lock:
             if self._entry is None:
-                self._entry = (names, pmids, [pmid_text(p) for p in pmids], descs)
+                self._entry = entry
             return self._entry
 
 
 class JobCatalogs:
-    """What the end of a job read through the agent's job view fetches from each host: the job
-    end metrics (catalog.JOB_END_METRICS) and the deltas of the job's slot, which the host's
-    agent names (one pmLookupInDom of the job id). Slots differ between hosts (each agent gives
-    out its own), so there is a Catalog per slot; the deltas are kept under slot-free names
-    (catalog.job_slot_names), so the hosts stack into one table per metric whatever their slot."""
+    """What the end of a job read through the agent's job view fetches from each host
+    (catalog.job_view_metrics): the id of the job the slot holds, the job end metrics and the
+    deltas of the job's slot, which the host's agent names (one pmLookupInDom of the job id).
+    Slots differ between hosts (each agent gives out its own), so there is a Catalog per slot;
+    the deltas are kept under slot-free names (catalog.job_slot_names), so the hosts stack into
+    one table per metric whatever their slot."""
 
     def __init__(self, job_id: str) -> None:
         self.job_id = job_id
@@ -131,7 +138,7 @@ class JobCatalogs:
             got = self._by_slot.get(slot)
             if got is None:
                 rename = catalog.job_slot_names(slot)
-                got = (Catalog(catalog.JOB_END_METRICS + (catalog.JOB_BEGIN_TIME,) + tuple(rename)), rename)
+                got = (Catalog(catalog.job_view_metrics(slot), required=(catalog.job_slot_id_name(slot),)), rename)
                 self._by_slot[slot] = got
             return got
 
@@ -147,6 +154,35 @@ def _job_slot(ctx, job_id: str) -> int:
     if sts < 0:
         raise pmapi.pmErr(sts)
     return sts
+
+
+def _not_the_jobs(job_id: str, id_name: str, numval: int, held: str | None) -> str | None:
+    """Why a host's answer is not taken as the job's, or None: the slot's job id, in the same
+    fetch as its deltas, names the job. Between the lookup of the job's slot and the fetch, a
+    newer job can take the slot (the oldest of 8 in use), or it can be freed (job_end, an agent
+    restart): the deltas are then another job's, or none, and the host is said as one whose
+    agent does not know the job. The agent answers a fetch whole (no store comes between), so
+    the id and the deltas are of one job. numval, held: the answer's value count and value of
+    the slot's job_id (id_name), _slot_job_id."""
+    if numval < 0:                     # e.g. an older agent, fetched by another host's PMIDs
+        return hostsnap.job_values_unnamed(id_name, pmapi.pmErr(numval).message())
+    if held != job_id:
+        return hostsnap.no_job_values(job_id, "", True)
+    return None
+
+
+def _slot_job_id(vset: int) -> tuple[int, str | None]:
+    """The value count of a slot's job_id value set, and its one string (None: none, or not a
+    string), read straight from the result (one value: the bindings' extraction costs more)."""
+    _, numval, valfmt = _VSET_HEADER.unpack(ctypes.string_at(vset, _VSET_HEADER.size))
+    if numval != 1 or valfmt == c_api.PM_VAL_INSITU:
+        return numval, None
+    _, ptr = _PM_VALUE.unpack(ctypes.string_at(vset + _VLIST_OFFSET, _PM_VALUE.size))
+    header = ctypes.c_uint32.from_address(ptr).value
+    vlen = header & 0xFFFFFF
+    if header >> 24 != c_api.PM_TYPE_STRING or not 4 < vlen <= _MAX_GAP:
+        return numval, None
+    return numval, ctypes.string_at(ptr + 4, vlen - 4).split(b"\0", 1)[0].decode("ascii", "replace")
 
 
 class NoAgent(Exception):
@@ -166,7 +202,8 @@ def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None,
     """One host's values. given_up: asked once the answer is in; True (the fan-out stopped
     waiting for this host) skips decoding it, which would only take the CPU from the work that
     goes on (writing the spool, the report). job: read the job's deltas from the agent's job
-    view, with the job end metrics (a host whose agent does not know the job is not read)."""
+    view, with the job end metrics (a host whose agent does not know the job, or whose answer
+    is not of the job, is not read)."""
     try:
         ctx = pmapi.pmContext(c_api.PM_CONTEXT_HOST, spec)
     except pmapi.pmErr as exc:
@@ -183,6 +220,12 @@ def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None,
                 return hostsnap.failed(host, spec, hostsnap.no_job_values(job.job_id, _reason(exc),
                                                                           exc.code == c_api.PM_ERR_INST))
         names, pmids, pmid_texts, descs = cat.lookup(ctx)
+        checked = -1       # the slot's job id: checked before anything is decoded, not kept
+        if job is not None:
+            id_name = catalog.job_slot_id_name(slot)
+            if id_name not in names:   # pmcd's namespace has no job ids: an older agent's
+                return hostsnap.failed(host, spec, hostsnap.job_values_unnamed(id_name, "Unknown metric name"))
+            checked = names.index(id_name)
         result = ctx.pmFetch(pmids)
         if given_up():
             ctx.pmFreeResult(result)
@@ -192,7 +235,14 @@ def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None,
         answered = False   # some PMID was known there: the names were looked up at another host
         try:
             res = result.contents
-            for i, (vset, name, pmid, (indom, mtype, sem)) in enumerate(zip(_vsets(res), names, pmid_texts, descs)):
+            vsets = _vsets(res)
+            if job is not None:
+                if (refused := _not_the_jobs(job.job_id, names[checked], *_slot_job_id(vsets[checked]))) is not None:
+                    return hostsnap.failed(host, spec, refused)
+                answered = True    # its job id: the agent is there
+            for i, (vset, name, pmid, (indom, mtype, sem)) in enumerate(zip(vsets, names, pmid_texts, descs)):
+                if i == checked:
+                    continue
                 _, numval, valfmt = _VSET_HEADER.unpack(ctypes.string_at(vset, _VSET_HEADER.size))
                 answered |= numval >= 0
                 if numval <= 0:

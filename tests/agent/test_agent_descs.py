@@ -16,11 +16,12 @@ INSTANT = re.compile(r"\.(rpcs_in_flight\.\w+|pending_pages\.\w+|state|lnet\.msg
 # settings (tunables) and identity strings are discrete
 DISCRETE = re.compile(r"(\.version|\.pagesize|\.mount_id|\.device|_start|\.max_pages_per_rpc|\.max_rpcs_in_flight"
                       r"|\.max_dirty_mb|\.checksums|\.max_read_ahead\w*_mb|\.hybrid_io\w*|^lustreclient\.kernel"
-                      r"|^lustreclient\.os|^lustreclient\.control\.job_\w+|^lustreclient\.job\.(begin_time|slots))$")
+                      r"|^lustreclient\.os|^lustreclient\.control\.job_\w+|^lustreclient\.job\.(begin_time|slots)"
+                      r"|^lustreclient\.job\.slot\d+\.job_id)$")
 BYTES = re.compile(r"(_bytes|_length|\.pagesize)$")
 USEC = re.compile(r"(\.latency\.\w+|\.req_waittime)$")
 STRING = re.compile(r"(\.version|\.mount_id|\.device|\.state|^lustreclient\.kernel|^lustreclient\.os"
-                    r"|^lustreclient\.control\.job_\w+)$")
+                    r"|^lustreclient\.control\.job_\w+|^lustreclient\.job\.slot\d+\.job_id)$")
 MIB = re.compile(r"_mb$")
 
 
@@ -60,9 +61,9 @@ def test_descriptors_help_and_rates(tmp_path):
             except pmapi.pmErr as e:
                 bad.append(f"{name}: no help ({e})")
         assert not bad, "\n".join(bad)
-        # 188 of the client, 4 of the job view's control and slots, 8 job slots of 52 deltas and
-        # 6 left_out each
-        assert len(names) == 188 + 4 + 8 * (52 + 6)
+        # 188 of the client, 4 of the job view's control and slots, 8 job slots of 52 deltas,
+        # 6 left_out and a job id each
+        assert len(names) == 188 + 4 + 8 * (52 + 6 + 1)
         # pmval turns a counter into a rate, and shows a gauge as it is
         out = subprocess.run(["pmval", "-h", pmcd.spec, "-s", "2", "-t", "0.2",
                               "lustreclient.osc.write_bytes"], capture_output=True, text=True).stdout

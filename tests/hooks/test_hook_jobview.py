@@ -50,29 +50,6 @@ def rig_for(wdir, job_user, tmp_path, pmcds, nodes_from: int = 2, **kw) -> Rig:
 JOB = dict(nodelist="n[1-3]")
 
 
-def restart_agent(pmcd) -> None:
-    """The agent dies and pmcd starts it again (on SIGHUP, as pmcd does for an agent that exited)."""
-    import os
-    import signal
-    import subprocess
-    import time
-
-    from privpmcd import alive, children_of
-
-    [agent] = children_of(pmcd.proc.pid)
-    os.kill(agent, signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while alive(agent) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    os.kill(pmcd.proc.pid, signal.SIGHUP)
-    while time.monotonic() < deadline:
-        got = subprocess.run(["pminfo", "-h", pmcd.spec, "-f", "lustreclient.version"], capture_output=True, text=True)
-        if "value" in got.stdout and children_of(pmcd.proc.pid) not in ([], [agent]):
-            return
-        time.sleep(0.1)
-    raise RuntimeError("the agent did not come back")
-
-
 def test_every_node_keeps_the_start_in_its_agent_and_the_epilog_reports_the_deltas(wdir, job_user, three_nodes):
     tmp_path, clients, pmcds = three_nodes
     rig = rig_for(wdir, job_user, tmp_path, pmcds)
@@ -137,7 +114,7 @@ def test_a_node_whose_agent_forgot_the_job_or_has_no_pmcd_is_left_out_and_said(w
     assert "n4" in line or "did not keep the job's start" in line, line
 
     ran = {n: c.run("overflow", fs="scratch") for n, c in clients.items()}
-    restart_agent(pmcds["n3"])                                          # the agent restarts mid-job
+    pmcds["n3"].restart_agent()                                         # the agent restarts mid-job
 
     rc, took, out, err = rig.epilog(node="n1", nodelist="n[1-4]")
     assert (rc, out, err) == (0, "", "")

@@ -52,8 +52,12 @@ def test_the_job_view_is_the_agents_item_for_item():
         want = {k: f"{P}job.slot{s}.{m[len(P):]}" for k, m in enumerate(catalog.JOB_METRICS)}
         want.update({catalog.JOB_LEFT_OUT_ITEM0 + j: f"{P}job.slot{s}.left_out.{js.key}"
                      for j, js in enumerate(catalog.JOB_SOURCES)})
+        want[catalog.JOB_ID_ITEM] = f"{P}job.slot{s}.job_id"
         assert slot_items[catalog.JOB_SLOT_CLUSTER0 + s] == want
-        assert set(names) == set(want.values())
+        assert set(names) | {catalog.job_slot_id_name(s)} == set(want.values())
+        # one fetch of a host reads all of them, the slot's job id first
+        fetched = catalog.job_view_metrics(s)
+        assert fetched[0] == catalog.job_slot_id_name(s) and set(want.values()) <= set(fetched)
     # the deltas are of the counters the report sums, each of them
     assert set(catalog.JOB_METRICS) == set(catalog.names(*catalog.SUMMED))
 

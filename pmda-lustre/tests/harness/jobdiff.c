@@ -3,7 +3,8 @@
  * tests/reporter/test_diff_differential.py builds each host's begin and now
  * records from random snapshots, diffs them with lc_job_diff and reads back
  * the deltas, the left-out list and what the slot would serve
- * (lc_job_answer), to hold them against the reporter's diff.py.
+ * (lc_job_answer), to hold them against the reporter's diff.py; and the
+ * slot table (lc_job_begin, lc_job_end) for tests/reporter/test_jobview_slots.py.
  *
  * Test-only: built as tests/out/libjobdiff.so by "make test" (target
  * harness), never linked into the agent.  Every call is checked by the
@@ -232,4 +233,66 @@ jd_answer_all(const struct lc_jobrec *e, const struct lc_jobres *res, int *item,
 	    return -2;
     }
     return (long)c.n;
+}
+
+/* ---- the slots ---------------------------------------------------------------- */
+
+/* an agent's slot table, as it starts (or restarts): no job in any slot */
+struct lc_jobslot *
+jd_slots_new(void)
+{
+    return calloc(LC_JOB_SLOTS, sizeof(struct lc_jobslot));
+}
+
+void
+jd_slots_free(struct lc_jobslot *slots)
+{
+    if (slots == NULL)
+	return;
+    for (int s = 0; s < LC_JOB_SLOTS; s++)
+	lc_jobrec_clear(&slots[s].rec);
+    free(slots);
+}
+
+/*
+ * job_begin of id at begin_time, as the agent takes it (lc_job_begin), with
+ * begin values that say which begin took them: one filesystem named mark.
+ * Returns the slot, -1 when out of memory.
+ */
+int
+jd_slots_begin(struct lc_jobslot *slots, const char *id, double begin_time, const char *mark)
+{
+    struct lc_jobrec	r;
+    char		evicted[LC_JOB_ID_MAX + 1];
+
+    memset(&r, 0, sizeof(r));
+    if (lc_jobrec_add(&r, LC_JK_FS, 0, mark, "") == NULL)
+	return -1;
+    return lc_job_begin(slots, id, begin_time, &r, evicted);
+}
+
+int
+jd_slots_end(struct lc_jobslot *slots, const char *id)
+{
+    return lc_job_end(slots, id);
+}
+
+int
+jd_slots_find(const struct lc_jobslot *slots, const char *id)
+{
+    return lc_job_find(slots, id);
+}
+
+/* the id slot s names (its job_id), NULL none */
+const char *
+jd_slot_id(const struct lc_jobslot *slots, int s)
+{
+    return lc_job_slot_id(&slots[s]);
+}
+
+/* the mark of the begin whose values slot s holds, NULL none */
+const char *
+jd_slot_values_of(const struct lc_jobslot *slots, int s)
+{
+    return slots[s].rec.n[LC_JK_FS] ? slots[s].rec.dev[LC_JK_FS][0].name : NULL;
 }

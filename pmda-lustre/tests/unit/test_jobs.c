@@ -673,6 +673,79 @@ test_slots(void)
     CHECK_U64(lc_job_start_us(1700000000.25), 1700000000250000ull);
 }
 
+/*
+ * A slot names the job whose values it serves (its job_id item): the job
+ * that took it last; a job evicted from it or ended is named by no slot.
+ */
+static void
+test_slot_ids(void)
+{
+    struct lc_jobslot slots[LC_JOB_SLOTS];
+    struct lc_jobrec r;
+    char	id[16], evicted[LC_JOB_ID_MAX + 1];
+    int		s, ev, i;
+
+    memset(slots, 0, sizeof(slots));
+    for (i = 0; i < LC_JOB_SLOTS; i++) {
+	snprintf(id, sizeof(id), "%d", 1000 + i);
+	memset(&r, 0, sizeof(r));
+	fs_dev(&r, "scratch", "A", 0);
+	s = lc_job_begin(slots, id, 100.0 + i, &r, evicted);
+	CHECK_INT(s, i);
+	CHECK_STR(evicted, "");
+	CHECK_INT(r.n[LC_JK_FS], 0);			/* moved into the slot */
+	CHECK_INT(slots[s].rec.n[LC_JK_FS], 1);
+	CHECK_STR(lc_job_slot_id(&slots[s]), id);
+    }
+    /* a 9th job takes the oldest's slot (0): the slot names it, no slot the old job */
+    memset(&r, 0, sizeof(r));
+    s = lc_job_begin(slots, "9999", 200.0, &r, evicted);
+    CHECK_INT(s, 0);
+    CHECK_STR(evicted, "1000");
+    CHECK_STR(lc_job_slot_id(&slots[0]), "9999");
+    CHECK_INT(slots[0].rec.n[LC_JK_FS], 0);		/* the 9th job's values, not the evicted one's */
+    CHECK_INT(lc_job_find(slots, "1000"), -1);
+    for (i = 1; i < LC_JOB_SLOTS; i++) {
+	snprintf(id, sizeof(id), "%d", 1000 + i);
+	CHECK_STR(lc_job_slot_id(&slots[i]), id);
+    }
+    /* the same id again: its own slot, nothing evicted */
+    memset(&r, 0, sizeof(r));
+    CHECK_INT(lc_job_begin(slots, "1004", 210.0, &r, evicted), 4);
+    CHECK_STR(evicted, "");
+    /* the longest id fits whole (slot 1 now the oldest) */
+    memset(&r, 0, sizeof(r));
+    s = lc_job_begin(slots, "123456789012345678901234567890123456789012345678901234567890123", 300.0, &r, evicted);
+    CHECK_INT(s, 1);
+    CHECK_STR(evicted, "1001");
+    CHECK_STR(lc_job_slot_id(&slots[1]), "123456789012345678901234567890123456789012345678901234567890123");
+    /* a job ended: its slot names none, and is the first free one; an unknown id ends none */
+    CHECK_INT(lc_job_end(slots, "1003"), 3);
+    CHECK(lc_job_slot_id(&slots[3]) == NULL);
+    CHECK_INT(slots[3].rec.n[LC_JK_FS], 0);
+    CHECK_INT(lc_job_find(slots, "1003"), -1);
+    CHECK_INT(lc_job_end(slots, "1003"), -1);
+    CHECK_INT(lc_job_pick(slots, "7", &ev), 3);
+    CHECK_INT(ev, 0);
+    for (i = 0; i < LC_JOB_SLOTS; i++)
+	if (slots[i].used)
+	    CHECK_INT(lc_job_end(slots, slots[i].id), i);
+    for (i = 0; i < LC_JOB_SLOTS; i++)
+	CHECK(lc_job_slot_id(&slots[i]) == NULL);
+
+    /* the slot items: deltas, left_out, job_id, and none between (the room each table grows in) */
+    CHECK_INT(lc_job_item(0), LC_JI_DELTA);
+    CHECK_INT(lc_job_item(LC_JOB_NMETRICS - 1), LC_JI_DELTA);
+    for (i = LC_JOB_NMETRICS; i < LC_JOB_LEFT_OUT_ITEM; i++)
+	CHECK_INT(lc_job_item((unsigned)i), LC_JI_NONE);
+    CHECK_INT(lc_job_item(LC_JOB_LEFT_OUT_ITEM), LC_JI_LEFT_OUT);
+    CHECK_INT(lc_job_item(LC_JOB_LEFT_OUT_ITEM + LC_JOB_NSOURCES - 1), LC_JI_LEFT_OUT);
+    for (i = LC_JOB_LEFT_OUT_ITEM + LC_JOB_NSOURCES; i < LC_JOB_ID_ITEM; i++)
+	CHECK_INT(lc_job_item((unsigned)i), LC_JI_NONE);
+    CHECK_INT(lc_job_item(63), LC_JI_JOB_ID);
+    CHECK_INT(lc_job_item(64), LC_JI_NONE);
+}
+
 static void
 test_table(void)
 {
@@ -705,4 +778,5 @@ test_jobs(void)
     test_not_judged();
     test_answer();
     test_slots();
+    test_slot_ids();
 }
