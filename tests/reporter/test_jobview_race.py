@@ -84,23 +84,30 @@ def test_a_slot_taken_by_a_newer_job_after_the_lookup_is_a_host_left_out_and_sai
     assert q["id"] == "HOST_UNREACHABLE" and q["host"] == "node0" and "newer jobs took its slot" in q["detail"]
 
 
-def test_a_slot_freed_after_the_lookup_is_a_host_left_out_and_said(tmp_path, monkeypatch):
-    """job_end by hand (or an agent restart) between the lookup and the fetch: the slot answers
-    no values at all, which the reporter took as a job that moved nothing on its OSTs."""
+def end_job_by_hand(pmcd: PrivatePmcd) -> None:
+    done = subprocess.run(["pmstore", "-h", pmcd.local_spec, "lustreclient.control.job_end", JOB],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("free_the_slot", [end_job_by_hand, PrivatePmcd.restart_agent],
+                         ids=["job_end by hand", "agent restarted"])
+def test_a_slot_freed_after_the_lookup_is_a_host_left_out_and_said(tmp_path, monkeypatch, free_the_slot):
+    """job_end by hand, or an agent restart (it forgets its jobs), between the lookup and the
+    fetch: the slot answers no values at all, which the reporter took as a job that moved
+    nothing on its OSTs."""
     client = SimClient.create(tmp_path / "tree", version="2.15.4", filesystems=[("scratch", 4, 1)], seed=12)
     with PrivatePmcd(tmp_path / "pmcd", tmp_path / "tree") as pmcd:
         store_begin(pmcd, JOB)
         client.run("enzo", fs="scratch")
         real_lookup = pcpfetch._job_slot
 
-        def lookup_then_job_end(ctx, job_id: str) -> int:
+        def lookup_then_the_slot_is_freed(ctx, job_id: str) -> int:
             slot = real_lookup(ctx, job_id)
-            done = subprocess.run(["pmstore", "-h", pmcd.local_spec, "lustreclient.control.job_end", job_id],
-                                  capture_output=True, text=True, timeout=30)
-            assert done.returncode == 0, done.stderr
+            free_the_slot(pmcd)
             return slot
 
-        monkeypatch.setattr(pcpfetch, "_job_slot", lookup_then_job_end)
+        monkeypatch.setattr(pcpfetch, "_job_slot", lookup_then_the_slot_is_freed)
         hosts, doc = end_report(pmcd)
         assert slots_held(pmcd) == {}
     [host] = hosts
@@ -139,23 +146,3 @@ def test_an_agent_that_does_not_name_the_job_is_a_host_left_out_and_the_others_a
     scratch = doc["filesystems"]["scratch"]
     assert (scratch["read_bytes"], scratch["write_bytes"]) == (ran["read_bytes"], ran["write_bytes"])
     assert [q["id"] for q in doc["data_quality"] if q["id"] != "SHORT_JOB"] == ["HOST_UNREACHABLE"]
-
-
-def test_an_agent_restarted_after_the_lookup_is_a_host_left_out_and_said(tmp_path, monkeypatch):
-    """The agent restarted between the lookup and the fetch: it forgot the job, its slot holds none."""
-    client = SimClient.create(tmp_path / "tree", version="2.15.4", filesystems=[("scratch", 4, 1)], seed=13)
-    with PrivatePmcd(tmp_path / "pmcd", tmp_path / "tree") as pmcd:
-        store_begin(pmcd, JOB)
-        client.run("enzo", fs="scratch")
-        real_lookup = pcpfetch._job_slot
-
-        def lookup_then_the_agent_restarts(ctx, job_id: str) -> int:
-            slot = real_lookup(ctx, job_id)
-            pmcd.restart_agent()
-            return slot
-
-        monkeypatch.setattr(pcpfetch, "_job_slot", lookup_then_the_agent_restarts)
-        hosts, doc = end_report(pmcd)
-    [host] = hosts
-    assert not host.ok and f"no begin values of job {JOB}" in host.error
-    assert doc["job"]["hosts"] == [] and doc["job"]["hosts_missing"] == ["node0"] and doc["filesystems"] == {}
