@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "reporter"))
 from test_records_kit import report_doc  # noqa: E402
 
-from lustre_jobreport import compact, jobrow, records, recordset  # noqa: E402
+from lustre_jobreport.records import compact, jobrow, store as records, recordset  # noqa: E402
 
 N = int(os.environ.get("BENCH_COMPACT_RECORDS", "100000"))
 SAMPLE = 10                      # floors on every 10th record

@@ -34,7 +34,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "reporter"))
 from test_compare_rows import jobs, table  # noqa: E402
 
-from lustre_jobreport import compact, compare  # noqa: E402
+from lustre_jobreport.records import compact  # noqa: E402
+from lustre_jobreport.compare import model as compare
 
 ROWS, APPS, GOAL_S, GOAL_RSS = 1_000_000, 2_000, 10.0, 2 << 30
 HALF_YEAR_S = 181 * 86400.0
@@ -93,7 +94,7 @@ def timed(cmd: list[str]) -> tuple[float, int]:
 
 def phases(records: str, data: str, out: str) -> int:
     """Time compare's steps in this process into `out`."""
-    from lustre_jobreport import comparerender
+    from lustre_jobreport.compare import view as comparerender
     settings = compare.Settings()
     t1 = time.perf_counter()
     said: set[str] = set()

@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 from privpmcd import PrivatePmcd  # noqa: E402
 
-from lustre_jobreport import snapshot  # noqa: E402
+from lustre_jobreport.acquire import snapshot  # noqa: E402
 from lustre_sim import SimClient  # noqa: E402
 
 HOSTS, PMCDS, GOAL_S = 1000, 4, 5.0

@@ -39,14 +39,16 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "reporter"))
 from test_records_kit import many_part_files, put  # noqa: E402
 
-from lustre_jobreport import compare, recordset  # noqa: E402
+from lustre_jobreport.compare import model as compare  # noqa: E402
+from lustre_jobreport.records import recordset
 
 N = int(os.environ.get("BENCH_MANY_FILES", "20000"))
 POLL_S = 0.005
 
 LOAD = """
 import sys
-from lustre_jobreport import compare, recordset
+from lustre_jobreport.compare import model as compare
+from lustre_jobreport.records import recordset
 got = recordset.load("", None, sys.argv[1], columns=compare.needed_columns(compare.Settings().group_by))
 assert got.table.num_rows == int(sys.argv[2]), got.table.num_rows
 """
@@ -61,7 +63,7 @@ for f in sorted(glob.glob(sys.argv[1] + "/year=2026/month=10/*.parquet")):
 DUCKDB = """
 import sys, glob
 import duckdb
-from lustre_jobreport import compare
+from lustre_jobreport.compare import model as compare
 files = sorted(glob.glob(sys.argv[1] + "/year=2026/month=10/*.parquet"))
 cols = ", ".join(f'"{c}"' for c in compare.needed_columns(compare.Settings().group_by))
 t = duckdb.sql(f"SELECT {cols} FROM read_parquet({files!r})").to_arrow_table()

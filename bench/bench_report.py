@@ -24,8 +24,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 from privpmcd import PrivatePmcd  # noqa: E402
 
-from lustre_jobreport import pcpfetch, snapfile  # noqa: E402
-from lustre_jobreport.snapfile import Column, HostSnapshot, Snapshot  # noqa: E402
+from lustre_jobreport.acquire import pcpfetch, snapfile  # noqa: E402
+from lustre_jobreport.acquire.snapfile import Column, HostSnapshot, Snapshot  # noqa: E402
 from lustre_sim import SimClient  # noqa: E402
 
 HOSTS, GOAL_S, GOAL_RSS = 1000, 10.0, 2 << 30
@@ -93,7 +93,7 @@ def main() -> int:
         print(f"snapshots: {HOSTS} hosts x {values:,} values = {HOSTS * values / 1e6:.1f} M values each, "
               f"{size / 2**20:.0f} MiB per file")
         py = sys.executable
-        floor, floor_rss = timed([py, "-c", "import sys; from lustre_jobreport import snapfile; "
+        floor, floor_rss = timed([py, "-c", "import sys; from lustre_jobreport.acquire import snapfile; "
                                   "snapfile.read(sys.argv[1]); snapfile.read(sys.argv[2])",
                                   str(tmp / "begin.json"), str(tmp / "end.json")])
         wall, rss = timed([py, "-m", "lustre_jobreport", "report", str(tmp / "begin.json"),

@@ -188,7 +188,7 @@ def incompressible_size(path: Path) -> int:
 
 
 def fan_out(targets, metrics, parallel: int):
-    from lustre_jobreport import snapshot
+    from lustre_jobreport.acquire import snapshot
 
     return snapshot.fetch_all(targets, metrics=metrics, backend="pmapi", parallel=parallel,
                               connect_timeout_s=CONNECT_S, fetch_timeout_s=FETCH_S)
@@ -207,7 +207,9 @@ def stack_and_drop(snapfile, fetched) -> None:
 
 def prolog_child(a: dict) -> dict:
     # what a large job's prolog imports (the in-process path: PCP bindings, numpy)
-    from lustre_jobreport import catalog, hooks, pcpfetch, snapfile, snapshot, spool  # noqa: F401
+    from lustre_jobreport import catalog  # noqa: F401
+    from lustre_jobreport.hooks import entry as hooks, spool
+    from lustre_jobreport.acquire import pcpfetch, snapfile, snapshot
 
     startup = own_cpu()
     standins, parallel, n = a["standins"], a["parallel"], a["hosts"]
@@ -233,8 +235,11 @@ def read_and_drop(snapfile, path: Path) -> None:
 
 def epilog_child(a: dict) -> dict:
     # what the epilog imports (hooks._report's modules)
-    from lustre_jobreport import (catalog, config, hooks, pcpfetch, records, render, report,  # noqa: F401
-                                  snapfile, snapshot, spool)
+    from lustre_jobreport import catalog, config  # noqa: F401
+    from lustre_jobreport.hooks import entry as hooks, spool
+    from lustre_jobreport.acquire import pcpfetch, snapfile, snapshot
+    from lustre_jobreport.records import store as records
+    from lustre_jobreport.report import view as render, document as report
 
     startup = own_cpu()
     standins, parallel = a["standins"], a["parallel"]
@@ -266,8 +271,11 @@ def job_view_child(a: dict) -> dict:
     """The epilog of a job read through the agents' job view (hooks._report with no begin
     snapshot): every host's deltas and end metrics (fetch_all job_id=), stacked, jobview.delta,
     report.from_delta, render, record. Floor (a): the same metrics of the job's slot, bare."""
-    from lustre_jobreport import (catalog, config, hooks, jobview, pcpfetch, records, render, report,  # noqa: F401
-                                  snapfile, snapshot)
+    from lustre_jobreport import catalog, config  # noqa: F401
+    from lustre_jobreport.hooks import entry as hooks
+    from lustre_jobreport.report import jobview, view as render, document as report
+    from lustre_jobreport.acquire import pcpfetch, snapfile, snapshot
+    from lustre_jobreport.records import store as records
 
     startup = own_cpu()
     standins, parallel, n = a["standins"], a["parallel"], a["hosts"]
@@ -327,7 +335,7 @@ def job_slot(spec: str, job: str) -> int:
 def reporter_startup() -> float:
     """Wall time of starting the reporter as a node's prolog does (interpreter, the hook modules)."""
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import lustre_jobreport.hooks, lustre_jobreport.hooksnap"], check=True)
+    subprocess.run([sys.executable, "-c", "import lustre_jobreport.hooks.entry, lustre_jobreport.hooks.hooksnap"], check=True)
     return time.perf_counter() - t0
 
 

@@ -87,8 +87,11 @@ for info in pathlib.Path(sys.argv[2]).glob("*.dist-info"):
 EOF
     # their command-line scripts name the build's Python, and their man pages are not ours
     rm -rf "$py/bin" "$py/share"
-    mkdir -p "$py/lustre_jobreport"
-    install -m 0644 "$TOP"/reporter/lustre_jobreport/*.py "$py/lustre_jobreport/"
+    # the package with its subsystem folders: every .py below reporter/lustre_jobreport
+    (cd "$TOP/reporter" && find lustre_jobreport -name '*.py' -not -path '*/__pycache__/*') |
+    while read -r f; do
+        install -D -m 0644 "$TOP/reporter/$f" "$py/$f"
+    done
     # bytecode shipped, so that nothing is written under /usr at run time (the hooks run as
     # root) and removal leaves nothing; unchecked-hash: valid whatever the files' times
     "$PIP_PYTHON" -m compileall -q -j 0 --invalidation-mode unchecked-hash -d "$LIBDIR/python" "$py" >/dev/null

@@ -173,7 +173,7 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
         return proc.stdout.strip().split(";")[0]
 
     def job(self, job_id: str) -> dict[str, str]:
-        from lustre_jobreport.jobenv import parse_scontrol
+        from lustre_jobreport.hooks.jobenv import parse_scontrol
         return parse_scontrol(self.run("scontrol", "show", "job", "-o", job_id))
 
     def wait_done(self, job_id: str, timeout: float = 120) -> dict[str, str]:

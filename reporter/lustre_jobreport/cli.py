@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import JobReportError
-from .textsafe import escaped
+from .present.textsafe import escaped
 
 PROG = "lustre-jobreport"
 
@@ -27,7 +27,8 @@ def complain(level: str, message: str) -> None:
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
-    from . import config, snapformat, snapshot
+    from . import config
+    from .acquire import snapformat, snapshot
 
     if args.job_id is not None and not snapformat.is_job_id(args.job_id):
         raise JobReportError(f"--job-id {snapformat.shown(args.job_id)}: a snapshot names a job by "
@@ -54,7 +55,9 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from . import config, render, report, snapfile
+    from . import config
+    from .report import view as render, document as report
+    from .acquire import snapfile
 
     cfg = config.load(args.config)
     begin, end = snapfile.read(args.begin), snapfile.read(args.end)
@@ -82,7 +85,8 @@ def _write(text: str, output: str | None) -> None:
 
 
 def _cmd_records_add(args: argparse.Namespace) -> int:
-    from . import config, records
+    from . import config
+    from .records import store as records
 
     cfg = config.load(args.config)
     path = records.add(args.report, records_dir=args.records or cfg.values["hooks"]["records_dir"],
@@ -92,7 +96,8 @@ def _cmd_records_add(args: argparse.Namespace) -> int:
 
 
 def _cmd_records_compact(args: argparse.Namespace) -> int:
-    from . import compact, config
+    from .records import compact
+    from . import config
 
     cfg = config.load(args.config)
     result = compact.compact(args.records or cfg.values["hooks"]["records_dir"],
@@ -102,7 +107,8 @@ def _cmd_records_compact(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from . import compare, config
+    from .compare import model as compare
+    from . import config
 
     cfg = config.load(args.config)
     _write(compare.main(args, cfg), args.output)
@@ -110,7 +116,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_hook(args: argparse.Namespace) -> int:
-    from . import hooks  # never raises, always 0: a failing Slurm prolog/epilog drains the node
+    from .hooks import entry as hooks  # never raises, always 0: a failing Slurm prolog/epilog drains the node
 
     if args.limits:
         hooks.exit_now(hooks.limits(args.command, args.scheduler, args.argv, args.config, fallback_log=args.log))

@@ -25,7 +25,9 @@ from typing import Callable
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))           # privpmcd (tests/)
 
-from lustre_jobreport import config, report, snapshot  # noqa: E402
+from lustre_jobreport import config  # noqa: E402
+from lustre_jobreport.report import document as report
+from lustre_jobreport.acquire import snapshot
 from lustre_sim import SimClient  # noqa: E402
 from privpmcd import PrivatePmcd  # noqa: E402
 

@@ -19,7 +19,11 @@ import pytest
 from hookkit import (HOOKS, BarePmcd, BlackHole, Rig, dead_spec, fake_reporter, full_tmpfs, run_hook, slurm_env,
                      write_defaults)
 from packed import zeros, zeros_bomb
-from lustre_jobreport import catalog, hooks, records, render, snapfile
+from lustre_jobreport import catalog
+from lustre_jobreport.hooks import entry as hooks
+from lustre_jobreport.records import store as records
+from lustre_jobreport.report import view as render
+from lustre_jobreport.acquire import snapfile
 from privpmcd import PrivatePmcd
 
 SLACK = 0.75    # process start/exit around the wrapper's own bound, on a busy CI machine
@@ -297,7 +301,7 @@ def test_an_internal_error_is_one_log_line_and_exit_0(rig, node, monkeypatch, br
     """The reporter's own code failing in the middle (building the report, render) is caught and logged
     in one line; the job's begin snapshot does not stay behind in the spool, and what does not
     need the failed step still happens (the record needs the report, not its text)."""
-    from lustre_jobreport import render, report
+    from lustre_jobreport.report import view as render, document as report
 
     env = slurm_env("7", rig.pw, rig.defaults)
     assert hooks.run("prolog", "slurm", [], str(rig.config), env=env) == 0 and rig.begin.exists()
@@ -348,7 +352,7 @@ def test_the_bound_holds_when_the_reporter_cannot_stop_itself(wdir, job_user, wh
     (SIGSTOP) while its end snapshot waits on a hung host. A worker that crashes (SIGSEGV in a C
     library) is said with its signal and step, at once."""
     import subprocess as sp
-    from lustre_jobreport import hostsnap, snapfile
+    from lustre_jobreport.acquire import hostsnap, snapfile
 
     hole = BlackHole()
     try:

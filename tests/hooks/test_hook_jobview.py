@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from hookkit import Rig
-from lustre_jobreport import records
+from lustre_jobreport.records import store as records
 
 SLACK = 0.75
 

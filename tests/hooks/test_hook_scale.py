@@ -14,7 +14,8 @@ import re
 import pytest
 
 from hookkit import Rig
-from lustre_jobreport import records, snapfile
+from lustre_jobreport.records import store as records
+from lustre_jobreport.acquire import snapfile
 
 NODES = 2000
 SLACK = 0.75    # process start/exit around the wrapper's own bound, on a busy CI machine
@@ -40,6 +41,7 @@ def test_a_job_too_large_for_the_bounds_reports_what_was_read_and_names_the_rest
 
     rc, took, out, err = rig.prolog(**job)
     assert (rc, out, err) == (0, "", "") and took < 3 + SLACK, rig.log_lines()
+    assert rig.begin.exists(), rig.log_lines()
     begin = snapfile.read(rig.begin)       # spooled, though the bound was reached
     read = [h for h, s in begin.hosts.items() if s.ok]
     assert len(begin.hosts) == NODES and 0 < len(read) < NODES

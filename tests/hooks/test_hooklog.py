@@ -7,8 +7,9 @@ import unicodedata
 
 import pytest
 
-from lustre_jobreport import hooklog, render
-from lustre_jobreport.hooklog import HookLog
+from lustre_jobreport.hooks import hooklog
+from lustre_jobreport.report import view as render
+from lustre_jobreport.hooks.hooklog import HookLog
 
 # C0 (ESC, BEL, BS, file/group/unit separators), DEL, C1 (NEL, CSI), bidi override and isolate,
 # zero-width space and joiner, BOM, line and paragraph separators, a lone surrogate (an
@@ -56,5 +57,5 @@ def test_a_long_line_is_cut_after_escaping():
 def test_the_log_escapes_as_the_report_does(text):
     """One escaping for the log and the report (render.displayable): an admin who greps the log
     for what the report showed finds it."""
-    from lustre_jobreport import textsafe
+    from lustre_jobreport.present import textsafe
     assert textsafe.escaped(text) == render.displayable({"k": text})["k"]

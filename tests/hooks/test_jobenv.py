@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from lustre_jobreport import jobenv
+from lustre_jobreport.hooks import jobenv
 
 # The environment slurmd 22.05 gave a real Epilog on this machine (notes/slurm.md §4.2).
 SLURM_EPILOG_ENV = {

@@ -38,9 +38,9 @@ def test_prolog_imports_neither_pandas_nor_jinja2(wdir, job_user, tmp_path):
         large = imported("prolog", rig)                     # a large job: PCP bindings in-process
         assert rig.begin.exists() and rig.errors() == []
         epilog = imported("epilog", rig)                    # (its scontrol is not faked here)
-    assert "lustre_jobreport.snapshot" in small and "lustre_jobreport.hooks" in small
+    assert "lustre_jobreport.acquire.snapshot" in small and "lustre_jobreport.hooks.entry" in small
     assert not {m for m in small if m.split(".")[0] in HEAVY + ("numpy", "pcp")}
-    assert "lustre_jobreport.snapshot" in large and "pcp.pmapi" in large
+    assert "lustre_jobreport.acquire.snapshot" in large and "pcp.pmapi" in large
     assert not {m for m in large if m.split(".")[0] in HEAVY}
     # the detector does see them: the epilog renders with Jinja2, and numpy when imported
     # (pandas is not installed until records need it: nothing to import)

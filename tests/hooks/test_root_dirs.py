@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 import pytest
 
 from hookkit import JOB_USER, Rig, user_dir
-from lustre_jobreport import records
+from lustre_jobreport.records import store as records
 
 DOC = {"schema": "lustre-jobreport/1", "job": {"id": "42", "end": "2026-03-09T23:59:59Z"}}
 
@@ -70,7 +70,7 @@ def test_html_dir_others_could_write_is_refused(wdir, job_user, node):
                                   "year group-writable", "year is the user's, month a link",
                                   "day is a file"])
 def test_every_level_is_checked(wdir, job_user, case):
-    from lustre_jobreport import securedir
+    from lustre_jobreport.safeio import securedir
 
     target = root_only(wdir)
     rec = wdir / "records"

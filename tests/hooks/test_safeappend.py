@@ -18,7 +18,7 @@ import pytest
 
 from hookkit import full_tmpfs, user_dir, user_file
 from nsshang import HANG_S, hung_group_lookups
-from lustre_jobreport.safeappend import append_as_user, create_as_user
+from lustre_jobreport.safeio.safeappend import append_as_user, create_as_user
 
 REPORT = b"\n--- Lustre I/O report ---\n"
 
@@ -163,7 +163,7 @@ def test_create_on_an_existing_fifo_fails_at_once(home, job_user):
 
 def test_a_hung_writer_is_abandoned_in_time(home, job_user, monkeypatch):
     """A writer stuck in the kernel (a hung NFS server) costs the bound, not the hook."""
-    from lustre_jobreport import safeappend
+    from lustre_jobreport.safeio import safeappend
     monkeypatch.setattr(safeappend, "_child", lambda *a: time.sleep(30) or "ok 644")  # runs in the fork
     out = user_file(home / "slurm-14.out", job_user, "x\n")
     t0 = time.monotonic()
@@ -216,7 +216,7 @@ def test_a_hung_group_lookup_costs_the_writers_bound_not_the_hook(home, job_user
     out = user_file(home / "slurm-15.out", job_user, "x\n")
     code = f"""
 import json, os, time
-from lustre_jobreport.safeappend import append_as_user
+from lustre_jobreport.safeio.safeappend import append_as_user
 t0 = time.monotonic()
 res = append_as_user({str(out)!r}, b"report\\n", {job_user.pw_uid}, {job_user.pw_gid}, {job_user.pw_name!r},
                      timeout_s=1)

@@ -7,7 +7,9 @@ import time
 import pytest
 
 from hookkit import dead_spec, full_tmpfs
-from lustre_jobreport import records, snapshot, spool
+from lustre_jobreport.records import store as records
+from lustre_jobreport.acquire import snapshot
+from lustre_jobreport.hooks import spool
 
 
 def snap():
@@ -107,7 +109,8 @@ def test_record_layout_and_content(tmp_path):
 def test_small_job_begin_via_pminfo_reports_like_the_in_process_snapshot(tmp_path):
     """One pminfo per host (kept raw, parsed at the end) and PCP's bindings give
     the same report, so a job's size does not change its numbers."""
-    from lustre_jobreport import config, report
+    from lustre_jobreport import config
+    from lustre_jobreport.report import document as report
     from lustre_sim import SimClient
     from privpmcd import PrivatePmcd
 

@@ -21,7 +21,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from lustre_jobreport import config, records, report, snapshot
+from lustre_jobreport import config
+from lustre_jobreport.records import store as records
+from lustre_jobreport.report import document as report
+from lustre_jobreport.acquire import snapshot
 from lustre_sim import SimClient
 from privpmcd import PrivatePmcd
 

@@ -6,7 +6,9 @@ osc.*.rpc_stats=clear` during the job, then one OSC's 1 MiB RPCs climb past the 
 
 from __future__ import annotations
 
-from lustre_jobreport import config, render, report, snapshot
+from lustre_jobreport import config
+from lustre_jobreport.report import view as render, document as report
+from lustre_jobreport.acquire import snapshot
 from lustre_sim import SimClient
 from privpmcd import PrivatePmcd
 

@@ -34,7 +34,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from lustre_jobreport import charts, compare, comparerender
+from lustre_jobreport.report import charts
+from lustre_jobreport.compare import model as compare, view as comparerender
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reporter"))
 from test_compare_rows import jobs, table  # noqa: E402

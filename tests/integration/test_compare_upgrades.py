@@ -31,7 +31,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lustre_jobreport import cli, compare, config, recordset
+from lustre_jobreport import cli, config
+from lustre_jobreport.compare import model as compare
+from lustre_jobreport.records import recordset
 
 from fleet import APPS, BASELINE_MONTH, CANDIDATE_MONTH, IMAGE, SPLIT, Client, Fleet
 

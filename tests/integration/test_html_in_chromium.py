@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from lustre_jobreport import charts, config, render, report, snapshot
+from lustre_jobreport.report import charts, view as render, document as report
+from lustre_jobreport import config
+from lustre_jobreport.acquire import snapshot
 from lustre_sim import SimClient
 from privpmcd import PrivatePmcd
 

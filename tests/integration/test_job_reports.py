@@ -14,7 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from lustre_jobreport import catalog, config, jobrow, render, report, snapfile, snapshot
+from lustre_jobreport import catalog, config
+from lustre_jobreport.records import jobrow
+from lustre_jobreport.report import view as render, document as report
+from lustre_jobreport.acquire import snapfile, snapshot
 from lustre_sim import SimClient
 from lustre_sim.workloads import TABLE_I_BUCKETS, TABLE_I_READ, TABLE_I_WRITE   # the Enzo job (notes/io-findings.md)
 from privpmcd import PrivatePmcd, free_port

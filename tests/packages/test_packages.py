@@ -225,7 +225,7 @@ def test_apt_installs_both_packages_where_pcp_and_admins_look(system):
     assert UPSTREAM in out
     probe = run("/usr/bin/python3", "-I", "-c", "import sys; sys.path.insert(0, '/usr/lib/lustre-jobreport/python');"
                 "import numpy, pyarrow, duckdb, scipy, matplotlib, jinja2, hostlist;"
-                "from lustre_jobreport import pcpfetch; print(pcpfetch.HAVE_PMAPI, numpy.__file__)").stdout.split()
+                "from lustre_jobreport.acquire import pcpfetch; print(pcpfetch.HAVE_PMAPI, numpy.__file__)").stdout.split()
     assert probe == ["True", "/usr/lib/lustre-jobreport/python/numpy/__init__.py"]
     # PCP's tools find what the agent's package installed, by name
     tmp = system.base / "pcpcfg"

@@ -42,9 +42,10 @@ from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
-from lustre_jobreport import catalog, hostsnap
+from lustre_jobreport import catalog
+from lustre_jobreport.acquire import hostsnap
 from lustre_jobreport.catalog import P
-from lustre_jobreport.snapfile import SINGULAR, Column, HostSnapshot, Snapshot
+from lustre_jobreport.acquire.snapfile import SINGULAR, Column, HostSnapshot, Snapshot
 
 BEGIN, END = 0, 1
 U64_MAX = (1 << 64) - 1

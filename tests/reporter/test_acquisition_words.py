@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hookkit import BarePmcd, BlackHole, dead_spec
-from lustre_jobreport import snapshot
+from lustre_jobreport.acquire import snapshot
 
 TESTS = Path(__file__).resolve().parents[1]
 BACKENDS = ("pminfo", "pmapi")
@@ -23,7 +23,7 @@ BACKENDS = ("pminfo", "pmapi")
 # fan-out over hundreds of hosts, where most have answered before a silent one is given up on.
 FETCH = """
 import json, sys
-from lustre_jobreport import snapshot
+from lustre_jobreport.acquire import snapshot
 backend, spec, warm_spec, connect_s, fetch_s = sys.argv[1:6]
 kw = dict(backend=backend, connect_timeout_s=float(connect_s), fetch_timeout_s=float(fetch_s))
 if warm_spec:

@@ -4,9 +4,10 @@ reads roles and source files from it (and from the PMIDs snapshots carry), never
 import re
 from pathlib import Path
 
-from lustre_jobreport import catalog, config, report
-from lustre_jobreport.aggregate import aggregate
-from lustre_jobreport.diff import diff
+from lustre_jobreport import catalog, config
+from lustre_jobreport.report import document as report
+from lustre_jobreport.report.aggregate import aggregate
+from lustre_jobreport.report.diff import diff
 
 from snapshots import host, node, snap
 
@@ -151,7 +152,7 @@ def test_no_module_but_the_catalog_picks_metrics_by_name_prefix():
     picks "the OSC metrics" by name would miss or mislabel one the agent names otherwise."""
     package = Path(catalog.__file__).parent
     found = [f"{path.name}:{n}: {line.strip()}"
-             for path in sorted(package.glob("*.py")) if path.name != "catalog.py"
+             for path in sorted(package.rglob("*.py")) if path.name != "catalog.py"
              for n, line in enumerate(path.read_text().splitlines(), 1) if _NAME_BY_PREFIX.search(line)]
     assert found == []
 

@@ -24,7 +24,8 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 import pytest
 
-from lustre_jobreport import compact, jobrow, partschema, records, recordset, securedir
+from lustre_jobreport.records import compact, jobrow, partschema, store as records, recordset
+from lustre_jobreport.safeio import securedir
 from lustre_jobreport.errors import JobReportError
 
 from test_records_kit import (as_version_2, damage, foreign_files, many_part_files, put, record_doc, report_doc,
@@ -944,7 +945,7 @@ def limited(*argv, nofile=FD_LIMIT):
                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, hard)))
 
 
-LOAD = ("import sys\nfrom lustre_jobreport import recordset\nfrom lustre_jobreport.errors import JobReportError\n"
+LOAD = ("import sys\nfrom lustre_jobreport.records import recordset\nfrom lustre_jobreport.errors import JobReportError\n"
         "try:\n    got = recordset.load('', sys.argv[1], sys.argv[2])\n"
         "except JobReportError as e:\n    print('error:', e)\n"
         "else:\n    print(got.table.num_rows, got.dataset_files)\n")

@@ -8,7 +8,7 @@ import io
 import re
 from pathlib import Path
 
-from lustre_jobreport import compact, jobrow
+from lustre_jobreport.records import compact, jobrow
 
 from test_records_kit import put
 

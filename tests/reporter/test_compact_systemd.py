@@ -81,7 +81,7 @@ def test_systemd_analyze_verifies_the_units(tmp_path):
 @pytest.mark.skipif(shutil.which("systemd-tmpfiles") is None or os.geteuid() != 0,
                     reason="needs systemd-tmpfiles and root (the directories are root's)")
 def test_the_directories_tmpfiles_makes_are_accepted_by_the_compaction(tmp_path):
-    from lustre_jobreport import compact
+    from lustre_jobreport.records import compact
 
     from test_records_kit import put
 

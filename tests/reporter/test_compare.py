@@ -13,8 +13,10 @@ import pytest
 from hypothesis import given, strategies as st
 from scipy import stats
 
-from lustre_jobreport import compare, comparemetrics, comparerender, config, jobrow
-from lustre_jobreport.compare import Settings
+from lustre_jobreport.compare import model as compare, metrics as comparemetrics, view as comparerender
+from lustre_jobreport import config
+from lustre_jobreport.records import jobrow
+from lustre_jobreport.compare.model import Settings
 from proptest import runs
 
 from test_compare_rows import jobs, table

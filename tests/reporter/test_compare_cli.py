@@ -14,7 +14,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from lustre_jobreport import cli, compact
+from lustre_jobreport import cli
+from lustre_jobreport.records import compact
 
 from test_compare_rows import jobs, table
 from test_records_kit import damage, put
@@ -166,7 +167,8 @@ def test_records_of_a_newer_schema_are_skipped_and_said(dirs, capsys):
 
 
 def test_each_side_reads_only_the_columns_compare_reads(dirs, tmp_path, monkeypatch):
-    from lustre_jobreport import compare as cmp, recordset
+    from lustre_jobreport.compare import model as cmp
+    from lustre_jobreport.records import recordset
     asked, real = [], recordset.load
 
     def load(*a, **kw):

@@ -29,7 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-from lustre_jobreport import compare, comparemetrics, comparerender, config, jobrow, recordset
+from lustre_jobreport.compare import model as compare, metrics as comparemetrics, view as comparerender
+from lustre_jobreport import config
+from lustre_jobreport.records import jobrow, recordset
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_compare_rows import jobs, table  # noqa: E402
@@ -271,7 +273,7 @@ def test_every_error_message_the_page_quotes_is_printed_by_the_code():
     section = text[text.index("## 10."):]
     table_rows = re.findall(r"^\| `([^`]+)`", section, re.M)
     assert len(table_rows) >= 8
-    sources = "\n".join(p.read_text() for p in SOURCES.glob("*.py"))
+    sources = "\n".join(p.read_text() for p in SOURCES.rglob("*.py"))
     missing = [m for m in table_rows if m not in sources]
     assert missing == []
 

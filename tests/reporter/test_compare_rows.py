@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 import numpy as np
 import pyarrow as pa
 
-from lustre_jobreport import jobrow
+from lustre_jobreport.records import jobrow
 
 GIB = 1 << 30
 BUCKETS = (*jobrow.BUCKETS, "over_64M")

@@ -17,7 +17,7 @@ SYSTEM = {"pcp", "cpmapi"}
 
 def third_party_imports() -> set[str]:
     found = set()
-    for path in PACKAGE.glob("*.py"):
+    for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]

@@ -8,8 +8,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from lustre_jobreport import catalog, config, jobrow, report
-from lustre_jobreport.flags import RULES
+from lustre_jobreport import catalog, config
+from lustre_jobreport.records import jobrow
+from lustre_jobreport.report import document as report
+from lustre_jobreport.report.flags import RULES
 
 from snapshots import node, snap
 

@@ -1,6 +1,6 @@
-from lustre_jobreport.aggregate import aggregate
+from lustre_jobreport.report.aggregate import aggregate
 from lustre_jobreport.catalog import Reason
-from lustre_jobreport.diff import diff
+from lustre_jobreport.report.diff import diff
 
 from snapshots import host, node, snap
 

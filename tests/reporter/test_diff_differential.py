@@ -48,9 +48,10 @@ import agentdiff
 import diffcases as dc
 from proptest import runs
 from diffcases import Event, Layout, make_case
-from lustre_jobreport import catalog, config, jobview, report
+from lustre_jobreport import catalog, config
+from lustre_jobreport.report import jobview, document as report
 from lustre_jobreport.catalog import P, Reason
-from lustre_jobreport.diff import JobDelta, device_of, diff
+from lustre_jobreport.report.diff import JobDelta, device_of, diff
 
 JOB = "4242"
 CFG = config.Config()

@@ -26,9 +26,10 @@ from proptest import runs
 
 import diffcases as dc
 from diffcases import BEGIN, END, HISTOGRAM, RPC, Case, Event, Mount, StatsFile
-from lustre_jobreport import catalog, config, report
+from lustre_jobreport import catalog, config
+from lustre_jobreport.report import document as report
 from lustre_jobreport.catalog import P, Reason
-from lustre_jobreport.diff import DeviceColumns, diff, fs_of
+from lustre_jobreport.report.diff import DeviceColumns, diff, fs_of
 
 CFG = config.Config()
 TOLERANCE_US = catalog.START_TOLERANCE_US

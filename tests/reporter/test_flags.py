@@ -1,9 +1,9 @@
 import pytest
 
 from lustre_jobreport import config
-from lustre_jobreport.aggregate import FsTotals
+from lustre_jobreport.report.aggregate import FsTotals
 from lustre_jobreport.errors import ConfigError
-from lustre_jobreport.flags import JobContext, evaluate
+from lustre_jobreport.report.flags import JobContext, evaluate
 
 GIB = 1 << 30
 CTX = JobContext(elapsed_s=3600.0, n_hosts=4)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lustre_jobreport import catalog, compact, jobrow, records, recordset
+from lustre_jobreport import catalog
+from lustre_jobreport.records import compact, jobrow, store as records, recordset
 from proptest import runs
 from test_records_kit import put, record_doc, report_doc
 

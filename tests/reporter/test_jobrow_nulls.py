@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from lustre_jobreport import jobrow
+from lustre_jobreport.records import jobrow
 from test_records_kit import report_doc
 
 

@@ -20,11 +20,13 @@ import subprocess
 
 import pytest
 
-pcpfetch = pytest.importorskip("lustre_jobreport.pcpfetch")
+pcpfetch = pytest.importorskip("lustre_jobreport.acquire.pcpfetch")
 if not pcpfetch.HAVE_PMAPI:
     pytest.skip("PCP's Python bindings are not importable", allow_module_level=True)
 
-from lustre_jobreport import catalog, config, jobview, report, snapshot   # noqa: E402
+from lustre_jobreport import catalog, config  # noqa: E402
+from lustre_jobreport.report import jobview, document as report
+from lustre_jobreport.acquire import snapshot
 from lustre_sim import SimClient                                          # noqa: E402
 from privpmcd import DEFAULT_ACCESS, PrivatePmcd                          # noqa: E402
 
@@ -48,7 +50,7 @@ def both_reports(pmcd: PrivatePmcd, run) -> tuple[dict, dict]:
     run()
     end = snapshot.take(targets(pmcd), connect_timeout_s=5, fetch_timeout_s=20)
     fetched = snapshot.fetch_all(targets(pmcd), connect_timeout_s=5, fetch_timeout_s=20, job_id=JOB)
-    from lustre_jobreport.snapfile import Snapshot
+    from lustre_jobreport.acquire.snapfile import Snapshot
     viewed = Snapshot.from_hosts(fetched.taken_at, fetched.hosts)
     central = report.build(begin, end, CFG, job_id=JOB, user="u")
     via_agent = report.from_delta(jobview.delta(viewed, JOB), CFG, job_id=JOB, user="u")
@@ -140,7 +142,7 @@ def test_a_job_the_agent_does_not_know_is_a_host_left_out_and_said(tmp_path):
         fetched = snapshot.fetch_all(targets(pmcd), connect_timeout_s=5, fetch_timeout_s=20, job_id=JOB)
     [host] = fetched.hosts
     assert not host.ok and f"no begin values of job {JOB}" in host.error
-    from lustre_jobreport.snapfile import Snapshot
+    from lustre_jobreport.acquire.snapfile import Snapshot
     doc = report.from_delta(jobview.delta(Snapshot.from_hosts(fetched.taken_at, fetched.hosts), JOB), CFG, job_id=JOB)
     assert doc["job"]["hosts"] == [] and doc["job"]["hosts_missing"] == ["node0"]
     [q] = doc["data_quality"]

@@ -4,10 +4,11 @@ OSC the agent sent no delta for counts as zero unless it was left out on that ho
 
 from __future__ import annotations
 
-from lustre_jobreport import catalog, jobview
+from lustre_jobreport import catalog
+from lustre_jobreport.report import jobview
 from lustre_jobreport.catalog import P
-from lustre_jobreport.hostsnap import HostSnapshot, failed
-from lustre_jobreport.snapfile import SINGULAR, Column, Snapshot
+from lustre_jobreport.acquire.hostsnap import HostSnapshot, failed
+from lustre_jobreport.acquire.snapfile import SINGULAR, Column, Snapshot
 
 JOB = "77"
 OSTS = ["scratch-OST0000", "scratch-OST0001", "scratch-OST0002"]

@@ -20,12 +20,14 @@ import subprocess
 
 import pytest
 
-pcpfetch = pytest.importorskip("lustre_jobreport.pcpfetch")
+pcpfetch = pytest.importorskip("lustre_jobreport.acquire.pcpfetch")
 if not pcpfetch.HAVE_PMAPI:
     pytest.skip("PCP's Python bindings are not importable", allow_module_level=True)
 
-from lustre_jobreport import catalog, config, jobview, report, snapshot   # noqa: E402
-from lustre_jobreport.snapfile import Snapshot                            # noqa: E402
+from lustre_jobreport import catalog, config  # noqa: E402
+from lustre_jobreport.report import jobview, document as report
+from lustre_jobreport.acquire import snapshot
+from lustre_jobreport.acquire.snapfile import Snapshot                            # noqa: E402
 from lustre_sim import SimClient                                          # noqa: E402
 from privpmcd import PrivatePmcd                                          # noqa: E402
 

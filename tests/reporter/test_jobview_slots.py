@@ -25,7 +25,7 @@ from agentdiff import HarnessError, lib
 from lustre_jobreport import catalog
 from proptest import runs
 
-pcpfetch = pytest.importorskip("lustre_jobreport.pcpfetch")
+pcpfetch = pytest.importorskip("lustre_jobreport.acquire.pcpfetch")
 if not pcpfetch.HAVE_PMAPI:
     pytest.skip("PCP's Python bindings are not importable", allow_module_level=True)
 

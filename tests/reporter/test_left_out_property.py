@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lustre_jobreport import catalog, config, jobrow, render, report
+from lustre_jobreport import catalog, config
+from lustre_jobreport.records import jobrow
+from lustre_jobreport.report import view as render, document as report
 
 from proptest import runs
 from snapshots import host, snap

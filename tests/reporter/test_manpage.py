@@ -8,7 +8,8 @@ import re
 from pathlib import Path
 
 import manpages
-from lustre_jobreport import cli, config, recordset
+from lustre_jobreport import cli, config
+from lustre_jobreport.records import recordset
 
 PAGE = Path(__file__).resolve().parents[2] / "reporter" / "lustre-jobreport.1"
 

@@ -8,10 +8,10 @@ import struct
 import numpy as np
 import pytest
 
-pcpfetch = pytest.importorskip("lustre_jobreport.pcpfetch")
+pcpfetch = pytest.importorskip("lustre_jobreport.acquire.pcpfetch")
 if not pcpfetch.HAVE_PMAPI:
     pytest.skip("PCP's Python bindings are not importable", allow_module_level=True)
-from lustre_jobreport.pcpfetch import Catalog, _strings_in_one_read, c_api   # noqa: E402
+from lustre_jobreport.acquire.pcpfetch import Catalog, _strings_in_one_read, c_api   # noqa: E402
 
 STRING = c_api.PM_TYPE_STRING
 

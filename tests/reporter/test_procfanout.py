@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from lustre_jobreport import catalog, procfanout, snapshot
+from lustre_jobreport import catalog
+from lustre_jobreport.acquire import procfanout, snapshot
 
 KW = {"connect_timeout_s": 2.0, "fetch_timeout_s": 3.0, "parallel": 4, "backend": "pmapi",
       "metrics": catalog.BEGIN_METRICS}

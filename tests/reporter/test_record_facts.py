@@ -4,7 +4,10 @@ latency, read-ahead and hybrid I/O sums — each null, never 0, when some host d
 
 import pytest
 
-from lustre_jobreport import REPORT_SCHEMA, config, jobenv, jobrow, records, report
+from lustre_jobreport import REPORT_SCHEMA, config
+from lustre_jobreport.hooks import jobenv
+from lustre_jobreport.records import jobrow, store as records
+from lustre_jobreport.report import document as report
 
 from snapshots import host, snap
 

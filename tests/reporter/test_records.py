@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from lustre_jobreport import jobrow, records
+from lustre_jobreport.records import jobrow, store as records
 from lustre_jobreport.errors import JobReportError
 
 from test_records_kit import put, record_doc, report_doc

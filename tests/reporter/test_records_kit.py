@@ -13,7 +13,8 @@ from datetime import datetime, timedelta, timezone
 import pyarrow as pa
 import pytest
 
-from lustre_jobreport import catalog, jobrow, records
+from lustre_jobreport import catalog
+from lustre_jobreport.records import jobrow, store as records
 
 OPS = catalog.METADATA_OPS
 BUCKETS = jobrow.BUCKETS
@@ -101,7 +102,7 @@ def put(records_dir, job_id: str = "1", cluster: str = "c1", **kw):
 
 def rows_table(*job_ids: str, **kw):
     """The dataset table of these jobs' records (report_doc(job_id, **kw))."""
-    from lustre_jobreport import compact
+    from lustre_jobreport.records import compact
     return compact.to_table([r for j in job_ids for r in jobrow.rows(record_doc(j, **kw))])
 
 
@@ -110,7 +111,7 @@ def write_part(path, table, states: int | bytes | None = None):
     (every file written before versions were stated), an int states that version of
     lustre-jobreport's dataset schema, bytes state anything else."""
     import pyarrow.parquet as pq
-    from lustre_jobreport import partschema
+    from lustre_jobreport.records import partschema
     meta = {} if states is None else {
         partschema.KEY: states if isinstance(states, bytes) else partschema.stated(states).encode()}
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -123,7 +124,7 @@ def as_version_2(monkeypatch, added=("new_metric",)):
     `added`: what it writes states version 2, and today's files (stated or not) are of the older
     version 1, which lacks them. How a later reader reads older files, tried today. (jobrow's
     rows do not make the new columns: use it to read and merge files, not to compact records.)"""
-    from lustre_jobreport import compact, partschema
+    from lustre_jobreport.records import compact, partschema
     columns = jobrow._COLUMNS + [(c, "int64") for c in added]
     monkeypatch.setattr(jobrow, "_COLUMNS", columns)
     monkeypatch.setattr(jobrow, "COLUMNS", tuple(c for c, _ in columns))
@@ -170,7 +171,7 @@ def many_part_files(month_dir, n: int, first: int = 0) -> list:
     statistics and footer alike). A file per 0.1 ms instead of 5."""
     import io
     import pyarrow.parquet as pq
-    from lustre_jobreport import partschema
+    from lustre_jobreport.records import partschema
     holder = "Z" * 8
     table = rows_table(holder).replace_schema_metadata({partschema.KEY: partschema.stated().encode()})
     plain = ("record_id", "job_id")
@@ -234,7 +235,7 @@ def test_the_same_seed_builds_the_same_document():
 
 def test_many_part_files_are_each_a_job_of_its_own(tmp_path):
     import pyarrow.parquet as pq
-    from lustre_jobreport import partschema
+    from lustre_jobreport.records import partschema
     paths = many_part_files(tmp_path, 3, first=41)
     for i, path in zip(range(41, 44), paths):
         got = pq.read_table(path)

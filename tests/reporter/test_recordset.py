@@ -18,9 +18,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lustre_jobreport import compact, jobrow, partschema, records, recordset
+from lustre_jobreport.records import compact, jobrow, partschema, store as records, recordset
 from lustre_jobreport.errors import JobReportError
-from lustre_jobreport.recordset import Selection, SelectionError
+from lustre_jobreport.records.recordset import Selection, SelectionError
 
 from test_records_kit import (as_version_2, damage, foreign_files, put, record_doc, rows_table,
                               with_new_metric, write_part)
@@ -282,7 +282,7 @@ def test_a_dataset_file_the_system_will_not_let_compare_read_is_one_error(dirs, 
             compact.compact(rec, ds)
         first = compact.part_files(ds, (2026, 10))[0]
         os.chmod(first, 0o600)
-        code = ("import sys; from lustre_jobreport import recordset\n"
+        code = ("import sys; from lustre_jobreport.records import recordset\n"
                 "from lustre_jobreport.errors import JobReportError\n"
                 "try:\n    got = recordset.load('', None, sys.argv[1])\n"
                 "except JobReportError as e:\n    print('error:', e)\n"
@@ -359,7 +359,7 @@ def test_directories_compare_may_not_read_are_one_line_each(dirs, tmp_path):
         put(rec, "2")
         for d in (rec, ds):
             os.chmod(d, 0o750)
-        code = ("import sys; from lustre_jobreport import recordset\n"
+        code = ("import sys; from lustre_jobreport.records import recordset\n"
                 "from lustre_jobreport.errors import JobReportError\n"
                 "try:\n    got = recordset.load('', sys.argv[1], sys.argv[2])\n"
                 "except JobReportError as e:\n    print('error:', e)\n"
@@ -434,7 +434,7 @@ def test_a_non_root_reader_takes_roots_and_its_own_directories_not_another_users
         theirs = put(rec, "theirs", end="2026-10-16T12:00:00Z")
         os.chown(mine.parent, pw.pw_uid, pw.pw_gid)
         os.chown(theirs.parent, 54321, 54321)
-        code = ("import sys; from lustre_jobreport import recordset\n"
+        code = ("import sys; from lustre_jobreport.records import recordset\n"
                 "got = recordset.load('', sys.argv[1], None)\n"
                 "print(sorted(r['job_id'] for r in got.table.to_pylist()), got.warnings)\n")
         r = subprocess.run(["runuser", "-u", pw.pw_name, "--", sys.executable, "-c", code, str(rec)],

@@ -1,4 +1,5 @@
-from lustre_jobreport import config, render, report
+from lustre_jobreport import config
+from lustre_jobreport.report import view as render, document as report
 
 from snapshots import host, node, snap
 

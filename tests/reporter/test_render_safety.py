@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 import matplotlib
 import pytest
 
-from lustre_jobreport import charts, render
+from lustre_jobreport.report import charts, view as render
 
 # An OSC 52 sequence asks the terminal to put its payload on the clipboard.
 OSC52 = "\x1b]52;c;cm0gLXJmIH4K\x07"

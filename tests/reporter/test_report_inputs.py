@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from hookkit import dead_spec
-from lustre_jobreport import snapfile
+from lustre_jobreport.acquire import snapfile
 
 from snapshots import node, snap
 

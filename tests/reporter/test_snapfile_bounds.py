@@ -8,7 +8,7 @@ import zlib
 
 import pytest
 
-from lustre_jobreport import snapfile, snapformat
+from lustre_jobreport.acquire import snapfile, snapformat
 from lustre_jobreport.errors import SnapshotFileError
 
 from packed import zeros, zeros_bomb
@@ -178,7 +178,8 @@ def test_a_schema_1_spool_document_of_pminfo_text_is_still_read(tmp_path):
 # once everything the reading needs is imported: the reading's peak must fit the budget.
 READ_WITHIN_BUDGET = """
 import resource, sys, time
-from lustre_jobreport import cli, pminfoparse, snapfile
+from lustre_jobreport import cli
+from lustre_jobreport.acquire import pminfoparse, snapfile
 def mapped():
     for line in open("/proc/self/status"):
         if line.startswith("VmSize:"):
@@ -276,12 +277,12 @@ def test_a_raw_file_at_the_caps_is_parsed_one_host_at_a_time_within_memory_and_t
 def test_the_raw_form_is_written_as_tables_past_the_caps_it_is_read_with(tmp_path, monkeypatch):
     """A snapshot whose pminfo texts pass the reader's caps (`snapshot --backend pminfo` of many
     hosts) is written as tables, not as a file the reader then refuses."""
-    from lustre_jobreport.hostsnap import HostSnapshot
+    from lustre_jobreport.acquire.hostsnap import HostSnapshot
 
     texts = [_pminfo_text(4000, k) for k in range(3)]
     monkeypatch.setattr(snapformat, "MAX_RAW_BYTES", 2 * len(texts[0]))
     hosts = [HostSnapshot(f"n{k}", f"n{k}", True, fetched_at=1.0, pminfo=t) for k, t in enumerate(texts)]
-    from lustre_jobreport.snapshot import Fetched
+    from lustre_jobreport.acquire.snapshot import Fetched
     Fetched(5.0, hosts).write(tmp_path / "s.json")
     doc = json.loads((tmp_path / "s.json").read_text())
     assert doc["metrics"] and not any("pminfo_z" in h for h in doc["hosts"])

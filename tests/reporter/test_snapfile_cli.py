@@ -5,7 +5,7 @@ import sys
 import numpy as np
 import pytest
 
-from lustre_jobreport import snapfile
+from lustre_jobreport.acquire import snapfile
 from lustre_jobreport.errors import SnapshotFileError
 
 from snapshots import host, node, snap
@@ -86,7 +86,8 @@ def test_cli_report_json_from_files(tmp_path):
 
 
 def test_node_lists_and_host_map(tmp_path):
-    from lustre_jobreport import config, snapshot
+    from lustre_jobreport import config
+    from lustre_jobreport.acquire import snapshot
 
     p = tmp_path / "c.toml"
     p.write_text('[snapshot]\nhost_spec = "{host}-ib:44321"\n[hosts]\nnode02 = "localhost:4431"\n')

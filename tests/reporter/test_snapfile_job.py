@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, strategies as st
 from proptest import runs
 
-from lustre_jobreport import snapfile, snapformat
+from lustre_jobreport.acquire import snapfile, snapformat
 from lustre_jobreport.errors import SnapshotFileError
-from lustre_jobreport.hostsnap import HostSnapshot
-from lustre_jobreport.snapshot import Fetched
+from lustre_jobreport.acquire.hostsnap import HostSnapshot
+from lustre_jobreport.acquire.snapshot import Fetched
 
 from snapshots import node, snap
 

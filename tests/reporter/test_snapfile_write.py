@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from lustre_jobreport import snapfile
+from lustre_jobreport.acquire import snapfile
 from snapshots import host, node, snap
 
 

@@ -8,9 +8,12 @@ import sys
 import numpy as np
 import pytest
 
-from lustre_jobreport import catalog, config, jobrow, render, report, snapfile
-from lustre_jobreport.aggregate import aggregate
-from lustre_jobreport.diff import diff
+from lustre_jobreport import catalog, config
+from lustre_jobreport.records import jobrow
+from lustre_jobreport.report import view as render, document as report
+from lustre_jobreport.acquire import snapfile
+from lustre_jobreport.report.aggregate import aggregate
+from lustre_jobreport.report.diff import diff
 from lustre_jobreport.errors import SnapshotFileError
 
 from snapshots import host, node, snap
@@ -140,8 +143,8 @@ def test_duplicate_instance_names_in_a_snapshot_file_are_refused(tmp_path):
 
 
 def test_duplicate_instance_names_from_pminfo_make_the_host_unreadable():
-    from lustre_jobreport.hostsnap import HostSnapshot
-    from lustre_jobreport.snapfile import Snapshot
+    from lustre_jobreport.acquire.hostsnap import HostSnapshot
+    from lustre_jobreport.acquire.snapfile import Snapshot
     text = ('lustreclient.osc.read_bytes PMID: 220.7.0\n'
             '    Data Type: 64-bit unsigned int  InDom: 220.1 0x37000001\n'
             '    Semantics: counter  Units: byte\n'
@@ -156,8 +159,8 @@ def test_duplicate_instance_names_from_a_pmcd_make_the_host_unreadable_on_either
     """Through a real pmcd (a stand-in agent: dup_pmda.py): the answer names scratch-OST0000 for
     two instances; whichever way it was read, the host is unreadable, in the same words."""
     from dup_pmda import pmcd_class
-    from lustre_jobreport import snapshot
-    from lustre_jobreport.snapfile import Snapshot
+    from lustre_jobreport.acquire import snapshot
+    from lustre_jobreport.acquire.snapfile import Snapshot
     if not snapshot.have_bindings():
         pytest.skip("the stand-in agent and the pmapi backend need PCP's Python bindings (python3-pcp)")
     with pmcd_class()(tmp_path / "pmcd") as pmcd:
@@ -204,7 +207,7 @@ def test_a_delta_of_2_to_the_63_or_more_is_no_count_left_out_and_said():
 def test_a_counter_gone_back_that_a_rule_let_through_is_left_out_and_said_never_wrapped(monkeypatch):
     """Were a rule ever to count a value whose end is below its begin, the subtraction would
     wrap to ~2^64: where the delta is made, it is left out as a clear instead."""
-    from lustre_jobreport import diff as diff_module
+    from lustre_jobreport.report import diff as diff_module
     judge = diff_module._judge
 
     def judge_counting_everything(g, pairs, b, e, remounted):
@@ -220,7 +223,7 @@ def test_a_counter_gone_back_that_a_rule_let_through_is_left_out_and_said_never_
 
 
 def test_exact_sum_of_many_large_values():
-    from lustre_jobreport.aggregate import exact_sum
+    from lustre_jobreport.report.aggregate import exact_sum
     v = np.full((1000, 3), 2**64 - 1, dtype=np.uint64)
     assert exact_sum(v, axis=0).tolist() == [1000 * (2**64 - 1)] * 3
 
@@ -229,7 +232,7 @@ def test_exact_sum_of_many_large_values():
 def test_snapshot_with_an_unreachable_host_writes_its_file_and_exits_0(tmp_path, backend):
     """Whichever way the hosts are read: the CLI of the interpreter the tests run (PCP's bindings
     come with it for pmapi: Debian's python3-pcp)."""
-    from lustre_jobreport.snapshot import have_bindings
+    from lustre_jobreport.acquire.snapshot import have_bindings
     from privpmcd import free_port
     if backend == "pmapi" and not have_bindings():
         pytest.skip("PCP's Python bindings (python3-pcp) are needed for the pmapi backend")
@@ -386,7 +389,7 @@ def test_through_the_job_view_a_counter_not_a_counter_is_not_read_and_an_unsent_
     """Read through the agents' job view, an OSC an agent sent no delta for is a zero unless
     that agent says it left the OSC out (its left_out codes), whatever else it left out."""
     from lustre_jobreport import catalog
-    from lustre_jobreport.aggregate import aggregate
+    from lustre_jobreport.report.aggregate import aggregate
     from test_jobview_codes import delta as job_view, host as job_host
     d = job_view(job_host("a", osc_read={"scratch-OST0001": 5}, llite_read={"home": 0},
                           left_out={"llite_stats": {"scratch": catalog.CLEARED}}),

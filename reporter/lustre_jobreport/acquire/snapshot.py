@@ -1,0 +1,290 @@
+"""Snapshot every host of a job: one fetch per host, in parallel, never fatal.
+
+Hosts are given as `NAME=SPEC` or just `SPEC`, where SPEC is a PCP host spec (`node17`,
+`node17:44321`, `localhost:4431`, `unix:/path/pmcd.socket`) and NAME is what the report calls
+the host (the scheduler's node name).
+
+One fan-out serves both ways of reading a host: PCP's bindings in-process ("pmapi"), or one
+`pminfo -dfm` process per host ("pminfo", whose text is kept raw and parsed when the snapshot is
+stacked or read back). Every host gets the same bound (connect + fetch timeout), the whole
+snapshot an optional deadline, and a host that fails says why in the same words either way.
+This module must stay light: the prolog imports it (no numpy, no bindings, no pandas, no Jinja2
+until a caller asks for the in-process backend or for stacked tables).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import hostlist
+
+from .. import catalog
+from . import hostsnap
+from ..config import Config
+from ..errors import JobReportError
+from .hostsnap import HostSnapshot
+
+BACKENDS = ("auto", "pmapi", "pminfo", "cli")   # cli: the old name of pminfo
+
+
+@dataclass(frozen=True)
+class HostTarget:
+    name: str
+    spec: str
+
+    @classmethod
+    def parse(cls, text: str) -> "HostTarget":
+        text = text.strip()
+        name, sep, spec = text.partition("=")
+        if not sep:
+            name = spec = text
+        if not name or not spec:
+            raise JobReportError(f"bad host {text!r}: expected SPEC or NAME=SPEC")
+        return cls(name, spec)
+
+
+def _unique(targets: list[HostTarget]) -> list[HostTarget]:
+    """First occurrence wins: PBS node files list a host once per core."""
+    seen: dict[str, HostTarget] = {}
+    for t in targets:
+        seen.setdefault(t.name, t)
+    return list(seen.values())
+
+
+def read_hosts_file(path: str | Path, cfg: Config | None = None) -> list[HostTarget]:
+    """One [NAME=]SPEC per line (# comments); a bare node name gets its spec from the config."""
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as exc:
+        raise JobReportError(f"cannot read hosts file {path}: {exc.strerror}") from None
+    targets = []
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if cfg is not None and "=" not in line:
+            targets.append(HostTarget(line, cfg.host_spec(line)))
+        else:
+            targets.append(HostTarget.parse(line))
+    return _unique(targets)
+
+
+def targets_for_nodes(nodelist: str, cfg: Config) -> list[HostTarget]:
+    """A scheduler node list ("node[01-04,7],gpu1") -> hosts, each at its configured pmcd."""
+    try:
+        nodes = hostlist.expand_hostlist(nodelist)
+    except hostlist.BadHostlist as exc:
+        raise JobReportError(f"bad node list {nodelist!r}: {exc}") from None
+    return _unique([HostTarget(n, cfg.host_spec(n)) for n in nodes])
+
+
+def have_bindings() -> bool:
+    try:
+        import cpmapi  # noqa: F401  (what pcpfetch needs; cheap to try)
+    except ImportError:
+        return False
+    return True
+
+
+def choose_backend(requested: str) -> str:
+    if requested == "cli":
+        return "pminfo"
+    if requested == "auto":
+        return "pmapi" if have_bindings() else "pminfo"
+    if requested == "pmapi" and not have_bindings():
+        raise JobReportError("the PMAPI backend needs PCP's Python bindings (Debian: python3-pcp)")
+    if requested not in BACKENDS:
+        raise JobReportError(f"unknown snapshot backend {requested!r}")
+    return requested
+
+
+@dataclass
+class Fetched:
+    """What one snapshot fetched: every host, in the order given, read or with its reason."""
+    taken_at: float
+    hosts: list[HostSnapshot]
+
+    def failed(self) -> list[HostSnapshot]:
+        return [h for h in self.hosts if not h.ok]
+
+    def write(self, path: str | Path, *, consume: bool = False, job_id: str | None = None) -> None:
+        """As a snapshot file, atomically: hosts read by pminfo as the raw form (no numpy, no
+        parsing now: the prolog's way) when their texts are within the caps it is read with,
+        otherwise stacked into tables (snapfile: a `snapshot --backend pminfo` of hundreds of
+        hosts). consume: the hosts' values are let go as they are stacked (the prolog's: it
+        needs them no more). job_id: the job the file names (snapformat.JOB_ID; None: none)."""
+        from . import snapformat
+        snapformat.writable_job_id(job_id)     # checked before stacking, which lets go of the hosts' values
+        if all(h.pminfo is not None or not h.ok for h in self.hosts) and snapformat.fits_raw(self.hosts):
+            snapformat.write_raw(self.taken_at, self.hosts, Path(path), job_id)
+            return
+        from . import snapfile
+        stacked = snapfile.Snapshot.from_hosts(self.taken_at, self.hosts, consume=consume, job_id=job_id)
+        snapfile.write(stacked, path)
+
+
+def pminfo_command(spec: str, metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS) -> list[str]:
+    return ["pminfo", "-h", spec, "-dfm", *metrics]
+
+
+def fetch_pminfo(t: HostTarget, timeout_s: float, env: dict[str, str],
+                 metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS) -> HostSnapshot:
+    """One `pminfo -dfm` of the snapshot metrics, its output kept raw."""
+    try:
+        proc = subprocess.run(pminfo_command(t.spec, metrics), capture_output=True, timeout=max(0.1, timeout_s),
+                              stdin=subprocess.DEVNULL, env=env)
+    except FileNotFoundError:
+        return hostsnap.failed(t.name, t.spec, hostsnap.PMINFO_MISSING)
+    except subprocess.TimeoutExpired:
+        return hostsnap.failed(t.name, t.spec, hostsnap.no_answer(timeout_s))
+    if proc.returncode != 0 and not proc.stdout.strip():
+        said = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        if said and all(line.endswith(": Unknown metric name") for line in said):
+            return hostsnap.failed(t.name, t.spec, hostsnap.no_agent())
+        reason = (said or ["pminfo failed"])[-1]
+        if "Cannot connect to PMCD" in reason:
+            return hostsnap.failed(t.name, t.spec, hostsnap.cannot_connect(reason.rsplit(": ", 1)[-1]))
+        return hostsnap.failed(t.name, t.spec, hostsnap.fetch_failed(reason))
+    return HostSnapshot(t.name, t.spec, ok=True, fetched_at=time.time(), pminfo=proc.stdout)
+
+
+def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_timeout_s: float,
+              parallel: int = 64, backend: str = "auto", deadline_s: float | None = None,
+              metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS, after_each_s: float = 0,
+              processes: int = 1, job_id: str | None = None) -> Fetched:
+    """Fetch all targets, at most `parallel` at a time; a host that fails is recorded with its
+    error, never raised. metrics: what to fetch (catalog.BEGIN_METRICS for a job's start).
+
+    after_each_s: with a deadline, the time the caller needs after the fan-out for each host
+    read (writing the spool, building the report): the fan-out stops that much earlier per host
+    read, so that a job too large for the bound still gets what was read written and reported,
+    with the rest named as not reached (issue 11: a 2,000-node prolog used to read hosts until
+    its bound and then had no time left to spool any of them).
+
+    Each host gets connect_timeout_s + fetch_timeout_s: libpcp itself waits a fixed ~10 s for a
+    pmcd that accepts a connection but never greets, whatever PMCD_*_TIMEOUT say, so a host
+    over its bound is recorded as failed and its thread (a daemon: it cannot hold up the
+    process's exit) is left to finish on its own while the next host starts. deadline_s, if
+    given, also bounds the whole call.
+
+    processes: a PMAPI fan-out of hundreds of hosts is spread over this many worker processes
+    (0: one per core; see procfanout), each fanning out over its share as above.
+
+    job_id: read each host's deltas of this job from its agent's job view (with the job end
+    metrics; `metrics` is not used): PCP's bindings only.
+    """
+    backend = choose_backend(backend)
+    if job_id is not None and backend != "pmapi":
+        raise JobReportError("reading the agents' job view needs PCP's Python bindings (python3-pcp)")
+    stopped = threading.Event()   # set when the fan-out gives up: hosts still answering skip decoding
+    # A duplicated name would silently overwrite a host: refuse it instead.
+    seen: set[str] = set()
+    for t in targets:
+        if t.name in seen:
+            raise JobReportError(f"host {t.name} is given twice")
+        seen.add(t.name)
+    per_host = connect_timeout_s + fetch_timeout_s
+    if deadline_s is not None:
+        per_host = min(per_host, deadline_s)
+    timeouts = {"PMCD_CONNECT_TIMEOUT": f"{connect_timeout_s:g}", "PMCD_REQUEST_TIMEOUT": f"{fetch_timeout_s:g}"}
+
+    if backend == "pmapi":
+        from . import pcpfetch, procfanout
+        os.environ.update(timeouts)   # libpcp reads them at its first connection (workers inherit them)
+        workers = procfanout.count(processes, len(targets))
+        if workers > 1:
+            taken_at = time.time()
+            kw = {"connect_timeout_s": connect_timeout_s, "fetch_timeout_s": fetch_timeout_s,
+                  "parallel": parallel, "backend": backend, "metrics": metrics, "job_id": job_id}
+            return Fetched(taken_at, procfanout.fetch(targets, workers, deadline_s, after_each_s, kw))
+        cache = pcpfetch.Catalog(metrics)
+        job = pcpfetch.JobCatalogs(job_id) if job_id is not None else None
+
+        def fetch(t: HostTarget) -> HostSnapshot:
+            return pcpfetch.fetch_pmapi(t.name, t.spec, cache, given_up=stopped.is_set, job=job)
+    else:
+        env = dict(os.environ, **timeouts)
+
+        def fetch(t: HostTarget) -> HostSnapshot:
+            return fetch_pminfo(t, per_host, env, metrics)
+
+    def one(t: HostTarget) -> HostSnapshot:
+        try:
+            return _said_alike(fetch(t), per_host)
+        except Exception as exc:  # a bug or odd answer on one host must not cost the others
+            return hostsnap.failed(t.name, t.spec, hostsnap.unexpected(exc))
+
+    taken_at = time.time()
+    try:
+        with hostsnap.cyclic_gc_paused():
+            return Fetched(taken_at, _run_bounded(targets, one, max(1, parallel), per_host, deadline_s, after_each_s))
+    finally:
+        stopped.set()
+
+
+def _said_alike(h: HostSnapshot, per_host_s: float) -> HostSnapshot:
+    """A silent pmcd is said as the fan-out says it, whoever gave up first: libpcp (its own
+    wait, which the PMAPI path in a process that has made a request reaches before the host's
+    bound, and pminfo only past a ~10 s bound) or the fan-out at the bound. The words would
+    otherwise depend on the backend and on what the process fetched before."""
+    if not h.ok and h.error == hostsnap.cannot_connect(hostsnap.PCP_TIMEOUT):
+        return hostsnap.failed(h.host, h.spec, hostsnap.no_answer(per_host_s))
+    return h
+
+
+def take(targets: list[HostTarget], **kw) -> "Snapshot":
+    """fetch_all, stacked into per-metric tables (snapfile.Snapshot)."""
+    from .snapfile import Snapshot
+
+    fetched = fetch_all(targets, **kw)
+    return Snapshot.from_hosts(fetched.taken_at, fetched.hosts)
+
+
+def _run_bounded(targets: list[HostTarget], fetch, parallel: int, per_host_s: float,
+                 deadline_s: float | None, after_each_s: float = 0) -> list[HostSnapshot]:
+    done: dict[int, HostSnapshot] = {}
+    read = 0                                       # hosts read in time: each costs after_each_s
+    changed = threading.Condition()
+
+    def worker(i: int, t: HostTarget) -> None:
+        nonlocal read
+        result = fetch(t)
+        with changed:
+            if i not in done:            # else too late: the host was already given up on
+                done[i] = result
+                read += result.ok
+            changed.notify()
+
+    start = time.monotonic()
+    pending = list(enumerate(targets))[::-1]
+    running: dict[int, float] = {}                 # index -> when it must have answered
+    with changed:
+        while pending or running:
+            now = time.monotonic()
+            # the deadline comes earlier by what the hosts read so far will cost the caller
+            end = start + deadline_s - after_each_s * read if deadline_s is not None else None
+            for i in [i for i in running if i in done]:
+                del running[i]
+            for i, due in list(running.items()):
+                if now >= due or (end is not None and now >= end):
+                    t = targets[i]
+                    done.setdefault(i, hostsnap.failed(t.name, t.spec, hostsnap.no_answer(per_host_s))
+                                    if now >= due else hostsnap.failed(t.name, t.spec, hostsnap.not_reached(now - start)))
+                    del running[i]
+            if end is not None and now >= end:
+                for i, t in pending:
+                    done[i] = hostsnap.failed(t.name, t.spec, hostsnap.not_reached(now - start))
+                break
+            while pending and len(running) < parallel:
+                i, t = pending.pop()
+                running[i] = now + per_host_s
+                threading.Thread(target=worker, args=(i, t), daemon=True, name=f"fetch {t.name}").start()
+            if running:
+                wake = min(running.values())
+                changed.wait(timeout=max(0.0, min(wake, end or wake) - time.monotonic()))
+    return [done[i] for i in range(len(targets))]

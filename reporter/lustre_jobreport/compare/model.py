@@ -1,0 +1,750 @@
+"""`lustre-jobreport compare`: which applications issue worse RPCs or read slower after a change.
+
+Two selections of job rows (jobrow.COLUMNS: one row per job and filesystem), a baseline and a
+candidate (e.g. Lustre 2.15.* against 2.16.*), are split into groups of "the same job": the
+configured keys ([compare] group_by, default job_name, user, nodes_class) and the filesystem.
+Per group and metric (comparemetrics.METRICS) the two sides' per-job values are compared with
+a Mann-Whitney U test, Cliff's delta and the ratio of medians; p-values are adjusted over every
+test of the run (Benjamini-Hochberg), and a verdict needs a significant, large and consistent
+shift in the metric's worse (or better) direction. Each group also says what differs in the
+clients between the sides (Lustre version, kernel/OS, settings): a tunable changed by an OS
+image must not pass for a Lustre regression.
+
+Verdicts. A metric of a group: not_enough_data when either side has fewer than min_jobs
+jobs with a value; regression when q <= q, |Cliff's delta| >= min_cliffs_delta and both the
+delta and the ratio of medians (>= min_ratio, or <= 1/min_ratio) point the metric's worse way;
+improvement the same the better way; else no_change. A group: not_enough_data when either side
+has fewer than min_jobs trusted jobs, or no deciding metric could be tested; else regression when a deciding metric regressed, else
+improvement when one improved, else no_change. Context metrics (the application's own call
+size) and expected shifts (hybrid I/O) keep their statistics and verdicts but decide nothing.
+
+Everything is computed over all rows at once with numpy: groups by np.unique over key codes,
+one sort per metric for the ranks in every group, p-values for all groups at once.
+
+The document (compare(); JSON rendering in comparerender) follows DESIGN §3:
+  {"schema": "lustre-jobreport-compare/1", "baseline": {...}, "candidate": {...},
+   "groups": [{"key", "fs", "n_baseline", "n_candidate", "verdict", "cause", "changes",
+               "left_out", "metrics": [{"id", "baseline_median", "candidate_median", "effect",
+               "ratio", "p_value", "q_value", "verdict", "expected"?, "n_baseline",
+               "n_candidate"}]}],
+   "fleet": {...}, "summary": {"regression", "improvement", "no_change", "not_enough_data"},
+   "data_quality": [{"id", "side", "direction", "detail"}]}
+Numbers that are not finite never reach JSON: an undefined value (no test, no median) is null,
+and a ratio of medians whose baseline median is 0 (and candidate's not) is the string "inf".
+A group without enough trusted jobs on a side carries no metrics ("metrics": []). Counts summed
+over rows (the RPC-size histograms) are exact integers however large (comparemetrics.KeySums);
+a fleet figure of 2^63 or more, past what many JSON readers hold, is said in data_quality.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import metrics as comparemetrics
+from .. import config
+from ..records import jobrow
+from .metrics import METRICS, Columns
+from ..errors import JobReportError
+
+SCHEMA = "lustre-jobreport-compare/1"
+VERDICTS = ("regression", "improvement", "no_change", "not_enough_data")
+SIDES = ("baseline", "candidate")
+# Attribution: what a client is, per job (the row's columns), and how a difference is named.
+CLIENT_FACTS = ("lustre", "kernel", "os")
+CAUSE_OF = {"lustre": "lustre", "kernel": "kernel/os", "os": "kernel/os",
+            **{s: "settings" for s in jobrow.SETTINGS}}
+CAUSE_ORDER = ("lustre", "kernel/os", "settings")
+HYBRID_EXPECTED = "hybrid I/O: 2.16+ sends buffered calls ≥ threshold as direct I/O (LU-13802)"
+# Most of a side's jobs: hybrid I/O switched calls in more than this share of them.
+HYBRID_MOST = 0.5
+# The exact Mann-Whitney distribution is used for samples without ties when one side has at
+# most 8 values (scipy's own rule for method "auto"), while n1 x n2 stays small enough for its
+# table (exact_tail); beyond that the normal approximation (then one side has hundreds of values,
+# where it is close, and conservative in the far tail for a tiny other side).
+EXACT_MAX_SMALL, EXACT_MAX_PRODUCT = 8, 4096
+
+
+class CompareError(JobReportError):
+    """Bad compare input: no matching records, a bad --by, unreadable records."""
+
+
+class NoRecordsError(CompareError):
+    """A side's selection matched no job records."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    group_by: tuple[str, ...] = tuple(config.DEFAULTS["compare"]["group_by"])
+    q: float = config.DEFAULTS["compare"]["q"]
+    min_jobs: int = config.DEFAULTS["compare"]["min_jobs"]
+    min_ratio: float = config.DEFAULTS["compare"]["min_ratio"]
+    min_cliffs_delta: float = config.DEFAULTS["compare"]["min_cliffs_delta"]
+    min_bytes: float = config.DEFAULTS["compare"]["min_bytes"]
+
+    @classmethod
+    def of(cls, values: dict[str, Any], by: str | None = None) -> "Settings":
+        """[compare] values, group keys overridden by --by (comma-separated)."""
+        keys = list(values["group_by"])
+        if by is not None:
+            keys = [k.strip() for k in by.split(",") if k.strip()]
+            bad = [k for k in keys if k not in config.GROUP_KEYS]
+            if bad:
+                raise CompareError(f"--by: unknown key {bad[0]!r} (known: {', '.join(config.GROUP_KEYS)})")
+            if len(set(keys)) != len(keys):
+                raise CompareError("--by: a key is listed twice")
+        return cls(tuple(keys), float(values["q"]), int(values["min_jobs"]), float(values["min_ratio"]),
+                   float(values["min_cliffs_delta"]), float(values["min_bytes"]))
+
+
+@dataclass
+class Comparison:
+    """compare()'s result: the document, and what only the text and HTML need (per regressed
+    group: its RPC-size histograms per side; per group: the metric charts show, the worst one
+    or for an improvement the most improved, and its delta signed positive = worse)."""
+    doc: dict
+    group_rpc: dict[int, dict] = field(default_factory=dict)   # index into doc["groups"]
+    worst: list[tuple[str, float] | None] = field(default_factory=list)
+    lustre: list[list[list[str]]] = field(default_factory=list)  # per group: versions per side
+    settings: Settings | None = None
+    unknown: list[list[str]] = field(default_factory=list)   # per group: "kernel", "os", "settings"
+                                                              # not recorded on both sides
+
+
+# ---- grouping ---------------------------------------------------------------------------------
+
+def nodes_class(num_nodes: np.ndarray, n_hosts: np.ndarray) -> np.ndarray:
+    """Node-count class k (1 node: 0, 2-3: 1, 4-7: 2, ...) from num_nodes, else n_hosts; -1 unknown."""
+    n = np.where(num_nodes > 0, num_nodes, n_hosts)
+    known = n >= 1
+    _, exp = np.frexp(np.where(known, n, 1.0))      # n = m * 2**exp, m in [0.5, 1)
+    return np.where(known, exp - 1, -1).astype(np.int64)
+
+
+def class_label(k: int) -> str | None:
+    return None if k < 0 else "1" if k == 0 else f"{1 << k}-{(1 << (k + 1)) - 1}"
+
+
+def _codes(column) -> tuple[np.ndarray, list]:
+    """A column as int codes (null: -1) and the value of each code."""
+    import pyarrow as pa
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    enc = arr.dictionary_encode()
+    codes = enc.indices.to_numpy(zero_copy_only=False)
+    codes = np.where(np.isnan(codes), -1, codes).astype(np.int64) if codes.dtype.kind == "f" \
+        else codes.astype(np.int64)
+    return codes, enc.dictionary.to_pylist()
+
+
+def _combine(parts: list[tuple[np.ndarray, int]], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row codes of several columns (each in [-1, card)) -> (group id per row, first row of each
+    group), groups numbered in the order of the combined codes."""
+    gid = np.zeros(n, dtype=np.int64)
+    span = 1
+    for codes, card in parts:
+        if span * (card + 1) >= 1 << 62:             # compact before the product overflows
+            _, gid = np.unique(gid, return_inverse=True)
+            span = int(gid.max()) + 1 if n else 1
+        gid = gid * (card + 1) + (codes + 1)
+        span *= card + 1
+    uniq, first, gid = np.unique(gid, return_index=True, return_inverse=True)
+    return gid.astype(np.int64), first
+
+
+# ---- statistics -------------------------------------------------------------------------------
+#
+# Why a Mann-Whitney U test: the jobs of one application are not repeated measurements of one
+# number. They run on different inputs, node counts and machines' noise, and the per-job metrics
+# are ratios (shares, bytes per RPC, ops per GiB) with skewed, bounded or heavy-tailed
+# distributions, often with many exact ties (a share of 0). A t-test's normality does not hold
+# and a few odd jobs would dominate means. The rank test assumes no distribution, is robust to
+# outliers and compares the whole distributions of the two sides' jobs ("is a candidate job
+# likely to have a larger value than a baseline job?"). Its natural effect size is Cliff's
+# delta, P(cand > base) - P(cand < base) = 2U/(n1 n2) - 1, in [-1, 1], which says how far the
+# two sets of jobs are apart regardless of scale; the ratio of medians says how much, in the
+# metric's own unit. A verdict needs all three: significance after the FDR adjustment over the
+# whole run (thousands of tests), a large effect and a large enough ratio.
+
+@dataclass
+class Tested:
+    """Per group, for one metric: counts, medians, Cliff's delta and p-value (NaN: no test)."""
+    n_b: np.ndarray
+    n_c: np.ndarray
+    med_b: np.ndarray
+    med_c: np.ndarray
+    delta: np.ndarray
+    p: np.ndarray
+
+
+def _medians(x: np.ndarray, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Medians per group of x[rows], rows ordered by group and value, counts per group."""
+    out = np.full(len(counts), np.nan)
+    start = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    has = counts > 0
+    lo = rows[start[has] + (counts[has] - 1) // 2]
+    hi = rows[start[has] + counts[has] // 2]
+    out[has] = (x[lo] + x[hi]) / 2
+    return out
+
+
+def rank_tests(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int, min_jobs: int) -> Tested:
+    """Two-sided Mann-Whitney U (candidate against baseline) in every group at once.
+
+    v: the metric per row (NaN: not counted); gid: group per row; side: 0 baseline, 1 candidate.
+    A group is tested when both sides have at least min_jobs values. Ranks (ties averaged) come
+    from one sort of all rows by (group, value). p-values are those of
+    scipy.stats.mannwhitneyu(cand, base) with method "auto" (tests check they agree), computed
+    for every group at once instead of one scipy call per group and metric (~1 ms each: about
+    200 s for 10,000 groups x 19 metrics): the normal approximation with tie and continuity
+    correction, or the exact distribution (exact_tail) for samples without ties where one side
+    has at most 8 values."""
+    from scipy import special
+
+    G = n_groups
+    idx = np.flatnonzero(~np.isnan(v))
+    x, g, s = v[idx], gid[idx], side[idx]
+    # sort by value, then (stable, a radix sort for small ints) by group: values ordered in groups
+    o = np.argsort(x)
+    o = o[np.argsort(g[o].astype(np.uint16 if G < 1 << 16 else np.uint32), kind="stable")]
+    x, g, s = x[o], g[o], s[o]
+    n = len(x)
+    n_c = np.bincount(g, weights=s, minlength=G).astype(np.int64)
+    n_b = np.bincount(g, minlength=G).astype(np.int64) - n_c
+    cand = s == 1
+    med_b = _medians(x, np.flatnonzero(~cand), n_b)
+    cand_rows = np.flatnonzero(cand)
+    med_c = _medians(x, cand_rows, n_c)
+    delta = np.full(G, np.nan)
+    p = np.full(G, np.nan)
+    tested = (n_b >= min_jobs) & (n_c >= min_jobs)
+    if n == 0 or not tested.any():
+        return Tested(n_b, n_c, med_b, med_c, delta, p)
+    # Tie blocks: runs of equal values in a group. A row's rank in its group is its position in
+    # the sorted rows (0-based) minus its group's first position, plus 1; tied rows share their
+    # block's mean position. Rank sums are then sums of positions less n x the group's start.
+    new_block = np.ones(n, dtype=bool)
+    new_block[1:] = (g[1:] != g[:-1]) | (x[1:] != x[:-1])
+    bstart = np.flatnonzero(new_block)
+    bsize = np.diff(np.append(bstart, n))
+    tied = bsize > 1
+    pos = np.arange(n, dtype=np.float64)
+    tie_term = np.zeros(G)
+    if tied.any():
+        tb, ts = bstart[tied], bsize[tied]
+        rows = np.repeat(tb, ts) + (np.arange(int(ts.sum())) - np.repeat(np.cumsum(ts) - ts, ts))
+        pos[rows] = np.repeat(tb + (ts - 1) / 2.0, ts)
+        tf = ts.astype(np.float64)
+        tie_term = np.bincount(g[tb], weights=tf ** 3 - tf, minlength=G)
+    has_ties = tie_term > 0
+    group_start = np.zeros(G)
+    present = n_b + n_c > 0
+    group_start[present] = np.concatenate(([0], np.cumsum((n_b + n_c)[present])[:-1]))
+    r_c = np.bincount(g[cand], weights=pos[cand], minlength=G) - n_c * group_start + n_c
+    u_c = r_c - n_c * (n_c + 1) / 2.0
+
+    nb, nc = n_b.astype(np.float64), n_c.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        delta = np.where(tested, 2.0 * u_c / (nc * nb) - 1.0, np.nan)
+        nn = nb + nc
+        sd = np.sqrt(nb * nc / 12.0 * ((nn + 1) - tie_term / (nn * (nn - 1))))
+        u = np.maximum(u_c, nb * nc - u_c)
+        z = (u - nb * nc / 2.0 - 0.5) / sd
+    p = np.where(tested, np.clip(2.0 * special.ndtr(-np.nan_to_num(z, nan=-np.inf)), 0.0, 1.0), np.nan)
+
+    exact = tested & ~has_ties & (np.minimum(n_b, n_c) <= EXACT_MAX_SMALL) & (n_b * n_c <= EXACT_MAX_PRODUCT)
+    if exact.any():
+        p[exact] = _exact_p(u_c, n_b, n_c, np.flatnonzero(exact))
+    return Tested(n_b, n_c, med_b, med_c, delta, p)
+
+
+@functools.lru_cache(maxsize=4096)
+def exact_tail(n1: int, n2: int) -> np.ndarray:
+    """P(U >= u) for u = 0 .. n1*n2 under the null hypothesis, samples of n1 and n2 without ties.
+
+    The number of arrangements with U = u is the coefficient of q^u in the Gaussian binomial
+    [n1+n2 choose n1]_q = prod_{i=1..n1} (1 - q^(n2+i)) / (1 - q^i), built one factor at a
+    time in exact integers (each step is itself a Gaussian binomial, so no coefficient exceeds
+    2 * C(n1+n2, n1), well inside int64 for the sizes used: n1 <= 8, n1*n2 <= 4096). The same
+    distribution scipy.stats.mannwhitneyu(method="exact") uses; tests check they agree."""
+    n1, n2 = min(n1, n2), max(n1, n2)
+    poly = np.zeros(n1 * n2 + 1, dtype=np.int64)
+    poly[0] = 1
+    for i in range(1, n1 + 1):
+        poly[n2 + i:] -= poly[:len(poly) - n2 - i].copy()      # times (1 - q^(n2+i))
+        pad = -len(poly) % i                                     # divided by (1 - q^i): a running
+        rows = np.concatenate((poly, np.zeros(pad, dtype=np.int64))).reshape(-1, i)   # sum with stride i
+        poly = np.cumsum(rows, axis=0).ravel()[:len(poly)]
+    tail = np.cumsum(poly[::-1])[::-1].astype(np.float64)
+    return tail / tail[0]
+
+
+def _exact_p(u_c: np.ndarray, n_b: np.ndarray, n_c: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Exact two-sided p-values of these groups: 2 P(U >= max(U1, U2)), at most 1."""
+    u = np.rint(np.maximum(u_c[groups], n_b[groups] * n_c[groups] - u_c[groups])).astype(np.int64)
+    out = np.empty(len(groups))
+    pairs = n_c[groups] * (1 << 32) + n_b[groups]
+    for pair in np.unique(pairs):
+        which = np.flatnonzero(pairs == pair)
+        tail = exact_tail(int(pair >> 32), int(pair & 0xFFFFFFFF))
+        out[which] = np.minimum(1.0, 2.0 * tail[u[which]])
+    return out
+
+
+def bh(p: np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (q-values) of the finite p's; NaN stays NaN.
+
+    q_(i) = min over j >= i of p_(j) m / j (p sorted ascending, m tests), at most 1: the same
+    as scipy.stats.false_discovery_control(p, method="bh") (tests check they agree), without
+    importing scipy.stats (a second of start-up)."""
+    q = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    m = len(ok)
+    if m:
+        order = np.argsort(p[ok], kind="stable")
+        scaled = p[ok][order] * m / np.arange(1, m + 1)
+        adjusted = np.minimum.accumulate(scaled[::-1])[::-1]
+        q[ok[order]] = np.minimum(adjusted, 1.0)
+    return q
+
+
+def median_ratio(med_b: np.ndarray, med_c: np.ndarray) -> np.ndarray:
+    """candidate / baseline median: 1 when both are 0, inf when only the baseline's is."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = med_c / med_b
+    r[(med_b == 0) & (med_c == 0)] = 1.0
+    r[(med_b == 0) & (med_c > 0)] = np.inf
+    return r
+
+
+# ---- the comparison ---------------------------------------------------------------------------
+
+_KEY_SOURCES = {"nodes_class": ("num_nodes", "n_hosts")}
+_BASE_COLUMNS = ("record_id", "fs", "trusted", "begin", "end", "lustre", "kernel", "os", *jobrow.SETTINGS,
+                 "hybrid_read_switch", "hybrid_write_switch")
+
+
+def needed_columns(group_by) -> tuple[str, ...]:
+    keys = [c for k in group_by for c in _KEY_SOURCES.get(k, (k,))]
+    return tuple(dict.fromkeys((*keys, *_BASE_COLUMNS, *comparemetrics.COLUMNS)))
+
+
+def _as_table(rows):
+    import pyarrow as pa
+    if isinstance(rows, pa.Table):
+        return rows
+    if isinstance(rows, list):
+        return pa.Table.from_pylist(rows, schema=jobrow.arrow_schema())
+    return pa.table(rows)
+
+
+def _joined(tables, names):
+    """Both sides' tables as one (only the columns needed), and each row's side."""
+    import pyarrow as pa
+    schema = jobrow.arrow_schema()
+    parts = []
+    for t in tables:
+        cols = []
+        for name in names:
+            if name in t.column_names:
+                col = t[name]
+                want = schema.field(name).type
+                cols.append(col if col.type == want else col.cast(want))
+            else:
+                cols.append(pa.nulls(t.num_rows, schema.field(name).type))
+        parts.append(pa.table(cols, names=list(names)))
+    table = pa.concat_tables(parts)
+    side = np.concatenate([np.full(t.num_rows, i, dtype=np.int8) for i, t in enumerate(tables)])
+    return table, side
+
+
+def _flag(column) -> np.ndarray:
+    """A bool column as a numpy bool array, null as False (an unknown trust is no trust)."""
+    import pyarrow.compute as pc
+    return np.asarray(pc.fill_null(column, False).to_numpy(zero_copy_only=False), dtype=bool) \
+        if len(column) else np.zeros(0, dtype=bool)
+
+
+def _side_info(table, selection: str, info: dict | None) -> dict:
+    import pyarrow.compute as pc
+    out: dict[str, Any] = {"selection": selection}
+    out["jobs"] = len(table["record_id"].combine_chunks().dictionary_encode().dictionary) if table.num_rows else 0
+    out["rows"] = table.num_rows
+    out["left_out"] = int(np.sum(~_flag(table["trusted"])))
+    versions = set()
+    for v in pc.unique(table["lustre"]).to_pylist():
+        if v:
+            versions.update(v.split(";"))
+    out["lustre"] = sorted(versions, key=_version_key)
+    begin = pc.min(table["begin"]).as_py() if table.num_rows else None
+    end = pc.max(table["end"]).as_py() if table.num_rows else None
+    out["since"] = begin.isoformat().replace("+00:00", "Z") if begin else None
+    out["until"] = end.isoformat().replace("+00:00", "Z") if end else None
+    if info:
+        out["source"] = info
+    return out
+
+
+def _version_key(v: str):
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in v.replace("-", ".").split(".")]
+
+
+def _present(keys: np.ndarray, size: int) -> np.ndarray:
+    """The distinct values of non-negative int keys below size, sorted."""
+    if size <= max(4 * len(keys), 1 << 20):
+        return np.flatnonzero(np.bincount(keys, minlength=size))
+    return np.unique(keys)
+
+
+def _attribution(table, gid, side, trusted, G):
+    """Per group: the client facts and settings that differ between the sides.
+
+    For each column, the set of values over the side's trusted jobs (nulls left out: an older
+    record that did not keep a setting says nothing about it). A column differs in a group when
+    both sides know it and the sets are not the same. Returns (the changes of each group, the
+    Lustre versions of each group's sides, what is not known on both sides of each group:
+    "kernel", "os", "settings" (no setting known on both sides, or one known on one side only))."""
+    changes: list[list[dict]] = [[] for _ in range(G)]
+    lustre: list[list[list]] = [[[], []] for _ in range(G)]
+    gs = (gid * 2 + side)[trusted]
+    known_both: dict[str, np.ndarray] = {}
+    known_one: dict[str, np.ndarray] = {}     # recorded on one side only: cannot be compared
+    for name in (*CLIENT_FACTS, *jobrow.SETTINGS):
+        col = table[name]
+        if name in CLIENT_FACTS:
+            codes, labels = _codes(col)
+            codes = codes[trusted]
+        else:
+            raw = col.to_numpy(zero_copy_only=False).astype(np.float64)[trusted]
+            known = ~np.isnan(raw)
+            labels_arr, inv = np.unique(raw[known], return_inverse=True)
+            codes = np.full(len(raw), -1, dtype=np.int64)
+            codes[known] = inv
+            labels = [int(v) for v in labels_arr]
+        seen = np.bincount(gs[codes >= 0], minlength=2 * G).reshape(G, 2) > 0
+        known_both[name] = seen.all(axis=1)
+        known_one[name] = seen.any(axis=1) & ~known_both[name]
+        K = len(labels)
+        if K == 0 or (K == 1 and name != "lustre"):
+            continue                       # one value (or none) everywhere: no group differs
+        m = codes >= 0
+        triples = _present(gs[m] * K + codes[m], 2 * G * K)     # (group, side, value) seen
+        t_gs, t_code = triples // K, triples % K
+        t_g, t_side = t_gs // 2, t_gs % 2
+        has = np.zeros((G, 2), dtype=bool)
+        has[t_g, t_side] = True
+        # a (group, value) seen on one side only: the sides' sets differ
+        pair = t_g * K + t_code
+        one_side = np.ones(len(pair), dtype=bool)
+        same = pair[1:] == pair[:-1]
+        one_side[1:] &= ~same
+        one_side[:-1] &= ~same
+        differs = np.zeros(G, dtype=bool)
+        differs[t_g[one_side]] = True
+        differs &= has[:, 0] & has[:, 1]
+        keep = differs[t_g] if name != "lustre" else np.ones(len(t_g), dtype=bool)
+        found: dict[int, list[list]] = {}
+        for g, sd, c in zip(t_g[keep].tolist(), t_side[keep].tolist(), t_code[keep].tolist()):
+            found.setdefault(g, [[], []])[sd].append(labels[c])
+        for g, (b, c) in found.items():
+            if name in CLIENT_FACTS:
+                b, c = sorted(b, key=_version_key), sorted(c, key=_version_key)
+            if name == "lustre":
+                lustre[g] = [b, c]
+            if differs[g]:
+                changes[g].append({"what": name, "baseline": b, "candidate": c})
+    # "same settings" only when some setting is recorded on both sides and none on one side
+    # only (e.g. hybrid_io, which a 2.15 client does not have, against a 2.17 one)
+    settings_known = (np.any([known_both[s] for s in jobrow.SETTINGS], axis=0)
+                      & ~np.any([known_one[s] for s in jobrow.SETTINGS], axis=0))
+    unknown = [[w for w, k in (("kernel", known_both["kernel"][g]), ("os", known_both["os"][g]),
+                               ("settings", settings_known[g])) if not k] for g in range(G)]
+    return changes, lustre, unknown
+
+
+def cause_of(changes: list[dict]) -> str:
+    kinds = {CAUSE_OF[c["what"]] for c in changes}
+    return "+".join(k for k in CAUSE_ORDER if k in kinds) or "none"
+
+
+def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_selection: str = "",
+            candidate_selection: str = "", baseline_info: dict | None = None,
+            candidate_info: dict | None = None, threads: int | None = None) -> Comparison:
+    """Compare two sets of job rows (pyarrow Tables with jobrow columns, or lists of row dicts)."""
+    base_t, cand_t = _as_table(baseline), _as_table(candidate)
+    names = needed_columns(settings.group_by)
+    table, side = _joined((base_t, cand_t), names)
+    N = table.num_rows
+    cols = Columns(table)
+
+    # groups: the configured keys and the filesystem
+    parts, labels = [], []
+    for key in (*settings.group_by, "fs"):
+        if key == "nodes_class":
+            codes = nodes_class(cols("num_nodes"), cols("n_hosts"))
+            kmax = int(codes.max()) + 1 if N else 0
+            parts.append((codes, kmax))
+            labels.append([class_label(k) for k in range(kmax)])
+        else:
+            codes, lab = _codes(table[key])
+            parts.append((codes, len(lab)))
+            labels.append(lab)
+    gid, first = _combine(parts, N)
+    G = len(first)
+    trusted = _flag(table["trusted"])
+    gs = gid * 2 + side
+    jobs = np.bincount(gs, minlength=2 * G).reshape(G, 2)
+    good = np.bincount(gs[trusted], minlength=2 * G).reshape(G, 2)
+    enough = (good >= settings.min_jobs).all(axis=1)
+
+    # per-job metrics, per group tests (threads: numpy's sorts release the GIL)
+    for name in comparemetrics.PLAIN_COLUMNS:
+        cols(name)
+    # one pass over the RPC-size buckets: per-row sums for the metrics, per (group, side) sums
+    # of the trusted rows for the fleet line and the charts
+    rpc_sums = comparemetrics.rpc_pass(cols, np.where(trusted, gs, -1), 2 * G)
+    counted = trusted & enough[gid]
+
+    def run(metric):
+        v = comparemetrics.values(metric, cols, settings.min_bytes)
+        v[~counted] = np.nan
+        return rank_tests(v, gid, side, G, settings.min_jobs)
+    workers = threads or (min(4, os.cpu_count() or 1) if N >= 100_000 else 1)
+    if workers > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            results: list[Tested] = list(pool.map(run, METRICS))
+    else:
+        results = [run(m) for m in METRICS]
+    M = len(METRICS)
+    n_b = np.stack([r.n_b for r in results])
+    n_c = np.stack([r.n_c for r in results])
+    med_b = np.stack([r.med_b for r in results])
+    med_c = np.stack([r.med_c for r in results])
+    delta = np.stack([r.delta for r in results])
+    p = np.stack([r.p for r in results])
+    q = bh(p.ravel()).reshape(M, G)
+    ratio = median_ratio(med_b, med_c)
+
+    # verdicts per metric and group
+    worse_up = np.array([m.worse == "higher" for m in METRICS])[:, None]
+    sign = np.where(worse_up, 1.0, -1.0)
+    with np.errstate(invalid="ignore"):
+        significant = (q <= settings.q) & (np.abs(delta) >= settings.min_cliffs_delta)
+        up = ratio >= settings.min_ratio
+        down = ratio <= 1.0 / settings.min_ratio
+        worse = significant & (delta * sign > 0) & np.where(worse_up, up, down)
+        better = significant & (delta * sign < 0) & np.where(worse_up, down, up)
+    tested = ~np.isnan(p)
+    mverdict = np.full((M, G), 2, dtype=np.int8)                # no_change
+    mverdict[~tested] = 3
+    mverdict[worse] = 0
+    mverdict[better] = 1
+
+    # hybrid I/O: switched in most of the candidate's jobs of a direction, not the baseline's.
+    # Among trusted rows a null switch count is a client without hybrid I/O (no values at either
+    # end); a host that did not give it would have made the job untrusted (VALUES_MISSING).
+    expected = np.zeros((M, G), dtype=bool)
+    for d in ("read", "write"):
+        sw = np.nan_to_num(cols(f"hybrid_{d}_switch")) > 0
+        share = np.bincount(gs[trusted & sw], minlength=2 * G).reshape(G, 2) / np.maximum(good, 1)
+        hybrid = (share[:, 1] > HYBRID_MOST) & (share[:, 0] <= HYBRID_MOST)
+        rows = np.array([m.direction == d and m.hybrid for m in METRICS])
+        expected[rows] = hybrid[None, :] & (mverdict[rows] <= 1)
+    cols.drop()                                # the per-row arrays are not needed any more
+    can_decide = np.array([not m.context for m in METRICS], dtype=bool)[:, None]
+    deciding = can_decide & ~expected
+    gverdict = np.full(G, 2, dtype=np.int8)
+    gverdict[((mverdict == 1) & deciding).any(axis=0)] = 1
+    gverdict[((mverdict == 0) & deciding).any(axis=0)] = 0
+    gverdict[~enough] = 3
+    # enough jobs, but no metric that could decide was tested (every job under the gates, e.g.
+    # jobs that moved a few MiB): that is not "the same", it is "cannot tell"
+    decides = can_decide & tested
+    gverdict[~decides.any(axis=0)] = 3
+    # strongest effect (sorting), and the metric whose effect the charts show: the worst one
+    # (largest delta the worse way), for an improvement the most improved deciding one
+    strongest = np.where(decides, np.abs(delta), -1.0).max(axis=0) if M else np.zeros(G)
+    # a shift hybrid I/O explains is not the worst effect: the metrics that decided come first
+    chartable = np.where((deciding & tested).any(axis=0), deciding & tested, decides)
+    badness = np.where(chartable, delta * sign, -np.inf)
+    worst_m = badness.argmax(axis=0)
+    best_m = np.where(deciding & (mverdict == 1), delta * sign, np.inf).argmin(axis=0)
+    worst_m = np.where(gverdict == 1, best_m, worst_m)
+
+    changes, lustre, unknown = _attribution(table, gid, side, trusted, G)
+
+    # the groups, ordered: regressions first, then by strongest effect
+    key_of = []
+    first_l = first.tolist()
+    key_codes = [part[0] for part in parts]
+    for g in range(G):
+        r = first_l[g]
+        key_of.append([labels[i][key_codes[i][r]] if key_codes[i][r] >= 0 else None
+                       for i in range(len(parts))])
+    order = sorted(range(G), key=lambda g: (int(gverdict[g]), -float(strongest[g]),
+                                            [(v is None, str(v)) for v in key_of[g]]))
+    def plain(arr: np.ndarray) -> list[list]:
+        """(M, G) floats as lists of JSON values: NaN and infinities are null."""
+        a = arr.astype(object)
+        a[~np.isfinite(arr)] = None
+        return a.tolist()
+    med_b_l, med_c_l, delta_l, p_l, q_l = map(plain, (med_b, med_c, delta, p, q))
+    ratio_o = ratio.astype(object)
+    ratio_o[np.isnan(ratio)] = None
+    ratio_o[np.isinf(ratio)] = "inf"
+    ratio_l = ratio_o.tolist()
+    n_b_l, n_c_l = n_b.tolist(), n_c.tolist()
+    mv_l, exp_l = mverdict.tolist(), expected.tolist()
+    jobs_l, good_l, gv_l = jobs.tolist(), good.tolist(), gverdict.tolist()
+    ids = [m.id for m in METRICS]
+    groups, worst, versions, unknowns, regressed = [], [], [], [], []
+    for g in order:
+        metrics = []
+        if enough[g]:
+            for i in range(M):
+                item = {"id": ids[i], "baseline_median": med_b_l[i][g], "candidate_median": med_c_l[i][g],
+                        "effect": delta_l[i][g], "ratio": ratio_l[i][g], "p_value": p_l[i][g],
+                        "q_value": q_l[i][g], "verdict": VERDICTS[mv_l[i][g]]}
+                if exp_l[i][g]:
+                    item["expected"] = HYBRID_EXPECTED
+                item["n_baseline"] = n_b_l[i][g]
+                item["n_candidate"] = n_c_l[i][g]
+                metrics.append(item)
+        key = dict(zip(settings.group_by, key_of[g][:-1]))
+        groups.append({"key": key, "fs": key_of[g][-1], "n_baseline": good_l[g][0], "n_candidate": good_l[g][1],
+                       "verdict": VERDICTS[gv_l[g]], "cause": cause_of(changes[g]), "changes": changes[g],
+                       "left_out": {"baseline": jobs_l[g][0] - good_l[g][0],
+                                    "candidate": jobs_l[g][1] - good_l[g][1]},
+                       "metrics": metrics})
+        versions.append(lustre[g])
+        unknowns.append(unknown[g])
+        b = badness[worst_m[g], g]
+        worst.append((ids[worst_m[g]], float(b)) if np.isfinite(b) else None)
+        if gv_l[g] == 0:
+            regressed.append(g)
+
+    # the RPC-size histograms: key g * 2 + side; a side's fleet is every key of that side
+    fleet = {name: _shares(rpc_sums.ints(slice(i, None, 2))) for i, name in enumerate(SIDES)}
+    group_rpc = {k: {name: _shares(rpc_sums.ints(2 * g + i)) for i, name in enumerate(SIDES)}
+                 for k, g in enumerate(regressed)}    # regressions come first: k is the group's place
+    counts = np.bincount(gverdict, minlength=4).tolist()
+    doc = {"schema": SCHEMA,
+           "baseline": _side_info(base_t, baseline_selection, baseline_info),
+           "candidate": _side_info(cand_t, candidate_selection, candidate_info),
+           "groups": groups, "fleet": fleet,
+           "summary": dict(zip(VERDICTS, counts)),
+           "data_quality": fleet_past_int64(fleet)}
+    return Comparison(doc, group_rpc, worst, versions, settings, unknowns)
+
+
+def _shares(counts: list[list[int]]) -> dict:
+    """Per direction (read, write): the RPCs in all and each bucket's share of them, from the
+    buckets' exact sums (a share of Python ints is rounded once, however large they are)."""
+    out = {}
+    for d, cs in zip(("read", "write"), counts):
+        total = sum(cs)
+        out[d] = {"rpcs": total,
+                  "shares": {b: (n / total if total else None) for b, n in zip(comparemetrics.ALL_BUCKETS, cs)}}
+    return out
+
+
+def fleet_past_int64(fleet: dict) -> list[dict]:
+    """A data_quality entry (VALUE_TOO_LARGE) for each side and direction whose RPCs add up to
+    2^63 or more: each trusted row's counts are below 2^63 (jobrow), their sum need not be. The
+    figure stays exact in the document; many JSON readers hold an integer as int64 or double.
+    (A bucket past it makes the side's total past it: `rpcs` is the one integer said. A group's
+    histograms are shown as shares only.)"""
+    out = []
+    for name, side in fleet.items():
+        for d, h in side.items():
+            if h["rpcs"] > jobrow.INT64_MAX:
+                out.append({"id": "VALUE_TOO_LARGE", "side": name, "direction": d,
+                            "detail": f"the {name}'s {d} RPCs add up to 2^63 or more over its trusted jobs: exact "
+                                      f"here, but past what a 64-bit integer holds (a reader that takes JSON "
+                                      f"integers as int64 or double cannot hold fleet.{name}.{d}.rpcs)"})
+    return out
+
+
+# ---- the command ------------------------------------------------------------------------------
+
+MAX_WARNINGS = 10      # records and directories skipped, dataset files left out: said on stderr, then a count
+
+
+def _read_text(info: dict, records_dir, dataset_dir) -> str:
+    skipped = info.get("records_skipped", 0)
+    dirs = info.get("records_dirs_skipped", 0)
+    left_out = info.get("dataset_files_left_out", 0)
+    return (f"read {info.get('records_read', 0):,} records from {records_dir or '(no records directory)'} and "
+            f"{info.get('dataset_files', 0):,} Parquet files from {dataset_dir or '(no dataset)'}"
+            + (f"; {skipped:,} record{'s' if skipped != 1 else ''} skipped, see the warnings" if skipped else "")
+            + (f"; {dirs:,} records director{'ies' if dirs != 1 else 'y'} others can write in skipped, "
+               "see the warnings" if dirs else "")
+            + (f"; {left_out:,} Parquet file{'s' if left_out != 1 else ''} of another schema left out, "
+               "see the warnings" if left_out else ""))
+
+
+def load_side(name: str, text: str, settings: Settings, records_dir, dataset_dir, said: set | None = None):
+    """One side's rows (only the columns compare reads: recordset reads no other) and what
+    recordset says it read; no matching row is an error naming the selection and what was
+    read. The records and directories recordset skipped and the dataset files it left out are
+    said on stderr (at most MAX_WARNINGS lines; once, when `said` is shared by the sides: both
+    read the same records)."""
+    from ..records import recordset
+
+    selection = recordset.Selection.parse(text)
+    table, info = recordset.load(selection, records_dir, dataset_dir,
+                                 columns=needed_columns(settings.group_by))
+    warnings = list(info.get("warnings") or [])
+    said = set() if said is None else said
+    new = [w for w in warnings if w not in said]
+    for line in new[:max(0, MAX_WARNINGS - len(said))]:
+        _warn(line)
+    if len(said) < MAX_WARNINGS < len(said) + len(new):
+        _warn(f"... and {len(said) + len(new) - MAX_WARNINGS} more records or directories skipped "
+              "or files left out")
+    said.update(new)
+    if table.num_rows == 0:
+        raise NoRecordsError(f"no job records match the {name} selection {text!r} "
+                             f"({_read_text(info, records_dir, dataset_dir)})")
+    info = ({k: v for k, v in info.items() if k not in ("warnings", "records_skipped")}
+            | {"skipped": info.get("records_skipped", 0)})
+    return table.select(list(needed_columns(settings.group_by))), info   # not the selection's own
+
+
+def _warn(line: str) -> None:
+    from ..report.view import displayable
+    print(f"lustre-jobreport: warning: {displayable({'l': line})['l']}", file=sys.stderr)
+
+
+def overlap(baseline, candidate) -> int:
+    """How many of the candidate's jobs the baseline selected too (a job in both counts on both
+    sides and pulls them together: the selections should not overlap)."""
+    import pyarrow.compute as pc
+    both = pc.is_in(candidate["record_id"], value_set=pc.unique(baseline["record_id"]))
+    return len(pc.unique(pc.filter(candidate["record_id"], both)))
+
+
+def main(args, cfg) -> str:
+    """The comparison the command line asked for, rendered (cli writes it out)."""
+    from . import view as comparerender
+
+    settings = Settings.of(cfg.values["compare"], getattr(args, "by", None))
+    records_dir = args.records or cfg.values["hooks"]["records_dir"]
+    dataset_dir = args.dataset or cfg.values["records"]["dataset_dir"]
+    # one side at a time, only the columns compare reads (recordset reads no other)
+    said: set[str] = set()
+    bt, bi = load_side("baseline", args.baseline, settings, records_dir, dataset_dir, said)
+    ct, ci = load_side("candidate", args.candidate, settings, records_dir, dataset_dir, said)
+    if (shared := overlap(bt, ct)):
+        _warn(f"{shared:,} job{'s' if shared != 1 else ''} match both the baseline and the candidate "
+              f"selection and count on both sides: make the selections disjoint")
+    result = compare(bt, ct, settings, baseline_selection=args.baseline, candidate_selection=args.candidate,
+                     baseline_info=bi, candidate_info=ci)
+    del bt, ct
+    return comparerender.render(result, args.format)

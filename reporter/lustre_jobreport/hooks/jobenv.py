@@ -1,0 +1,348 @@
+"""Who, what and where of a batch job, as its scheduler tells a root prolog/epilog.
+
+- Slurm (Prolog/Epilog run by slurmd as root, no argv): SLURM_JOB_ID, SLURM_JOB_USER,
+  SLURM_JOB_UID/GID, SLURM_NODELIST (SLURM_JOB_NODELIST is absent there), SLURMD_NODENAME,
+  SLURM_CLUSTER_NAME; the job's stdout path from `scontrol show job -o` (StdOut=, expanded),
+  never SLURM_JOB_STDOUT (the raw, unexpanded pattern).
+- PBS/Torque (mom_priv/prologue, epilogue run by MoM as root on the primary host only):
+  argv $1 job id, $2 user, $3 group (epilogue: ... $10 exit status); nodes from PBS_NODEFILE,
+  else OpenPBS's $PBS_HOME/aux/<jobid>; the epilogue's stdout already is the job's output.
+  The user's and group's ids come from NSS (LDAP, NIS, ... which can hang), so from_pbs leaves
+  them out: pbs_ids looks them up in a bounded child, only where they are needed (with_owner).
+
+Everything here comes from root-controlled sources (the daemon's environment and argv), but job
+ids still go into file names, so they are checked. Light on purpose: the prolog imports it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+
+import hostlist
+
+from .budget import MIN_SCHEDULER_S, Budget
+from ..errors import JobReportError
+from .hooklog import HookLog
+
+_JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+\-\[\]]{0,127}")
+_SCONTROL_KEY = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9_/:]*)=")
+_SCONTROL_JOBNAME = re.compile(r"(?:^|\s)JobName=(.*?) UserId=\S*\(\d+\) GroupId=")
+GETENT_NOT_FOUND = 2     # getent's exit status for a key its database does not have
+
+
+class JobEnvError(JobReportError):
+    """The scheduler's environment does not describe a job we can act on."""
+
+
+@dataclass(frozen=True)
+class Job:
+    scheduler: str                    # "slurm" | "pbs"
+    job_id: str                       # safe as a file name (checked)
+    user: str | None
+    uid: int | None
+    gid: int | None
+    nodes: list[str]                  # the job's nodes, first = the node that acts
+    this_node: str
+    cluster: str                      # for record names; safe as a file name
+    nodelist: str | None = None       # Slurm: the raw node list (for snapshot.targets_for_nodes)
+    nodefile: str | None = None       # PBS: the node file read (for snapshot.read_hosts_file)
+    workdir: str | None = None
+    exit_code: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+    group: str | None = None          # PBS: the job's group by name ($3); its id is gid once looked up
+
+    @property
+    def acts_here(self) -> bool:
+        """Only the job's first node (Slurm) / the primary host (PBS) snapshots and reports."""
+        return not self.nodes or self.nodes[0] == self.this_node
+
+    def describe(self) -> str:
+        return f"{self.scheduler} job {self.job_id}"
+
+
+def check_job_id(job_id: str | None) -> str:
+    if not job_id or not _JOB_ID.fullmatch(job_id) or ".." in job_id:
+        raise JobEnvError(f"unusable job id {job_id!r}")
+    return job_id
+
+
+def safe_name(text: str, fallback: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", text or "").strip("._")[:64]
+    return name or fallback
+
+
+def short_hostname() -> str:
+    return socket.gethostname().split(".")[0]
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def from_slurm(env: dict[str, str]) -> Job:
+    job_id = check_job_id(env.get("SLURM_JOB_ID") or env.get("SLURM_JOBID"))
+    nodelist = env.get("SLURM_NODELIST") or env.get("SLURM_JOB_NODELIST") or ""
+    this = env.get("SLURMD_NODENAME") or short_hostname()
+    try:
+        nodes = hostlist.expand_hostlist(nodelist) if nodelist else [this]
+    except hostlist.BadHostlist as exc:
+        raise JobEnvError(f"bad SLURM_NODELIST {nodelist!r}: {exc}") from None
+    return Job("slurm", job_id, env.get("SLURM_JOB_USER") or None,
+               _int(env.get("SLURM_JOB_UID")), _int(env.get("SLURM_JOB_GID")), nodes, this,
+               safe_name(env.get("SLURM_CLUSTER_NAME", ""), "slurm"),
+               nodelist=nodelist or this, workdir=env.get("SLURM_JOB_WORK_DIR"),
+               exit_code=env.get("SLURM_JOB_EXIT_CODE2"))
+
+
+def _pbs_home(env: dict[str, str]) -> str:
+    if env.get("PBS_HOME"):
+        return env["PBS_HOME"]
+    try:
+        for line in Path(env.get("PBS_CONF_FILE", "/etc/pbs.conf")).read_text().splitlines():
+            key, _, value = line.strip().partition("=")
+            if key == "PBS_HOME" and value:
+                return value
+    except OSError:
+        pass
+    return "/var/spool/pbs"
+
+
+def pbs_nodefile(job_id: str, env: dict[str, str]) -> str | None:
+    """Torque gives PBS_NODEFILE to its prologue/epilogue; OpenPBS keeps it in $PBS_HOME/aux."""
+    candidates = [env.get("PBS_NODEFILE") or ""]
+    candidates += [os.path.join(_pbs_home(env), "aux", job_id), os.path.join("/var/spool/torque/aux", job_id)]
+    for c in candidates:
+        if c and os.path.isfile(c):
+            return c
+    return None
+
+
+def read_node_names(path: str) -> list[str]:
+    """A PBS node file lists a host once per slot: unique names, first-seen order."""
+    names: dict[str, None] = {}
+    for line in Path(path).read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            names.setdefault(line.split()[0], None)
+    return list(names)
+
+
+def from_pbs(argv: list[str], env: dict[str, str]) -> Job:
+    """argv is the prologue's/epilogue's own: job id, user, group[, job name, ..., exit status].
+    The user's and group's ids are not looked up here (see pbs_ids): uid and gid are None."""
+    if len(argv) < 2:
+        raise JobEnvError(f"PBS hook needs at least job id and user as arguments, got {len(argv)}")
+    job_id = check_job_id(argv[0])
+    user = argv[1] or None
+    group = argv[2] if len(argv) > 2 and argv[2] else None
+    this = short_hostname()
+    nodefile = pbs_nodefile(job_id, env)
+    nodes: list[str] = []
+    if nodefile:
+        try:
+            nodes = read_node_names(nodefile)
+        except OSError:
+            nodefile = None
+    if not nodes:  # no node file: this host is all we know of
+        nodes = [this]
+    server = job_id.split(".", 1)[1] if "." in job_id else ""
+    exit_code = argv[9] if len(argv) > 9 else None
+    extra = {"job_name": argv[3]} if len(argv) > 3 else {}
+    # PBS runs these scripts on the primary host only, so this host acts whatever it is called.
+    return Job("pbs", job_id, user, None, None, nodes, nodes[0], safe_name(server, "pbs"),
+               nodefile=nodefile, workdir=env.get("PBS_O_WORKDIR"),   # (PBS_JOBDIR may be a sandbox)
+               exit_code=exit_code, extra=extra, group=group)
+
+
+def _nss_entry(database: str, name: str | None, timeout_s: float, getent: str) -> list[str] | None:
+    """The fields of `name`'s entry in an NSS database (passwd, group), or None if it has none.
+    getent, not pwd/grp: a child that can be killed when NSS hangs (and holds the GIL)."""
+    if not name or name.startswith("-") or not name.isprintable() or ":" in name:
+        return None   # not a name getent could be asked about, nor one NSS could hold
+    out = _run_tool([getent, database, name], f"getent {database} {name}", timeout_s,
+                    f"{getent} not found (PATH={os.environ.get('PATH', '')})",
+                    hung="a hung NSS source: LDAP, NIS, ...?", absent=GETENT_NOT_FOUND)
+    fields = (out or "").split("\n", 1)[0].split(":")
+    # getent takes a number for an id: a user "1001" must not be uid 1001's entry
+    return fields if len(fields) >= 4 and fields[0] == name else None
+
+
+def pbs_ids(user: str | None, group: str | None, timeout_s: float,
+            getent: str = "getent") -> tuple[int | None, int | None]:
+    """The uid of the PBS job's user and the gid of its group (else the user's own), as NSS has
+    them, within about timeout_s; None for what NSS does not know. JobEnvError if NSS does not
+    answer in time."""
+    deadline = time.monotonic() + timeout_s
+    pw = _nss_entry("passwd", user, timeout_s, getent)
+    uid, gid = (_int(pw[2]), _int(pw[3])) if pw else (None, None)
+    if group:
+        gr = _nss_entry("group", group, deadline - time.monotonic(), getent)
+        gid = _int(gr[2]) if gr else gid
+    return uid, gid
+
+
+def with_owner(job: Job, hk: dict, log: HookLog, budget: Budget) -> Job | None:
+    """The job as writing the HTML report beside its output (as the job user) needs it: a PBS
+    job's ids are looked up now, as a named step within the scheduler's time (hk:
+    scheduler_timeout_s), and only if the HTML goes there. None if NSS did not answer: one log
+    line, and nothing may be written as the user (never as root instead)."""
+    if job.scheduler != "pbs" or job.uid is not None or hk["html"] != "beside" \
+            or not (job.workdir or "").startswith("/"):   # no HTML beside a relative path (delivery)
+        return job
+    budget.step = f"looking up the job's user {job.user} and group {job.group}"
+    try:
+        uid, gid = pbs_ids(job.user, job.group, budget.for_scheduler(float(hk["scheduler_timeout_s"])))
+    except (JobEnvError, OSError) as exc:   # (OSError: getent could not even be started)
+        log.error(f"{exc}; no HTML report beside the output")
+        return None
+    return replace(job, uid=uid, gid=gid)
+
+
+def parse_scontrol(line: str) -> dict[str, str]:
+    """`scontrol show job -o` is one line of Key=Value separated by spaces; values may contain
+    spaces (paths, job names), so a value runs to the next ` Key=`. A key seen twice keeps its
+    last value: job-controlled strings (JobName, Comment, StdErr) come before StdOut, so a job
+    named "x StdOut=/etc/shadow" cannot shadow the real field. (The append runs as the job user
+    anyway, so a confused path could only ever reach the user's own files.)"""
+    line = line.strip()
+    marks = list(_SCONTROL_KEY.finditer(line))
+    # The job name is the user's free text and may hold " word=" itself; scontrol prints it
+    # right before UserId=name(uid) GroupId=, which pins where it ends: what looks like a key
+    # inside it is not one (a job named "x JobId=9" must not change the job's id).
+    if (named := _SCONTROL_JOBNAME.search(line)) is not None:
+        inside = range(named.start(1), named.end(1))
+        marks = [m for m in marks if m.start(1) not in inside]
+    fields: dict[str, str] = {}
+    for m, nxt in zip(marks, marks[1:] + [None]):
+        end = nxt.start() if nxt else len(line)
+        fields[m.group(1)] = line[m.end():end].strip()
+    return fields
+
+
+def _run_tool(argv: list[str], what: str, timeout_s: float, missing: str, *, hung: str = "",
+              absent: int | None = None) -> str | None:
+    """A command's standard output (scontrol, squeue, getent), None if it exits `absent` (what
+    it was asked about does not exist); JobEnvError saying what went wrong otherwise (hung: what
+    no answer in time may mean)."""
+    try:   # any bytes decode (a Latin-1 GECOS or job name): the fields used are ASCII
+        proc = subprocess.run(argv, capture_output=True, text=True, errors="replace",
+                              timeout=max(MIN_SCHEDULER_S, timeout_s), stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise JobEnvError(missing) from None
+    except subprocess.TimeoutExpired:
+        raise JobEnvError(f"{what}: no answer within {max(MIN_SCHEDULER_S, timeout_s):.1f} s"
+                          + (f" ({hung})" if hung else "")) from None
+    if proc.returncode == absent:
+        return None
+    if proc.returncode != 0:
+        raise JobEnvError(f"{what}: {(proc.stderr.strip().splitlines() or [f'exit {proc.returncode}'])[-1]}")
+    return proc.stdout
+
+
+def slurm_job_fields(job_id: str, timeout_s: float, scontrol: str = "scontrol") -> dict[str, str]:
+    out = _run_tool([scontrol, "show", "job", "-o", job_id], f"scontrol show job {job_id}",
+                    timeout_s, f"{scontrol} not found (PATH={os.environ.get('PATH', '')})")
+    for line in out.splitlines():
+        if line.strip().startswith(f"JobId={job_id} "):
+            return parse_scontrol(line)
+    raise JobEnvError(f"scontrol show job {job_id}: job not in its answer")
+
+
+def _slurm_time(text: str | None) -> datetime | None:
+    try:
+        return datetime.strptime(text or "", "%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        return None
+
+
+def slurm_shared_nodes(job: Job, fields: dict[str, str], timeout_s: float,
+                       squeue: str = "squeue") -> dict[str, str]:
+    """The job's nodes that other jobs used while it ran: {node: "job 5, 9"} (SHARED_NODE).
+
+    Exclusive jobs (OverSubscribe=NO) are not asked about. Jobs slurmctld has already forgotten
+    (MinJobAge) cannot be seen: this is a lower bound."""
+    if fields.get("OverSubscribe", "").upper() == "NO":
+        return {}
+    start, end = _slurm_time(fields.get("StartTime")), _slurm_time(fields.get("EndTime")) or datetime.max
+    if start is None:
+        return {}
+    me = {fields.get("JobId", job.job_id), job.job_id}
+    if fields.get("ArrayJobId") and fields.get("ArrayTaskId"):
+        me.add(f"{fields['ArrayJobId']}_{fields['ArrayTaskId']}")
+    out = _run_tool([squeue, "-h", "-t", "all", "-w", job.nodelist or ",".join(job.nodes),
+                     "-o", "%i|%N|%S|%e"], "squeue", timeout_s, f"{squeue} not found")
+    mine = set(job.nodes)
+    others: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) != 4 or parts[0] in me:
+            continue
+        o_start, o_end = _slurm_time(parts[2]), _slurm_time(parts[3]) or datetime.max
+        if o_start is None or not (o_start <= end and o_end >= start):  # 1 s resolution: inclusive
+            continue
+        try:
+            nodes = hostlist.expand_hostlist(parts[1])
+        except hostlist.BadHostlist:
+            continue
+        for n in mine.intersection(nodes):
+            others.setdefault(n, []).append(parts[0])
+    return {n: ("job " if len(ids) == 1 else "jobs ") + ", ".join(sorted(ids)[:5]) + (" ..." if len(ids) > 5 else "")
+            for n, ids in others.items()}
+
+
+def slurm_ids(fields: dict[str, str]) -> tuple[int | None, int | None]:
+    """The job's uid and gid from `UserId=ann(1001) GroupId=ann(1001)`."""
+    return _paren_int(fields.get("UserId")), _paren_int(fields.get("GroupId"))
+
+
+def _paren_int(value: str | None) -> int | None:
+    if value and value.endswith(")") and "(" in value:
+        return _int(value[value.rindex("(") + 1:-1])
+    return None
+
+
+def slurm_stdout(fields: dict[str, str]) -> str | None:
+    """The expanded StdOut path, or None (interactive jobs have none)."""
+    path = fields.get("StdOut", "")
+    return path if path.startswith("/") else None
+
+
+# ---- what the scheduler tells about a job, for its record (report.JOB_FACTS) -------------------
+
+def _fact(value: str | None) -> str | None:
+    """A scheduler string, or None for what it prints when unset."""
+    value = (value or "").strip()
+    return None if value in ("", "(null)", "null", "N/A") else value
+
+
+def slurm_facts(fields: dict[str, str] | None, env: dict[str, str], job: Job) -> dict:
+    """From `scontrol show job` (JobName, Command, Partition, Account, NumNodes, NumTasks), else
+    what the Epilog's environment has (SLURM_JOB_PARTITION, SLURM_JOB_NUM_NODES; the Epilog gets
+    no job name or account, notes/slurm.md §4.2)."""
+    fields = fields or {}
+    return {"name": _fact(fields.get("JobName")),
+            "command": _fact(fields.get("Command")),
+            "partition": _fact(fields.get("Partition")) or _fact(env.get("SLURM_JOB_PARTITION")),
+            "account": _fact(fields.get("Account")) or _fact(env.get("SLURM_JOB_ACCOUNT")),
+            "num_nodes": _int(fields.get("NumNodes", "").split("-")[0]) or _int(env.get("SLURM_JOB_NUM_NODES"))
+            or len(job.nodes) or None,
+            "num_tasks": _int(fields.get("NumTasks", "").split("-")[0])}
+
+
+def pbs_epilogue_facts(argv: list[str], job: Job) -> dict:
+    """The epilogue's arguments (OpenPBS and Torque alike): $4 job name, $8 queue, $9 account
+    ("null" when unset); nodes from the node file."""
+    def arg(i: int) -> str | None:
+        return _fact(argv[i]) if len(argv) > i else None
+    return {"name": arg(3), "command": None, "partition": arg(7), "account": arg(8),
+            "num_nodes": len(job.nodes) or None, "num_tasks": None}

@@ -1,0 +1,537 @@
+"""What `compare` reads: the job rows a selection picks from the Parquet dataset and from the JSON
+records not compacted yet.
+
+A selection is "key=value,key=value" (every key must hold):
+- lustre, kernel, os: globs (*, ?, [..], [!..]) on the job's clients; a job matches when every
+  host's value matches (jobrow's column holds the distinct values ';'-joined), so a job that
+  ran partly on 2.15 and partly on 2.16 is neither "lustre=2.15.*" nor "lustre=2.16.*". A job
+  whose record does not say (null) matches no glob.
+- since, until: ISO dates or date-times, UTC unless they carry an offset; on the job's end,
+  since inclusive, until exclusive ("since=2026-10-01,until=2026-11-01" is October).
+- cluster, partition, user, job_name, account: the value, or a glob when it has *, ? or [.
+Globs are matched case-sensitively over the whole value, in DuckDB (regexp_full_match) for both
+sources, so the dataset and the JSON records cannot disagree.
+
+load() gives the rows (jobrow.COLUMNS, or only the columns asked for: columns=) of both
+sources, one per (record_id, fs), in no particular order: a job found in the dataset is taken
+from there alone (its JSON record may still be in the live tree after a compaction interrupted
+before moving it, or be a later copy); the dataset's own duplicates (for a moment while
+compaction merges a month) and the JSON records' (a copy in two day directories) count once.
+Only the months [since, until) overlaps are read from the dataset (a month's directory may be
+month=3 or a zero-padded month=03: compact.part_files reads both), and of its files only the
+columns asked for. Each file's schema is checked before it is read (partschema), and the files
+are read FILES_PER_QUERY a DuckDB query with one I/O thread: a month of any number of files is
+read with a few dozen open and memory for its rows. Files are named to DuckDB one by one, glob
+characters escaped: a dataset under /data/run[1]/ is that directory, not run1.
+
+A JSON record that cannot be read, or of a schema newer than this reader (written by a newer
+lustre-jobreport: its columns' meanings may have changed, so it is not compared), is skipped and
+named in Loaded.warnings, one line each. Records are read only from directories no one else
+could have written them into: records_dir and each YYYY, MM and DD are checked before they are
+listed (records.DirCheck: owned by root or the user running compare, not writable by group or
+others, not a link), and one that fails is skipped, named in one line and counted. A Parquet file of another schema is never read as if
+understood: left out, named in Loaded.warnings with what differs, counted; so is one that is not
+a readable Parquet file (corrupt, truncated: at the schema check, or when DuckDB reads it, the
+files of its batch then read one by one to tell which, and the rest read again), which
+compaction sets aside. A Parquet file of a newer schema version (partschema.NewerSchemaError),
+or one the system will not let compare read (permissions, I/O errors: the file may be whole), is
+an error naming it (JobReportError): the dataset is the truth and must not be silently partial.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import compact, jobrow, partschema, store as records
+from ..errors import JobReportError
+
+MULTI = ("lustre", "kernel", "os")             # ';'-joined values: every one must match
+SINGLE = ("cluster", "partition", "user", "job_name", "account")
+TIMES = ("since", "until")
+KEYS = (*MULTI, *TIMES, *SINGLE)
+RETRIES = 3                                     # dataset files that vanish under a listing (merge)
+FILES_PER_QUERY = 256                           # dataset files one DuckDB query reads: open files and
+                                                # memory bounded whatever a month holds
+SMALL_CHUNK_ROWS = 4096                         # an answer's chunks smaller than this on average are joined
+
+
+class SelectionError(JobReportError):
+    """A selection that cannot be read; one line naming the key."""
+
+
+def glob_regex(pattern: str, multi: bool = False) -> str:
+    """The regular expression (RE2 and Python re alike) of a glob matched on a whole value;
+    multi: on every part of a ';'-joined value."""
+    star, one = ("[^;]*", "[^;]") if multi else (".*", ".")
+    out, i, n = [], 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        i += 1
+        if c == "*":
+            out.append(star)
+        elif c == "?":
+            out.append(one)
+        elif c == "[":
+            j = i + (i < n and pattern[i] in "!^")
+            j += j < n and pattern[j] == "]"            # a ']' first in the class is literal
+            end = pattern.find("]", j)
+            if end < 0:
+                out.append(r"\[")
+                continue
+            body = pattern[i:end]
+            i = end + 1
+            neg = body[:1] in ("!", "^")
+            body = body[1:] if neg else body
+            body = "".join("\\" + ch if ch in "\\[]^" else ch for ch in body)
+            out.append(f"[^{';' if multi else ''}{body}]" if neg else f"[{body}]")
+        else:
+            out.append("\\" + c if c in ".^$*+?()[]{}|\\-#&~" else c)
+    one_value = "".join(out)
+    return f"(?:{one_value})(?:;(?:{one_value}))*" if multi else one_value
+
+
+def _moment(key: str, text: str) -> datetime:
+    """A selection's date (its midnight, UTC) or date and time, read as records' times are."""
+    t = jobrow.utc_time(text)
+    if t is None:
+        raise SelectionError(f"{key}: {text!r} is not an ISO date or date and time "
+                             "(e.g. 2026-10-01 or 2026-10-01T12:00Z)")
+    return t
+
+
+@dataclass(frozen=True)
+class Selection:
+    globs: tuple[tuple[str, str], ...] = ()     # (column, glob)
+    since: datetime | None = None
+    until: datetime | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> "Selection":
+        globs: list[tuple[str, str]] = []
+        times: dict[str, datetime] = {}
+        seen: set[str] = set()
+        for item in (text or "").split(","):
+            item = item.strip()
+            if not item:
+                continue
+            key, eq, value = item.partition("=")
+            key, value = key.strip(), value.strip()
+            if not eq:
+                raise SelectionError(f"{item!r} is not key=value (keys: {', '.join(KEYS)})")
+            if key not in KEYS:
+                raise SelectionError(f"unknown key {key!r} (known: {', '.join(KEYS)})")
+            if key in seen:
+                raise SelectionError(f"{key}: given twice")
+            seen.add(key)
+            if not value:
+                raise SelectionError(f"{key}: empty value")
+            if key in TIMES:
+                times[key] = _moment(key, value)
+            else:
+                globs.append((key, value))
+        since, until = times.get("since"), times.get("until")
+        if since and until and until <= since:
+            raise SelectionError(f"until: {until:%Y-%m-%dT%H:%M:%SZ} is not after since {since:%Y-%m-%dT%H:%M:%SZ}")
+        return cls(tuple(globs), since, until)
+
+    def __str__(self) -> str:
+        parts = [f"{k}={v}" for k, v in self.globs]
+        parts += [f"{k}={t:%Y-%m-%dT%H:%M:%SZ}" for k, t in (("since", self.since), ("until", self.until)) if t]
+        return ",".join(parts)
+
+    def where(self) -> tuple[str, list[Any]]:
+        """The SQL condition (DuckDB) and its parameters."""
+        terms, params = [], []
+        for key, pattern in self.globs:
+            terms.append(f'regexp_full_match("{key}", ?)')
+            params.append(glob_regex(pattern, key in MULTI))
+        for key, op in (("since", ">="), ("until", "<")):
+            t = getattr(self, key)
+            if t is not None:
+                terms.append(f'"end" {op} CAST(? AS TIMESTAMPTZ)')
+                params.append(t.isoformat())
+        return (" AND ".join(terms) or "TRUE"), params
+
+    def columns(self) -> tuple[str, ...]:
+        """The columns the condition reads."""
+        return (*(k for k, _ in self.globs), *(("end",) if self.since or self.until else ()))
+
+    def matches(self, row: dict) -> bool:
+        """The same condition on one jobrow row, in Python (tests check the two agree)."""
+        for key, pattern in self.globs:
+            v = row.get(key)
+            if v is None or not re.fullmatch(glob_regex(pattern, key in MULTI), v, re.S):
+                return False
+        end = row.get("end")
+        return not ((self.since and end < self.since) or (self.until and end >= self.until))
+
+    def months(self, part: tuple[int, int]) -> bool:
+        """Whether the month partition may hold jobs that ended in [since, until)."""
+        y, m = part
+        start = datetime(y, m, 1, tzinfo=timezone.utc)
+        after = datetime(y + (m == 12), m % 12 + 1, 1, tzinfo=timezone.utc)
+        return (self.until is None or start < self.until) and (self.since is None or after > self.since)
+
+
+@dataclass
+class Loaded:
+    table: Any                              # pyarrow.Table: jobrow.arrow_schema()'s columns (those asked)
+    warnings: list[str] = field(default_factory=list)
+    dataset_files: int = 0                  # Parquet files read (of the months selected)
+    dataset_rows: int = 0                   # rows from the dataset (selected, deduplicated)
+    json_records: int = 0                   # JSON records read (all of the live tree)
+    json_rows: int = 0                      # rows from them (selected, not in the dataset)
+    json_in_dataset: int = 0                # JSON records whose job the dataset holds already
+    records_skipped: int = 0                # JSON records skipped (a warning each)
+    records_dirs_skipped: int = 0           # records directories not read: others could write in them
+    dataset_files_left_out: int = 0         # dataset files of another schema or not readable (a warning each)
+
+    def info(self) -> dict[str, Any]:
+        """The counts and warnings as a dict (records_read: the JSON records read)."""
+        return {"records_read": self.json_records, "json_rows": self.json_rows,
+                "json_in_dataset": self.json_in_dataset, "dataset_files": self.dataset_files,
+                "dataset_rows": self.dataset_rows, "records_skipped": self.records_skipped,
+                "records_dirs_skipped": self.records_dirs_skipped,
+                "dataset_files_left_out": self.dataset_files_left_out, "warnings": list(self.warnings)}
+
+    def __iter__(self):
+        """table, info = load(...) works too."""
+        return iter((self.table, self.info()))
+
+
+_GLOB = re.compile(r"([*?\[])")
+
+
+def _sql_list(paths: list[Path]) -> str:
+    """The files as a DuckDB list literal. DuckDB reads every name as a glob: a '*', '?' or '['
+    in a directory's name (/data/run[1]/dataset) would match other files (run1) or none, so
+    each is escaped as a one-character class ('[' -> '[[]'), which matches only itself."""
+    return "[" + ", ".join("'" + _GLOB.sub(r"[\1]", str(p)).replace("'", "''") + "'" for p in paths) + "]"
+
+
+def _read_parquet(files: list[Path]) -> str:
+    """The files (of one schema version: the same columns) as one DuckDB table. No Hive
+    partitioning: year and month are not columns compare reads, and the directories' names may
+    be month=3 or month=03 (one an integer to DuckDB, the other a string)."""
+    return f"read_parquet({_sql_list(files)}, hive_partitioning=false)"
+
+
+def _json_rows(records_dir, out: Loaded, names: tuple[str, ...], months: set[tuple[int, int]]):
+    """The live tree's records as one Arrow table of the columns `names` (record by record: a
+    bad one is a warning), from the directories DirCheck lets compare read (root's or the
+    running user's; one refused is a warning); the months of their jobs' ends added to
+    `months`."""
+    import pyarrow as pa
+    tables = []
+    if records_dir:
+        odd: list[tuple[Path, str]] = []
+        check = records.DirCheck(records_dir, owners=(0, os.geteuid()))
+        batch: list[list[dict]] = []         # rows, record by record
+        nrows = 0
+        seen: set[str] = set()
+        for path in records.iter_records(records_dir, odd, check):
+            try:
+                doc = records.load(path)
+                rows = jobrow.rows(doc)
+            except records.RecordFileError as exc:
+                if exc.reason != "no such file":      # compacted meanwhile: its rows are in the dataset
+                    out.warnings.append(f"{exc}; skipped")
+                    out.records_skipped += 1
+                continue
+            except compact.ROW_ERRORS as exc:
+                out.warnings.append(f"{path}: {compact.one_line(exc)}; skipped")
+                out.records_skipped += 1
+                continue
+            out.json_records += 1
+            if rows and rows[0]["record_id"] in seen:
+                continue                              # a second copy: the first counts, as in compaction
+            seen.update(r["record_id"] for r in rows[:1])
+            months.update(compact.part_of(r["end"]) for r in rows[:1])
+            batch.append(rows)
+            nrows += len(rows)
+            if nrows >= compact.BATCH_ROWS:
+                tables.append(_to_table(batch, out, names))
+                batch, nrows = [], 0
+        if batch:
+            tables.append(_to_table(batch, out, names))
+        out.warnings += [f"{Path(records_dir, rel)}: {why}; no record under it read" for rel, why in check.refused]
+        out.records_dirs_skipped = len(check.refused)
+        out.warnings += [f"{p}: {why}; skipped" for p, why in odd]
+        out.records_skipped += len(odd)
+    return pa.concat_tables(tables) if tables else compact.schema(names).empty_table()
+
+
+def _to_table(batch: list[list[dict]], out: Loaded, names: tuple[str, ...]):
+    """Records' rows as a table of the columns `names`; if a value does not fit its column, that
+    record alone is skipped (compact.records_table)."""
+    table, bad = compact.records_table(batch, names)
+    for i, exc in bad:
+        out.warnings.append(f"record {batch[i][0]['record_id']}: {exc}; skipped")
+        out.records_skipped += 1
+    return table if table is not None else compact.schema(names).empty_table()
+
+
+class _FilesChanged(Exception):
+    """A dataset file listed is gone (a merge replaced it): list again."""
+
+
+class _Dataset:
+    """The dataset's files of the months asked for, each checked against the schema it states
+    before it is read (partschema), read FILES_PER_QUERY files at a time."""
+
+    def __init__(self, con, dataset_dir, out: Loaded):
+        self.con, self.dir, self.out = con, dataset_dir, out
+        self.checked: dict[Path, partschema.Checked] = {}
+
+    def files(self, parts=None) -> list[Path]:
+        if not self.dir:
+            return []
+        found = compact.dataset_files(self.dir)
+        return [f for p, fs in found.items() if parts is None or parts(p) for f in fs]
+
+    def check(self, f: Path) -> partschema.Checked:
+        """f's schema, checked once a load; a file of another schema, or not a readable Parquet
+        file, is left out: named in the warnings (once) and counted. NewerSchemaError for a
+        newer one, JobReportError for one the system will not let us read, _FilesChanged for
+        one gone."""
+        if f not in self.checked:
+            try:
+                checked = partschema.check(f)
+            except FileNotFoundError:
+                raise _FilesChanged from None
+            except partschema.UnreadableParquet as exc:
+                checked = self.leave_out(exc)
+            except OSError as exc:
+                raise JobReportError(f"{f}: cannot read: {exc.strerror}") from None
+            else:
+                if checked.foreign:
+                    self.out.warnings.append(f"{f}: a Parquet file of another schema, {checked.why}; left out")
+                    self.out.dataset_files_left_out += 1
+            self.checked[f] = checked
+        return self.checked[f]
+
+    def leave_out(self, exc: partschema.UnreadableParquet) -> partschema.Checked:
+        """A file that is not a readable Parquet file: named, counted, never read again."""
+        self.out.warnings.append(f"{exc}; left out")
+        self.out.dataset_files_left_out += 1
+        self.checked[exc.path] = partschema.Checked(exc.path, None, exc.reason)
+        return self.checked[exc.path]
+
+    def query(self, sql_of, parts) -> tuple[Any, list[Path]]:
+        """sql_of(source, columns) -> (sql, params), run on every batch of the files of the
+        partitions `parts` accepts (source: a read_parquet of the batch; columns: the columns
+        its files have), the answers joined: (table or None, files read). A file gone between
+        the listing and the read (merged by compaction) makes it list again."""
+        import pyarrow as pa
+        for attempt in range(RETRIES + 1):
+            listed = self.files(parts)
+            try:
+                files = [f for f in listed if not self.check(f).foreign]
+                tables = [self._run(sql_of, batch, version) for version, batch in self._batches(files)]
+                tables = [t for t in tables if t is not None]
+                read = [f for f in files if not self.checked[f].foreign]    # less those found corrupt
+                return (pa.concat_tables(tables) if tables else None), read
+            except _FilesChanged:
+                if attempt < RETRIES and self.files(parts) != listed:
+                    continue
+                raise JobReportError(f"{self.dir}: files keep vanishing under the read "
+                                     "(is a compaction merging it?): run again") from None
+        raise AssertionError("not reached")
+
+    def _batches(self, files: list[Path]):
+        """(version, files) of at most FILES_PER_QUERY files of one schema version each."""
+        by_version: dict[int, list[Path]] = {}
+        for f in files:
+            by_version.setdefault(self.checked[f].version, []).append(f)
+        for version, fs in sorted(by_version.items()):
+            for i in range(0, len(fs), FILES_PER_QUERY):
+                yield version, fs[i:i + FILES_PER_QUERY]
+
+    def _run(self, sql_of, batch: list[Path], version: int):
+        """The query on one batch of files. If DuckDB cannot read it, the files are tried one by
+        one: one that is not a readable Parquet file is left out (leave_out) and the batch read
+        again without it; a failure that is none of theirs is an error (_culprits)."""
+        import duckdb
+        have = {name for name, _ in partschema.columns_of(version)}
+        while True:
+            sql, params = sql_of(_read_parquet(batch), have)
+            try:
+                table = self.con.sql(sql, params=params).to_arrow_table()
+                break
+            except duckdb.Error as exc:
+                bad = self._culprits(sql_of, batch, have, exc)
+                batch = [f for f in batch if f not in bad]
+                if not batch:
+                    return None
+        # DuckDB's answer has a chunk per file at least: of small files, many tiny chunks that
+        # cost far more than their rows, so they are joined into one
+        chunks = table.column(0).num_chunks if table.num_columns else 0
+        return table.combine_chunks() if chunks > 1 and table.num_rows < SMALL_CHUNK_ROWS * chunks else table
+
+    def _culprits(self, sql_of, batch: list[Path], have: set[str], exc: Exception) -> set[Path]:
+        """The files of a batch DuckDB could not read that are not readable Parquet files, each
+        left out (at least one, else JobReportError): each file is queried alone, and one that
+        fails is told apart by pyarrow (_unreadable)."""
+        import duckdb
+        bad: set[Path] = set()
+        for f in batch:
+            sql, params = sql_of(_read_parquet([f]), have)
+            try:
+                self.con.sql(sql, params=params).to_arrow_table()
+                continue
+            except duckdb.Error as alone:
+                why = alone
+            found = _unreadable(f)
+            if found is None:
+                raise JobReportError(f"cannot read the dataset: {f}: {compact.one_line(why)}") from None
+            self.leave_out(found)
+            bad.add(f)
+        if not bad:
+            raise JobReportError(f"{self.dir}: cannot read the dataset ({compact.one_line(exc)})")
+        return bad
+
+
+def _unreadable(f: Path) -> partschema.UnreadableParquet | None:
+    """Whether f, read whole by pyarrow a row group at a time, is not a readable Parquet file
+    (its bytes: UnreadableParquet; None when pyarrow reads it). The system's refusal (an errno:
+    permissions, I/O errors, too many open files) is an error naming the file, never blamed on
+    its bytes; a file gone (merged meanwhile) makes the read list again (_FilesChanged)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    try:
+        with pq.ParquetFile(f) as pf:
+            for i in range(pf.num_row_groups):
+                pf.read_row_group(i)
+    except (OSError, pa.ArrowException) as err:
+        found = partschema.read_error(f, err)
+        if isinstance(found, partschema.UnreadableParquet):
+            return found
+        if isinstance(found, FileNotFoundError):
+            raise _FilesChanged from None
+        raise JobReportError(f"{f}: cannot read: {found.strerror}") from None
+    return None
+
+
+def distrust_negative_counts(table):
+    """The rows with a negative count not trusted: a dataset file written before counts were
+    checked (jobrow) may hold one in a row marked trusted, which compare must leave out. Only
+    the columns read are looked at: compare uses no other."""
+    import pyarrow.compute as pc
+    if "trusted" not in table.column_names:
+        return table
+    negative = None
+    for name in table.column_names:
+        if jobrow.TYPES[name] in ("int64", "int32"):
+            below = pc.fill_null(pc.less(table[name], 0), False)
+            negative = below if negative is None else pc.or_(negative, below)
+    if negative is None:
+        return table
+    i = table.column_names.index("trusted")
+    return table.set_column(i, table.field(i), pc.and_kleene(table["trusted"], pc.invert(negative)))
+
+
+def _one_per_job(con, table):
+    """One row per (record_id, fs), the first stored (a merge under way may show a job in two
+    files). The window that picks it costs more than the read: it runs only when the rows hold
+    a job twice (they seldom do)."""
+    con.register("ds_rows", table)
+    try:
+        if not con.sql("SELECT count(*) > count(DISTINCT (record_id, fs)) FROM ds_rows").fetchall()[0][0]:
+            return table
+        return con.sql("SELECT * FROM ds_rows QUALIFY row_number() OVER "
+                       "(PARTITION BY record_id, fs ORDER BY stored_at NULLS LAST) = 1").to_arrow_table()
+    finally:
+        con.unregister("ds_rows")
+
+
+def _select_list(names, have: set[str]) -> str:
+    """The columns `names`; one the files lack (an older writer's) is a typed null."""
+    out = []
+    for name in names:
+        kind = {"string": "VARCHAR", "int64": "BIGINT", "int32": "INTEGER", "float64": "DOUBLE",
+                "bool": "BOOLEAN", "timestamp": "TIMESTAMPTZ"}[jobrow.TYPES[name]]
+        out.append(f'"{name}"' if name in have else f'CAST(NULL AS {kind}) AS "{name}"')
+    return ", ".join(out)
+
+
+def columns_read(columns, selection: Selection) -> tuple[str, ...]:
+    """The columns load() gives for `columns` (None: all): those, the job's identity (record_id,
+    fs: what duplicates are told by) and what the selection reads, in jobrow's order."""
+    if columns is None:
+        return jobrow.COLUMNS
+    if isinstance(columns, str):
+        raise TypeError("columns: a sequence of column names, not one string")
+    columns = tuple(columns)
+    unknown = [c for c in columns if c not in jobrow.TYPES]
+    if unknown:
+        raise ValueError(f"columns: unknown column {unknown[0]!r} (jobrow.COLUMNS)")
+    wanted = {*columns, "record_id", "fs", *selection.columns()}
+    return tuple(c for c in jobrow.COLUMNS if c in wanted)
+
+
+def load(selection: Selection | str, records_dir: str | Path | None, dataset_dir: str | Path | None,
+         columns: Iterable[str] | None = None) -> Loaded:
+    """The selected rows of the dataset and of the JSON records not compacted yet, one per
+    (record_id, fs), the dataset's preferred; a missing directory is an empty source.
+
+    columns: the columns to give (None: all of jobrow.COLUMNS); record_id, fs and the columns
+    the selection reads are always given too (columns_read). Only these are read from the
+    Parquet files and made from the JSON records (compare asks for 73 of the 96). The rows are
+    in no particular order."""
+    import duckdb
+    import pyarrow as pa
+
+    sel = Selection.parse(selection) if isinstance(selection, str) else selection
+    names = columns_read(columns, sel)
+    schema = compact.schema(names)
+    out = Loaded(table=None)
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        # DuckDB's I/O threads (8 by default) each open files ahead of the scan: one keeps the
+        # files open at once to a few dozen, whatever a month holds, and reads no slower here
+        con.execute("SET async_threads = 1")
+        where, params = sel.where()
+        cols = ", ".join(f'"{c}"' for c in names)
+        ds = _Dataset(con, dataset_dir, out)
+
+        # the JSON records, and which of their jobs the dataset holds (their months alone)
+        months: set[tuple[int, int]] = set()
+        json_all = _json_rows(records_dir, out, names, months)
+        con.register("json_all", json_all)
+        known, _ = ds.query(lambda src, have: (f"SELECT DISTINCT record_id FROM {src}", []),
+                            lambda p: p in months)
+        if known is None:
+            known = pa.schema([compact.schema().field("record_id")]).empty_table()
+        con.register("known_ids", known)
+        out.json_in_dataset = con.sql("SELECT count(DISTINCT record_id) FROM json_all "
+                                      "WHERE record_id IN (SELECT record_id FROM known_ids)").fetchall()[0][0]
+        json_sel = con.sql(
+            f"SELECT {cols} FROM json_all WHERE {where} AND record_id NOT IN (SELECT record_id FROM known_ids)",
+            params=params).to_arrow_table()
+        con.unregister("json_all")
+        con.unregister("known_ids")
+        del json_all, known
+        out.json_rows = json_sel.num_rows
+
+        # the dataset's rows in the selected months: only the columns asked for (and stored_at,
+        # which picks the first stored of a job's copies), batch by batch
+        read = tuple(dict.fromkeys((*names, "stored_at")))
+        ds_sel, files = ds.query(lambda src, have: (f"SELECT {_select_list(read, have)} FROM {src} WHERE {where}",
+                                                    params), sel.months)
+        out.dataset_files = len(files)
+        parts = [json_sel.cast(schema)]
+        if ds_sel is not None:
+            ds_sel = _one_per_job(con, ds_sel).select(list(names))
+            parts.insert(0, distrust_negative_counts(ds_sel.cast(schema)))
+            out.dataset_rows = ds_sel.num_rows
+        del ds_sel, json_sel
+        out.table = pa.concat_tables(parts)
+    finally:
+        con.close()
+    return out
