@@ -36,6 +36,7 @@ sys.path.insert(0, str(REPO / "tests" / "reporter"))
 from test_records_kit import report_doc  # noqa: E402
 
 from lustre_jobreport.records import compact, jobrow, store as records, recordset  # noqa: E402
+from lustre_jobreport.records import dataset
 
 N = int(os.environ.get("BENCH_COMPACT_RECORDS", "100000"))
 SAMPLE = 10                      # floors on every 10th record
@@ -141,9 +142,9 @@ def main() -> int:
         floor_rows = (time.perf_counter() - t0) / len(sample) + floor_json
         del docs
         t0 = time.perf_counter()
-        table = compact.to_table(rows)
-        pq.write_table(table, tmp / "floor.parquet", compression=compact.COMPRESSION,
-                       row_group_size=compact.ROW_GROUP_ROWS)
+        table = dataset.to_table(rows)
+        pq.write_table(table, tmp / "floor.parquet", compression=dataset.COMPRESSION,
+                       row_group_size=dataset.ROW_GROUP_ROWS)
         floor_write = (time.perf_counter() - t0) / len(sample)
         del rows, table
 

@@ -35,6 +35,7 @@ sys.path.insert(0, str(REPO / "tests" / "reporter"))
 from test_compare_rows import jobs, table  # noqa: E402
 
 from lustre_jobreport.records import compact  # noqa: E402
+from lustre_jobreport.records import dataset
 from lustre_jobreport.compare import model as compare
 
 ROWS, APPS, GOAL_S, GOAL_RSS = 1_000_000, 2_000, 10.0, 2 << 30
@@ -73,7 +74,7 @@ def dataset(root: Path, rows: int = ROWS, apps: int = APPS, seed: int = 1) -> di
     end = t["end"]
     part = (pc.year(end).to_numpy() * 100 + pc.month(end).to_numpy())
     for key in np.unique(part):
-        d = root.joinpath(*compact.part_dirs((int(key) // 100, int(key) % 100)))
+        d = root.joinpath(*dataset.part_dirs((int(key) // 100, int(key) % 100)))
         d.mkdir(parents=True)
         pq.write_table(t.filter(pa.array(part == key)), d / "part-0.parquet")
     return {"rows": rows, "apps": apps, "parts": len(np.unique(part))}

@@ -86,10 +86,10 @@ def _write(text: str, output: str | None) -> None:
 
 def _cmd_records_add(args: argparse.Namespace) -> int:
     from . import config
-    from .records import store as records
+    from .records import add as records_add
 
     cfg = config.load(args.config)
-    path = records.add(args.report, records_dir=args.records or cfg.values["hooks"]["records_dir"],
+    path = records_add.add(args.report, records_dir=args.records or cfg.values["hooks"]["records_dir"],
                        cluster=args.cluster or cfg.values["hooks"]["cluster"] or None)
     print(path)
     return 0

@@ -24,7 +24,8 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 import pytest
 
-from lustre_jobreport.records import compact, jobrow, partschema, store as records, recordset
+from lustre_jobreport.records import compact, dataset as dataset_layer, jobrow, partschema, store as records, recordset
+from lustre_jobreport.records import add as records_add
 from lustre_jobreport.safeio import securedir
 from lustre_jobreport.errors import JobReportError
 
@@ -159,7 +160,7 @@ def test_a_record_stored_again_after_compaction_is_a_duplicate(dirs, tmp_path):
     put(rec, "1")
     compact.compact(rec, ds)
     put(rec, "1")                                         # the epilog ran twice, or records add again
-    records.add(put(tmp_path / "elsewhere", "1"), rec)   # the same job re-added by hand (cluster c1 kept)
+    records_add.add(put(tmp_path / "elsewhere", "1"), rec)   # the same job re-added by hand (cluster c1 kept)
     res = compact.compact(rec, ds)
     assert (res.records_read, res.records_added, res.duplicates) == (1, 0, 1)
     assert ids_in(ds) == ["c1/1/2026-10-15T12:00:00Z"] and live(rec) == []
@@ -223,7 +224,7 @@ def test_a_run_killed_while_writing_leaves_nothing_a_reader_sees_and_is_cleaned_
     p.join()
     assert p.exitcode == 9
     [tmp] = [f for f in parts(ds) if "/." in f]
-    assert compact.TEMP_RE.fullmatch(Path(tmp).name) and os.path.getsize(ds / tmp) > 0
+    assert dataset_layer.TEMP_RE.fullmatch(Path(tmp).name) and os.path.getsize(ds / tmp) > 0
     # readers do not see it: DuckDB's glob, pyarrow.dataset, recordset
     assert ids_in(ds) == ["c1/1/2026-10-01T00:00:00Z"]
     assert pads.dataset(ds, format="parquet", partitioning="hive").to_table().num_rows == 1
@@ -406,13 +407,13 @@ def test_a_month_of_many_small_files_is_rewritten_into_one(dirs):
     for i in range(compact.MERGE_OVER):
         put(rec, str(i), end=f"2026-10-{1 + i:02d}T00:00:00Z")
         compact.compact(rec, ds)
-    assert len(compact.part_files(ds, (2026, 10))) == compact.MERGE_OVER
+    assert len(dataset_layer.part_files(ds, (2026, 10))) == compact.MERGE_OVER
     put(rec, "99", end="2026-10-30T00:00:00Z")
     res = compact.compact(rec, ds)
     assert [m[:3] for m in res.merged] == [("year=2026/month=10", compact.MERGE_OVER + 1, 0)]
     assert len(res.files_written) == 1 and res.files_written[0] != res.merged[0][3]
     assert "records compact: merged year=2026/month=10: 17 files into 1" in res.summary()
-    [f] = compact.part_files(ds, (2026, 10))
+    [f] = dataset_layer.part_files(ds, (2026, 10))
     assert len(ids_in(ds)) == len(jobs_in(ds)) == compact.MERGE_OVER + 1
     assert pq.ParquetFile(f).schema_arrow.remove_metadata() == jobrow.arrow_schema()
 
@@ -422,7 +423,7 @@ def test_a_merge_drops_duplicate_rows_and_keeps_the_oldest_copy(dirs, monkeypatc
     monkeypatch.setattr(compact, "MERGE_OVER", 2)
     put(rec, "1")
     compact.compact(rec, ds)
-    [f] = compact.part_files(ds, (2026, 10))
+    [f] = dataset_layer.part_files(ds, (2026, 10))
     shutil.copy(f, f.with_name("part-99990101T000000Z-00000000.parquet"))     # a stray copy: duplicates
     put(rec, "2")
     res = compact.compact(rec, ds)
@@ -452,7 +453,7 @@ def test_a_reader_during_a_merge_sees_each_job_once(dirs, monkeypatch):
     compact.compact(rec, ds)
     assert seen == {"rows": 6, "loaded": 3}
     monkeypatch.undo()
-    assert len(ids_in(ds)) == 3 and len(compact.part_files(ds, (2026, 10))) == 1
+    assert len(ids_in(ds)) == 3 and len(dataset_layer.part_files(ds, (2026, 10))) == 1
 
 
 # -- the dataset's schema -------------------------------------------------------------------------
@@ -466,11 +467,11 @@ def test_every_file_states_its_schema_version_written_or_merged(dirs, monkeypatc
     monkeypatch.setattr(compact, "MERGE_OVER", 1)
     put(rec, "1")
     compact.compact(rec, ds)
-    [f] = compact.part_files(ds, (2026, 10))
+    [f] = dataset_layer.part_files(ds, (2026, 10))
     assert stated(f) == b"lustre-jobreport-dataset/1"
     put(rec, "2")
     res = compact.compact(rec, ds)
-    [merged] = compact.part_files(ds, (2026, 10))
+    [merged] = dataset_layer.part_files(ds, (2026, 10))
     assert res.merged and stated(merged) == b"lustre-jobreport-dataset/1"
 
 
@@ -500,7 +501,7 @@ def test_a_parquet_file_of_another_schema_is_set_aside_named_and_never_merged(di
         assert why in (ds / ".foreign/year=2026/month=10" / f"{name}.why").read_text()
     assert "records compact: merged year=2026/month=10: 2 files into 1" in lines
     assert jobs_in(ds) == [f"c1/{i}/2026-10-15T12:00:00Z" for i in range(1, 5)]        # DuckDB's glob
-    [f] = compact.part_files(ds, (2026, 10))
+    [f] = dataset_layer.part_files(ds, (2026, 10))
     t = pq.read_table(f)
     assert t.num_rows == 4 and t.column("read_bytes").null_count == 0 and t.column("user").null_count == 0
     again = compact.compact(rec, ds)                            # set aside once
@@ -545,7 +546,7 @@ def test_files_of_an_older_schema_version_are_read_and_merged_with_what_they_lac
     monkeypatch.setattr(compact, "MERGE_OVER", 1)
     res = compact.compact(rec, ds)
     assert [m[:3] for m in res.merged] == [("year=2026/month=10", 4, 0)] and res.files_set_aside == []
-    [f] = compact.part_files(ds, (2026, 10))
+    [f] = dataset_layer.part_files(ds, (2026, 10))
     assert stated(f) == b"lustre-jobreport-dataset/2"
     got = {r["job_id"]: r["new_metric"] for r in pq.read_table(f).to_pylist()}
     assert got == {"1": None, "2": None, "3": None, "4": None, "5": 7}
@@ -559,23 +560,23 @@ def test_a_zero_padded_month_directory_is_the_same_month_to_every_reader(dirs, m
     rec, ds = dirs
     put(rec, "1", end="2026-03-10T00:00:00Z")
     compact.compact(rec, ds)
-    [f] = compact.part_files(ds, (2026, 3))
+    [f] = dataset_layer.part_files(ds, (2026, 3))
     padded = ds / "year=2026" / "month=03"
     padded.mkdir()
     os.rename(f, padded / f.name)                    # the month as another tool lays it out
-    assert compact.partitions(ds) == [(2026, 3)] and compact.part_files(ds, (2026, 3)) == [padded / f.name]
-    assert compact.dataset_files(ds) == {(2026, 3): [padded / f.name]}
+    assert dataset_layer.partitions(ds) == [(2026, 3)] and dataset_layer.part_files(ds, (2026, 3)) == [padded / f.name]
+    assert dataset_layer.dataset_files(ds) == {(2026, 3): [padded / f.name]}
     put(rec, "1", end="2026-03-10T00:00:00Z")        # stored again: the dataset holds it already
     put(rec, "2", end="2026-03-11T00:00:00Z")
     res = compact.compact(rec, ds)
     assert (res.records_added, res.duplicates) == (1, 1)
-    assert sorted(p.parent.name for p in compact.part_files(ds, (2026, 3))) == ["month=03", "month=3"]
+    assert sorted(p.parent.name for p in dataset_layer.part_files(ds, (2026, 3))) == ["month=03", "month=3"]
     got = recordset.load("since=2026-03-01,until=2026-04-01", rec, ds)
     assert sorted(got.table.column("job_id").to_pylist()) == ["1", "2"] and got.dataset_files == 2
     monkeypatch.setattr(compact, "MERGE_OVER", 1)
     res = compact.compact(rec, ds)
     assert [m[:3] for m in res.merged] == [("year=2026/month=3", 2, 0)]
-    [merged] = compact.part_files(ds, (2026, 3))
+    [merged] = dataset_layer.part_files(ds, (2026, 3))
     assert merged.parent.name == "month=3" and list(padded.iterdir()) == []
     assert jobs_in(ds) == ["c1/1/2026-03-10T00:00:00Z", "c1/2/2026-03-11T00:00:00Z"]
 
@@ -608,7 +609,7 @@ def test_a_corrupt_parquet_file_is_set_aside_named_and_the_rest_compacted(dirs, 
     rec, ds = dirs
     put(rec, "1")
     compact.compact(rec, ds)
-    [f] = compact.part_files(ds, (2026, 10))
+    [f] = dataset_layer.part_files(ds, (2026, 10))
     kept = damage(f, how).read_bytes()
     put(rec, "2")
     put(rec, "3", end="2026-11-02T00:00:00Z")
@@ -638,7 +639,7 @@ def test_a_file_damaged_past_its_footer_is_set_aside_when_a_run_reads_it(dirs, m
     for i in range(1, 3):
         put(rec, str(i))
         compact.compact(rec, ds)
-    first, second = compact.part_files(ds, (2026, 10))
+    first, second = dataset_layer.part_files(ds, (2026, 10))
     damage(first, "column record_id")
     put(rec, "3")                                               # its month's ids are read
     res = compact.compact(rec, ds)
@@ -651,7 +652,7 @@ def test_a_file_damaged_past_its_footer_is_set_aside_when_a_run_reads_it(dirs, m
     res = compact.compact(rec, ds)
     assert [a for a, _, _ in res.files_set_aside] == [str(second.relative_to(ds))]
     assert res.merged == [] and res.status() == 1                 # one file left: nothing to merge
-    assert jobs_in(ds) == ["c1/3/2026-10-15T12:00:00Z"] and len(compact.part_files(ds, (2026, 10))) == 1
+    assert jobs_in(ds) == ["c1/3/2026-10-15T12:00:00Z"] and len(dataset_layer.part_files(ds, (2026, 10))) == 1
 
 
 def test_a_newer_file_stops_the_run_before_any_file_is_set_aside(dirs, tmp_path):
@@ -683,7 +684,7 @@ def test_a_run_that_stops_after_setting_a_file_aside_names_it(dirs, tmp_path):
     rec, ds = dirs
     put(rec, "1")
     compact.compact(rec, ds)
-    [f] = compact.part_files(ds, (2026, 10))
+    [f] = dataset_layer.part_files(ds, (2026, 10))
     damage(f, "column record_id")
     put(rec, "2")
     put(rec, "3", end="2026-11-02T00:00:00Z")
@@ -711,7 +712,7 @@ def test_a_dataset_file_the_system_will_not_let_the_run_read_is_never_set_aside(
         mine.mkdir()
         put(w / "src", "1")
         compact.compact(w / "src", mine / "dataset")
-        [f] = compact.part_files(mine / "dataset", (2026, 10))
+        [f] = dataset_layer.part_files(mine / "dataset", (2026, 10))
         put(mine / "records", "2")
         subprocess.run(["chown", "-R", f"{pw.pw_uid}:{pw.pw_gid}", str(mine)], check=True)
         os.chown(f, 0, 0)
@@ -968,7 +969,7 @@ def test_a_month_of_many_files_compacts_merges_and_compares_within_few_open_file
     assert (r.returncode, r.stderr) == (0, "")
     assert r.stdout.startswith("records compact: 2 records read, 1 job added (1 row) in 1 file, 1 duplicate skipped")
     assert f"records compact: merged year=2026/month=10: {n + 1} files into 1" in r.stdout.splitlines()
-    assert len(compact.part_files(ds, (2026, 10))) == 1 and len(jobs_in(ds)) == n + 1
+    assert len(dataset_layer.part_files(ds, (2026, 10))) == 1 and len(jobs_in(ds)) == n + 1
 
 
 def test_the_one_bad_file_of_many_is_the_one_named(dirs, tmp_path):
@@ -996,7 +997,7 @@ def test_the_one_bad_file_of_many_is_the_one_named(dirs, tmp_path):
 def test_records_table_leaves_out_only_the_record_a_column_cannot_hold():
     good = jobrow.rows(record_doc("1"))
     bad = [dict(r, num_nodes="x") for r in jobrow.rows(record_doc("2"))]
-    table, left_out = compact.records_table([good, bad, good])
+    table, left_out = dataset_layer.records_table([good, bad, good])
     assert table.num_rows == 2 * len(good)
     assert [(i, str(e).split(":")[0]) for i, e in left_out] == [(1, "column num_nodes")]
-    assert compact.records_table([bad])[0] is None
+    assert dataset_layer.records_table([bad])[0] is None

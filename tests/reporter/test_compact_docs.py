@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from lustre_jobreport.records import compact, jobrow
+from lustre_jobreport.records import dataset
 
 from test_records_kit import put
 
@@ -29,7 +30,7 @@ def test_the_duckdb_example_runs_and_reads_only_the_months_it_asks_for(tmp_path)
     for i in range(6):
         put(rec, str(i), end=f"2026-{8 + i % 3:02d}-15T00:00:00Z", lustre=["2.15.4", "2.16.0"][i % 2])
     compact.compact(rec, ds)
-    [august] = compact.part_files(ds, (2026, 8))
+    [august] = dataset.part_files(ds, (2026, 8))
     august.write_bytes(b"not parquet at all")          # outside the example's months: never opened
     code = re.search(r"<<'EOF'[^\n]*\n(.*?)\nEOF\n", DOC.read_text(), re.S).group(1)
     code = code.replace("/var/lib/lustre-jobreport/dataset", str(ds))

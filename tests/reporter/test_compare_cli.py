@@ -16,6 +16,7 @@ import pytest
 
 from lustre_jobreport import cli
 from lustre_jobreport.records import compact
+from lustre_jobreport.records import dataset as dataset_layer
 
 from test_compare_rows import jobs, table
 from test_records_kit import damage, put
@@ -28,7 +29,7 @@ def write_dataset(root: Path, t: pa.Table) -> None:
     end = t["end"]
     part = pc.year(end).to_numpy() * 100 + pc.month(end).to_numpy()
     for key in np.unique(part):
-        d = root.joinpath(*compact.part_dirs((int(key) // 100, int(key) % 100)))
+        d = root.joinpath(*dataset_layer.part_dirs((int(key) // 100, int(key) % 100)))
         d.mkdir(parents=True, exist_ok=True)
         pq.write_table(t.filter(pa.array(part == key)), d / "part-0.parquet")
 
@@ -109,7 +110,7 @@ def test_a_corrupt_dataset_file_is_left_out_named_and_counted(dirs, tmp_path, ca
     """A corrupt file among March's: one warning naming it (both sides read March: said once),
     the comparison of the rest (exit 0), source.dataset_files_left_out counts it."""
     _, dataset = dirs
-    [march] = compact.part_files(dataset, (2026, 3))
+    [march] = dataset_layer.part_files(dataset, (2026, 3))
     bad = march.with_name("part-zz.parquet")
     pq.write_table(table(jobs(np.random.default_rng(2), 3, start=MARCH, record_prefix="z")), bad)
     damage(bad, how)
@@ -128,7 +129,7 @@ def test_a_dataset_file_of_another_schema_is_said_left_out_and_counted(dirs, tmp
     sides read March: said once), the comparison of the rest, and source.dataset_files_left_out
     counts it."""
     _, dataset = dirs
-    other = dataset.joinpath(*compact.part_dirs((2026, 3)), "part-1.parquet")
+    other = dataset.joinpath(*dataset_layer.part_dirs((2026, 3)), "part-1.parquet")
     pq.write_table(pa.table({"record_id": ["x"], "read_bytes": [1.5]}), other)
     assert compare(dirs, "--baseline", "lustre=2.15.*", "--candidate", "lustre=2.16.*", "--format", "json",
                    "-o", str(tmp_path / "c.json")) == 0
@@ -143,7 +144,7 @@ def test_a_dataset_file_of_another_schema_is_said_left_out_and_counted(dirs, tmp
 
 def test_a_dataset_file_of_a_newer_schema_is_one_error_naming_it(dirs, capsys):
     _, dataset = dirs
-    [f] = compact.part_files(dataset, (2026, 4))
+    [f] = dataset_layer.part_files(dataset, (2026, 4))
     t = pq.read_table(f)
     newer = f.with_name("part-1.parquet")
     pq.write_table(t.append_column("new_metric", pa.array([1] * t.num_rows))

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from lustre_jobreport import catalog
 from lustre_jobreport.records import compact, jobrow, store as records, recordset
+from lustre_jobreport.records import dataset
 from proptest import runs
 from test_records_kit import put, record_doc, report_doc
 
@@ -163,7 +164,7 @@ def test_every_count_column_follows_the_rule(doc):
     [row] = jobrow.rows(doc)
     want = Reference().row(doc)
     assert {k: row[k] for k in want} == want
-    compact.to_table([row])                    # and every value fits its column's type
+    dataset.to_table([row])                    # and every value fits its column's type
 
 
 # -- the rule, by example, through compaction and compare ---------------------------------------
@@ -225,6 +226,6 @@ def test_a_negative_count_in_a_dataset_file_written_before_the_check_is_not_trus
     rows[0]["read_bytes"] = -5                                   # as jobrow made it then: trusted
     month = ds / "year=2026" / "month=10"
     month.mkdir(parents=True)
-    pq.write_table(compact.to_table(rows), month / "part-20261016T000000Z-00000000.parquet")
+    pq.write_table(dataset.to_table(rows), month / "part-20261016T000000Z-00000000.parquet")
     got = {r["job_id"]: r["trusted"] for r in recordset.load("", rec, ds).table.to_pylist()}
     assert got == {"1": False, "2": True}

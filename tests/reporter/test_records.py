@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from lustre_jobreport.records import jobrow, store as records
+from lustre_jobreport.records import add as records_add
 from lustre_jobreport.errors import JobReportError
 
 from test_records_kit import put, record_doc, report_doc
@@ -34,7 +35,7 @@ def write(path, doc):
 
 def test_add_stores_a_report_as_a_record_of_cluster_manual(tmp_path):
     rep = write(tmp_path / "report.json", report_doc("1234", end="2026-03-09T23:59:59Z"))
-    path = records.add(rep, tmp_path / "records")
+    path = records_add.add(rep, tmp_path / "records")
     assert path == tmp_path / "records" / "2026" / "03" / "09" / "manual-1234.json"
     rec = records.load(path)
     assert rec["kind"] == "record" and rec["schema"] == "lustre-jobreport/3"
@@ -53,22 +54,22 @@ def test_add_through_the_cli_prints_the_path_and_takes_a_cluster(tmp_path):
 
 def test_adding_the_same_report_again_replaces_its_record(tmp_path):
     rep = write(tmp_path / "report.json", report_doc("5"))
-    first = records.add(rep, tmp_path / "records", "c1")
-    assert records.add(rep, tmp_path / "records", "c1") == first
+    first = records_add.add(rep, tmp_path / "records", "c1")
+    assert records_add.add(rep, tmp_path / "records", "c1") == first
     assert len(list(records.iter_records(tmp_path / "records"))) == 1
 
 
 def test_a_record_re_added_keeps_its_cluster(tmp_path):
     path = put(tmp_path / "old", "9", cluster="big")
-    again = records.add(path, tmp_path / "records")
+    again = records_add.add(path, tmp_path / "records")
     assert again.name == "big-9.json" and records.load(again)["record"]["cluster"] == "big"
 
 
 def test_another_jobs_record_under_the_same_name_is_not_replaced(tmp_path):
     """A job id reused the same day (scheduler reinstalled): another job, another end."""
-    records.add(write(tmp_path / "a.json", report_doc("5", end="2026-10-15T01:00:00Z")), tmp_path / "r", "c1")
+    records_add.add(write(tmp_path / "a.json", report_doc("5", end="2026-10-15T01:00:00Z")), tmp_path / "r", "c1")
     with pytest.raises(JobReportError, match=r"already holds another job's record \(c1/5/2026-10-15T01:00:00Z\)"):
-        records.add(write(tmp_path / "b.json", report_doc("5", end="2026-10-15T09:00:00Z")), tmp_path / "r", "c1")
+        records_add.add(write(tmp_path / "b.json", report_doc("5", end="2026-10-15T09:00:00Z")), tmp_path / "r", "c1")
 
 
 def newer(doc):
@@ -154,12 +155,12 @@ def test_add_refuses_a_records_dir_others_can_write(tmp_path):
 
 def test_add_with_no_records_dir_says_so(tmp_path):
     with pytest.raises(JobReportError, match=r"no records directory"):
-        records.add(write(tmp_path / "r.json", report_doc("1")), "")
+        records_add.add(write(tmp_path / "r.json", report_doc("1")), "")
 
 
 def test_add_with_a_bad_cluster_name_says_so(tmp_path):
     with pytest.raises(JobReportError, match=r"cluster '\.\./x': must be"):
-        records.add(write(tmp_path / "r.json", report_doc("1")), tmp_path / "records", "../x")
+        records_add.add(write(tmp_path / "r.json", report_doc("1")), tmp_path / "records", "../x")
 
 
 def test_a_relative_records_dir_is_taken_from_the_working_directory(tmp_path):

@@ -15,6 +15,7 @@ import pytest
 
 from lustre_jobreport import catalog
 from lustre_jobreport.records import jobrow, store as records
+from lustre_jobreport.records import dataset
 
 OPS = catalog.METADATA_OPS
 BUCKETS = jobrow.BUCKETS
@@ -103,7 +104,7 @@ def put(records_dir, job_id: str = "1", cluster: str = "c1", **kw):
 def rows_table(*job_ids: str, **kw):
     """The dataset table of these jobs' records (report_doc(job_id, **kw))."""
     from lustre_jobreport.records import compact
-    return compact.to_table([r for j in job_ids for r in jobrow.rows(record_doc(j, **kw))])
+    return dataset.to_table([r for j in job_ids for r in jobrow.rows(record_doc(j, **kw))])
 
 
 def write_part(path, table, states: int | bytes | None = None):
@@ -124,12 +125,12 @@ def as_version_2(monkeypatch, added=("new_metric",)):
     `added`: what it writes states version 2, and today's files (stated or not) are of the older
     version 1, which lacks them. How a later reader reads older files, tried today. (jobrow's
     rows do not make the new columns: use it to read and merge files, not to compact records.)"""
-    from lustre_jobreport.records import compact, partschema
+    from lustre_jobreport.records import dataset, partschema
     columns = jobrow._COLUMNS + [(c, "int64") for c in added]
     monkeypatch.setattr(jobrow, "_COLUMNS", columns)
     monkeypatch.setattr(jobrow, "COLUMNS", tuple(c for c, _ in columns))
     monkeypatch.setattr(jobrow, "TYPES", dict(columns))
-    monkeypatch.setattr(compact, "_SCHEMA", None)
+    monkeypatch.setattr(dataset, "_SCHEMA", None)
     monkeypatch.setattr(partschema, "VERSION", 2)
     monkeypatch.setattr(partschema, "ADDED_IN", dict.fromkeys(added, 2))
 

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lustre_jobreport.records import compact, jobrow, partschema, store as records, recordset
+from lustre_jobreport.records import dataset
 from lustre_jobreport.errors import JobReportError
 from lustre_jobreport.records.recordset import Selection, SelectionError
 
@@ -167,7 +168,7 @@ def test_copies_count_once_in_either_source(dirs, monkeypatch):
     shutil.copy(a, rec / "2026/10/16" / a.name)
     assert recordset.load("", rec, ds).table.num_rows == 2
     compact.compact(rec, ds)
-    [f] = compact.part_files(ds, (2026, 10))
+    [f] = dataset.part_files(ds, (2026, 10))
     shutil.copy(f, f.with_name("part-99990101T000000Z-0.parquet"))       # a merge half done
     got = recordset.load("", rec, ds)
     assert got.table.num_rows == 2 and got.dataset_files == 2
@@ -178,7 +179,7 @@ def test_months_outside_since_until_are_not_read(dirs):
     put(rec, "1", end="2026-09-30T23:59:59Z")
     put(rec, "2", end="2026-10-15T00:00:00Z")
     compact.compact(rec, ds)
-    [sept] = compact.part_files(ds, (2026, 9))
+    [sept] = dataset.part_files(ds, (2026, 9))
     sept.write_bytes(b"PAR1 not really")
     got = recordset.load("since=2026-10-01", rec, ds)
     assert jobs(got) == ["2"] and got.dataset_files == 1 and got.warnings == []
@@ -257,7 +258,7 @@ def test_a_file_that_is_not_readable_parquet_is_named_left_out_and_counted(dirs,
     for i in range(1, 4):
         put(rec, str(i))
         compact.compact(rec, ds)
-    [of_2] = [f for f in compact.part_files(ds, (2026, 10)) if "c1/2/" in str(compact.record_ids(f))]
+    [of_2] = [f for f in dataset.part_files(ds, (2026, 10)) if "c1/2/" in str(dataset.record_ids(f))]
     bad = damage(of_2, how)
     got = recordset.load("", rec, ds)
     assert jobs(got) == ["1", "3"] and (got.dataset_files, got.dataset_files_left_out) == (2, 1)
@@ -280,7 +281,7 @@ def test_a_dataset_file_the_system_will_not_let_compare_read_is_one_error(dirs, 
         for i in range(1, 3):
             put(rec, str(i))
             compact.compact(rec, ds)
-        first = compact.part_files(ds, (2026, 10))[0]
+        first = dataset.part_files(ds, (2026, 10))[0]
         os.chmod(first, 0o600)
         code = ("import sys; from lustre_jobreport.records import recordset\n"
                 "from lustre_jobreport.errors import JobReportError\n"
@@ -328,7 +329,7 @@ def test_a_file_merged_away_under_the_listing_is_listed_again(dirs, monkeypatch)
     rec, ds = dirs
     put(rec, "1")
     compact.compact(rec, ds)
-    real = compact.dataset_files
+    real = dataset.dataset_files
     calls = []
 
     def listing(d):
@@ -338,7 +339,7 @@ def test_a_file_merged_away_under_the_listing_is_listed_again(dirs, monkeypatch)
             found[(2026, 10)] = found[(2026, 10)] + [Path(ds, "year=2026/month=10/part-gone.parquet")]
         return found
 
-    monkeypatch.setattr(compact, "dataset_files", listing)
+    monkeypatch.setattr(dataset, "dataset_files", listing)
     got = recordset.load("", rec, ds)
     assert got.table.num_rows == 1 and len(calls) >= 3
 
@@ -477,7 +478,7 @@ def test_columns_an_older_file_lacks_are_null_and_duplicates_still_count_once(di
     put(rec, "1")
     put(rec, "2", end="2026-10-16T00:00:00Z")
     compact.compact(rec, ds)
-    [f] = compact.part_files(ds, (2026, 10))
+    [f] = dataset.part_files(ds, (2026, 10))
     t = pq.read_table(f)
     as_version_2(monkeypatch)
     earlier = pa.compute.subtract(t.column("stored_at"), 60.0)
@@ -497,7 +498,7 @@ def test_a_zero_padded_month_directory_is_read(dirs):
     for month, job in (("03", "1"), ("3", "2"), ("04", "3")):
         d = ds / "year=2026" / f"month={month}"
         d.mkdir(parents=True)
-        pq.write_table(compact.to_table(jobrow.rows(record_doc(job, end=f"2026-{int(month):02d}-15T00:00:00Z"))),
+        pq.write_table(dataset.to_table(jobrow.rows(record_doc(job, end=f"2026-{int(month):02d}-15T00:00:00Z"))),
                        d / f"part-{job}.parquet")
     assert jobs(recordset.load("", rec, ds)) == ["1", "2", "3"]
     got = recordset.load("since=2026-03-01,until=2026-04-01", rec, ds)
@@ -514,10 +515,10 @@ def test_a_dataset_path_with_glob_characters_is_that_path(tmp_path, name, other)
     rec, ds = tmp_path / name / "records", tmp_path / name / "dataset"
     put(rec, "1")
     compact.compact(rec, ds)
-    [f] = compact.part_files(ds, (2026, 10))
+    [f] = dataset.part_files(ds, (2026, 10))
     twin = tmp_path / other / f.relative_to(tmp_path / name)       # another dataset's file, same name
     twin.parent.mkdir(parents=True)
-    pq.write_table(compact.to_table(jobrow.rows(record_doc("2"))), twin)
+    pq.write_table(dataset.to_table(jobrow.rows(record_doc("2"))), twin)
     got = recordset.load("", rec, ds)
     assert jobs(got) == ["1"] and got.dataset_files == 1 and got.dataset_rows == 1
     put(rec, "1")                                   # stored again: the dataset's copy is known

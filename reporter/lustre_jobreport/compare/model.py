@@ -718,7 +718,7 @@ def load_side(name: str, text: str, settings: Settings, records_dir, dataset_dir
 
 
 def _warn(line: str) -> None:
-    from ..report.view import displayable
+    from ..present.text import displayable
     print(f"lustre-jobreport: warning: {displayable({'l': line})['l']}", file=sys.stderr)
 
 

@@ -5,7 +5,7 @@ versions, the thresholds), the fleet's pooled RPC-size shares per side, the regr
 with the numbers that make it one, its cause and what differs in the clients, the expected
 shifts), the improvements, groups whose only shifts are expected, and counts of the rest.
 Every string that came from records (job names, users, versions...) is shown through
-jobrender.displayable (control and bidi characters as visible escapes) and long ones shortened;
+displayable (control and bidi characters as visible escapes) and long ones shortened;
 the HTML is the same view through templates/compare.html.j2 (autoescaped) plus charts.
 """
 
@@ -14,9 +14,8 @@ from __future__ import annotations
 import json
 
 from . import metrics as comparemetrics
-from ..report import view as jobrender
 from .model import HYBRID_EXPECTED, Comparison
-from ..report.view import columns, human_bytes, shorten
+from ..present.text import columns, compact, displayable, environment, fill_lines, human_bytes, shorten
 
 WIDTH = 100
 NAME_COLS = 32
@@ -145,7 +144,7 @@ def metric_line(m: dict) -> str:
 
 def _wrap(text: str, indent: int) -> list[str]:
     """Words filled into lines of WIDTH columns under `indent` spaces (continuations +2)."""
-    return jobrender._lines(text.split(" "), " " * indent, " " * (indent + 2), WIDTH)
+    return fill_lines(text.split(" "), " " * indent, " " * (indent + 2), WIDTH)
 
 
 # -- the view -----------------------------------------------------------------------------------
@@ -234,7 +233,7 @@ def view(result: Comparison, small: int | None = None, others: int = 0) -> dict:
     wanted = sorted(i for ids in by_verdict.values() for i in ids)
     lustre = result.lustre or [None] * len(groups)
     unknown = result.unknown or [[] for _ in groups]
-    shown = jobrender.displayable({
+    shown = displayable({
         "sides": {n: doc[n] for n in ("baseline", "candidate")},
         "groups": {str(i): {"key": groups[i]["key"], "fs": groups[i]["fs"], "changes": groups[i]["changes"],
                             "lustre": lustre[i]} for i in wanted}})
@@ -303,7 +302,7 @@ def render_text(result: Comparison) -> str:
     out.append("Fleet RPC sizes".ljust(label_w) + cells)
     for r in v["fleet_rows"]:
         line = f"{r['direction']:<6}{r['side']:<10}" + "".join(c.rjust(5) for c in r["cells"])
-        extra = f"  {jobrender.compact(r['rpcs'], 4)} RPCs"
+        extra = f"  {compact(r['rpcs'], 4)} RPCs"
         out.append(line + extra if columns(line + extra) <= WIDTH else line)
     for line in v["data_quality"]:
         out += _wrap(f"data quality: {line}", 0)
@@ -365,7 +364,7 @@ def _metric_rows(g: dict) -> list[dict]:
 
 
 def html_view(result: Comparison) -> dict:
-    from ..report import charts   # matplotlib: only the HTML needs it
+    from . import charts   # matplotlib: only the HTML needs it
 
     v = view(result, small=HTML_SMALL, others=HTML_EFFECT_GROUPS)
     for i, g in enumerate(v["regressions"]):
@@ -395,7 +394,7 @@ def html_view(result: Comparison) -> dict:
 
 
 def render_html(result: Comparison) -> str:
-    return jobrender._environment(autoescape=True).get_template("compare.html.j2").render(**html_view(result))
+    return environment(autoescape=True).get_template("compare.html.j2").render(**html_view(result))
 
 
 def render(result: Comparison, fmt: str) -> str:

@@ -18,7 +18,7 @@ from there alone (its JSON record may still be in the live tree after a compacti
 before moving it, or be a later copy); the dataset's own duplicates (for a moment while
 compaction merges a month) and the JSON records' (a copy in two day directories) count once.
 Only the months [since, until) overlaps are read from the dataset (a month's directory may be
-month=3 or a zero-padded month=03: compact.part_files reads both), and of its files only the
+month=3 or a zero-padded month=03: dataset.part_files reads both), and of its files only the
 columns asked for. Each file's schema is checked before it is read (partschema), and the files
 are read FILES_PER_QUERY a DuckDB query with one I/O thread: a month of any number of files is
 read with a few dozen open and memory for its rows. Files are named to DuckDB one by one, glob
@@ -47,7 +47,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import compact, jobrow, partschema, store as records
+from . import dataset, jobrow, partschema, store as records
 from ..errors import JobReportError
 
 MULTI = ("lustre", "kernel", "os")             # ';'-joined values: every one must match
@@ -243,18 +243,18 @@ def _json_rows(records_dir, out: Loaded, names: tuple[str, ...], months: set[tup
                     out.warnings.append(f"{exc}; skipped")
                     out.records_skipped += 1
                 continue
-            except compact.ROW_ERRORS as exc:
-                out.warnings.append(f"{path}: {compact.one_line(exc)}; skipped")
+            except dataset.ROW_ERRORS as exc:
+                out.warnings.append(f"{path}: {dataset.one_line(exc)}; skipped")
                 out.records_skipped += 1
                 continue
             out.json_records += 1
             if rows and rows[0]["record_id"] in seen:
                 continue                              # a second copy: the first counts, as in compaction
             seen.update(r["record_id"] for r in rows[:1])
-            months.update(compact.part_of(r["end"]) for r in rows[:1])
+            months.update(dataset.part_of(r["end"]) for r in rows[:1])
             batch.append(rows)
             nrows += len(rows)
-            if nrows >= compact.BATCH_ROWS:
+            if nrows >= dataset.BATCH_ROWS:
                 tables.append(_to_table(batch, out, names))
                 batch, nrows = [], 0
         if batch:
@@ -263,17 +263,17 @@ def _json_rows(records_dir, out: Loaded, names: tuple[str, ...], months: set[tup
         out.records_dirs_skipped = len(check.refused)
         out.warnings += [f"{p}: {why}; skipped" for p, why in odd]
         out.records_skipped += len(odd)
-    return pa.concat_tables(tables) if tables else compact.schema(names).empty_table()
+    return pa.concat_tables(tables) if tables else dataset.schema(names).empty_table()
 
 
 def _to_table(batch: list[list[dict]], out: Loaded, names: tuple[str, ...]):
     """Records' rows as a table of the columns `names`; if a value does not fit its column, that
-    record alone is skipped (compact.records_table)."""
-    table, bad = compact.records_table(batch, names)
+    record alone is skipped (dataset.records_table)."""
+    table, bad = dataset.records_table(batch, names)
     for i, exc in bad:
         out.warnings.append(f"record {batch[i][0]['record_id']}: {exc}; skipped")
         out.records_skipped += 1
-    return table if table is not None else compact.schema(names).empty_table()
+    return table if table is not None else dataset.schema(names).empty_table()
 
 
 class _FilesChanged(Exception):
@@ -291,7 +291,7 @@ class _Dataset:
     def files(self, parts=None) -> list[Path]:
         if not self.dir:
             return []
-        found = compact.dataset_files(self.dir)
+        found = dataset.dataset_files(self.dir)
         return [f for p, fs in found.items() if parts is None or parts(p) for f in fs]
 
     def check(self, f: Path) -> partschema.Checked:
@@ -388,11 +388,11 @@ class _Dataset:
                 why = alone
             found = _unreadable(f)
             if found is None:
-                raise JobReportError(f"cannot read the dataset: {f}: {compact.one_line(why)}") from None
+                raise JobReportError(f"cannot read the dataset: {f}: {dataset.one_line(why)}") from None
             self.leave_out(found)
             bad.add(f)
         if not bad:
-            raise JobReportError(f"{self.dir}: cannot read the dataset ({compact.one_line(exc)})")
+            raise JobReportError(f"{self.dir}: cannot read the dataset ({dataset.one_line(exc)})")
         return bad
 
 
@@ -488,7 +488,7 @@ def load(selection: Selection | str, records_dir: str | Path | None, dataset_dir
 
     sel = Selection.parse(selection) if isinstance(selection, str) else selection
     names = columns_read(columns, sel)
-    schema = compact.schema(names)
+    schema = dataset.schema(names)
     out = Loaded(table=None)
     con = duckdb.connect(":memory:")
     try:
@@ -507,7 +507,7 @@ def load(selection: Selection | str, records_dir: str | Path | None, dataset_dir
         known, _ = ds.query(lambda src, have: (f"SELECT DISTINCT record_id FROM {src}", []),
                             lambda p: p in months)
         if known is None:
-            known = pa.schema([compact.schema().field("record_id")]).empty_table()
+            known = pa.schema([dataset.schema().field("record_id")]).empty_table()
         con.register("known_ids", known)
         out.json_in_dataset = con.sql("SELECT count(DISTINCT record_id) FROM json_all "
                                       "WHERE record_id IN (SELECT record_id FROM known_ids)").fetchall()[0][0]

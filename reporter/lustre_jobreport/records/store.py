@@ -37,7 +37,7 @@ MAX_RECORD_BYTES = 64 << 20
 
 # What the record's file name is made of (config.py checks [hooks] cluster the same way).
 CLUSTER_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-_JOB_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\[\]+@:-]{0,127}")
+JOB_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\[\]+@:-]{0,127}")
 _YEAR_RE = re.compile(r"\d{4}")
 _TWO_RE = re.compile(r"\d{2}")
 READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY
@@ -78,7 +78,7 @@ def as_record(doc: dict, cluster: str, job_id: str, meta: dict[str, Any] | None 
     return record
 
 
-def _write(record: dict, records_dir: str | Path) -> Path:
+def write(record: dict, records_dir: str | Path) -> Path:
     rec = record["record"]
     days, name = _where(record, rec["cluster"], rec["job_id"])
     data = (json.dumps(record, separators=(",", ":")) + "\n").encode()
@@ -89,7 +89,7 @@ def store(doc: dict, records_dir: str | Path, cluster: str, job_id: str,
           meta: dict[str, Any] | None = None) -> Path:
     """Write the record at record_path(...); the directories are checked (securedir): a refused
     one raises securedir.UnsafeDirError and nothing is written."""
-    return _write(as_record(doc, cluster, job_id, meta), records_dir)
+    return write(as_record(doc, cluster, job_id, meta), records_dir)
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -278,64 +278,4 @@ def _what(entry: os.DirEntry) -> str:
     return "not a regular file"
 
 
-# -- records add ------------------------------------------------------------------------------
 
-def add(report_path: str | Path, records_dir: str | Path | None, cluster: str | None = None) -> Path:
-    """Store a report made by hand (`lustre-jobreport report --format json`) as a job record,
-    after checking it would compact (the reasons a compaction would set it aside are refused
-    here). cluster: the record's cluster name; default the one of a record being re-added, else
-    "manual". Returns the record's path; JobReportError (one line) for anything wrong."""
-    from . import jobrow
-
-    if not records_dir:
-        raise JobReportError("no records directory: give --records DIR or set [hooks] records_dir")
-    data, _ = read_bytes(report_path, follow=True)
-    doc = parse(data, report_path)
-    try:
-        jobrow.check_schema(doc)
-    except jobrow.RecordError as exc:
-        raise JobReportError(f"{report_path}: {exc}") from None
-    if cluster is None:
-        prev = doc.get("record") if doc.get("kind") == "record" else None
-        prev = prev.get("cluster") if isinstance(prev, dict) else None
-        cluster = prev if isinstance(prev, str) and CLUSTER_RE.fullmatch(prev) else "manual"
-    if not CLUSTER_RE.fullmatch(cluster):
-        raise JobReportError(f"cluster {cluster!r}: must be letters, digits, '.', '_', '-' "
-                             "(it starts the record's file name)")
-    job_id = doc["job"].get("id")
-    if job_id is None or job_id == "":
-        raise JobReportError(f"{report_path}: the report has no job id (make it with `report --job-id ID`)")
-    if not isinstance(job_id, str) or not _JOB_ID_RE.fullmatch(job_id):
-        raise JobReportError(f"{report_path}: job id {job_id!r} cannot name a record file "
-                             "(letters, digits and . _ - + @ : [ ])")
-    record = as_record(doc, cluster, job_id, {"source": "records add", "added_from": os.path.abspath(report_path)})
-    check_compacts(record, report_path)
-    base = Path(os.path.abspath(records_dir))
-    path = record_path(base, record, cluster, job_id)
-    _refuse_other_job(path, jobrow.record_id(record))
-    try:
-        return _write(record, base)
-    except OSError as exc:
-        raise JobReportError(f"cannot store the record under {base}: {exc.strerror}") from None
-
-
-def check_compacts(record: dict, path: str | Path) -> None:
-    """JobReportError unless the record converts to the dataset's rows and column types."""
-    from . import compact, jobrow
-    try:
-        compact.to_table(jobrow.rows(record))
-    except compact.ROW_ERRORS as exc:
-        raise JobReportError(f"{path}: would not compact: {compact.one_line(exc)}") from None
-
-
-def _refuse_other_job(path: Path, rid: str) -> None:
-    """A record of another job with the same name (a job id reused the same day) is not
-    replaced by hand; the same job's is (adding a report again is idempotent)."""
-    from . import jobrow
-    try:
-        old = load(path)
-    except RecordFileError:
-        return
-    if isinstance(old, dict) and jobrow.record_id(old) != rid:
-        raise JobReportError(f"{path} already holds another job's record ({jobrow.record_id(old)}); "
-                             "not replaced")

@@ -1,218 +1,22 @@
 """Renderings of a report document: JSON as is, text and HTML through templates/*.j2.
 
-This module turns numbers into display strings (the view); the template only lays them out.
-The text report is for the end of a job's output: at most 40 lines of at most 80 columns.
-
-Every string of the document came from somewhere else (host and filesystem names, versions,
-error texts, scheduler fields) and may hold terminal control sequences or Unicode characters that
-reorder or hide text. The text and HTML views are built only from displayable(doc), which shows
-each such character as a visible escape (\\x1b, \\u202e), keys included; the JSON rendering
+This module turns the document's numbers into display strings (the view); the template only
+lays them out. The text report is for the end of a job's output: at most 40 lines of at most
+80 columns. The text and HTML views are built only from displayable(doc) (present.text), so no
+string of the document reaches a terminal or a page with hidden characters; the JSON rendering
 keeps the data as it is (json.dumps writes every control character as a \\u escape).
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import math
-import os
-import unicodedata
-from decimal import Decimal
-from pathlib import Path
-
-import jinja2
 
 from .. import catalog
 from ..catalog import size_bytes
-from ..present.textsafe import escaped, hidden
+from ..present.text import (MAX_LINES, WIDTH, bar, columns, compact, displayable, duration, environment, fold,
+                            human_bytes, shorten, wrap_words)
 
-MAX_LINES, WIDTH = 40, 80
-NAME_COLS, WORD_COLS = 32, 40      # longest name / word of prose the text report shows whole
 SEV_LABEL = {"high": "HIGH", "warn": "WARN", "info": "INFO"}
-BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB")
-SI_SUFFIXES = ("k", "M", "G", "T", "P", "E", "Z", "Y")
-
-
-def templates_dir() -> Path:
-    """LUSTRE_JOBREPORT_TEMPLATES, else the source tree's templates/, else the installed copy."""
-    env = os.environ.get("LUSTRE_JOBREPORT_TEMPLATES")
-    candidates = [Path(env)] if env else []
-    candidates += [Path(__file__).resolve().parents[3] / "templates",
-                   Path("/usr/share/lustre-jobreport/templates")]
-    for c in candidates:
-        if (c / "report.txt.j2").is_file():
-            return c
-    raise FileNotFoundError("lustre-jobreport templates not found (set LUSTRE_JOBREPORT_TEMPLATES)")
-
-
-# -- displayable strings ------------------------------------------------------------------------
-
-def _strings(obj: object, into: set[str]) -> None:
-    if isinstance(obj, str):
-        into.add(obj)
-    elif isinstance(obj, dict):
-        for k, v in obj.items():
-            _strings(k, into)
-            _strings(v, into)
-    elif isinstance(obj, (list, tuple)):
-        for v in obj:
-            _strings(v, into)
-
-
-def _replaced(obj: object, shown: dict[str, str]) -> object:
-    if isinstance(obj, str):
-        return shown.get(obj, obj)
-    if isinstance(obj, dict):
-        return {_replaced(k, shown): _replaced(v, shown) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_replaced(v, shown) for v in obj]
-    return obj
-
-
-def displayable(doc: dict) -> dict:
-    """The document with every string (values and keys) safe to show on a terminal or a page.
-
-    A hidden character becomes a visible escape; a string that then reads like another one of
-    the document gets a ~2, ~3 ... suffix, so names that differ only in hidden characters stay
-    apart (and keys stay keys). Strings without hidden characters are kept as they are. The
-    caller's document is not changed.
-    """
-    strings: set[str] = set()
-    _strings(doc, strings)
-    odd = sorted(s for s in strings if hidden(s))
-    if not odd:
-        return doc
-    taken = strings.difference(odd)
-    shown = {}
-    for s in odd:
-        plain = candidate = escaped(s)
-        n = 1
-        while candidate in taken:
-            n += 1
-            candidate = f"{plain}~{n}"
-        taken.add(candidate)
-        shown[s] = candidate
-    return _replaced(doc, shown)
-
-
-def columns(s: str) -> int:
-    """Terminal columns of a displayable string: wide East Asian characters take two, combining
-    marks none."""
-    if s.isascii():
-        return len(s)
-    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
-               for c in s)
-
-
-def _head(s: str, cols: int) -> str:
-    """The longest start of s that fits in cols columns."""
-    used = 0
-    for i, c in enumerate(s):
-        used += columns(c)
-        if used > cols:
-            return s[:i]
-    return s
-
-
-def shorten(s: str, cols: int = NAME_COLS) -> str:
-    """s in at most cols columns: its start and end kept around a "…" (names differ at both ends)."""
-    if columns(s) <= cols:
-        return s
-    room = cols - 1
-    head = _head(s, room - room // 2)
-    return head + "…" + _head(s[::-1], room - columns(head))[::-1]
-
-
-def _short_words(text: str) -> str:
-    return " ".join(shorten(w, WORD_COLS) for w in text.split(" "))
-
-
-def _lines(words: list[str], first: str, rest: str, width: int = WIDTH) -> list[str]:
-    """Words filled into lines of `width` columns, the first line after `first`, the others
-    after `rest`; a word longer than a line is cut across lines."""
-    if not words:
-        return []
-    lines, line, fresh = [], first, True
-    for word in words:
-        if not fresh and columns(line) + 1 + columns(word) <= width:
-            line += " " + word
-            continue
-        if not fresh:
-            lines.append(line)
-            line = rest
-        while columns(line) + columns(word) > width:
-            piece = _head(word, width - columns(line)) or word[0]
-            lines.append(line + piece)
-            word, line = word[len(piece):], rest
-        line, fresh = line + word, False
-    return lines + [line]
-
-
-def _wrap(label: str, text: str, indent: int) -> list[str]:
-    first = " " * indent + label
-    return _lines(_short_words(text).split(), first, " " * columns(first))
-
-
-def _fold(line: str) -> list[str]:
-    """A rendered line as it fits in WIDTH columns: wrapped at spaces under its own indent."""
-    if columns(line) <= WIDTH:
-        return [line]
-    body = line.lstrip(" ")
-    indent = " " * (len(line) - len(body))
-    return _lines(body.split(), indent, indent + "  ")
-
-
-# -- numbers ------------------------------------------------------------------------------------
-
-def human_bytes(n: int) -> str:
-    """Bytes in binary units: 1023 B, 1.0 KiB ... 16.0 EiB, 1.0 ZiB (exact ints of any size)."""
-    n = int(n)
-    i = min(max(0, (abs(n).bit_length() - 1) // 10), len(BYTE_UNITS) - 1)
-    if i == 0:
-        return f"{n} B"
-    value = Decimal(n) / (1 << 10 * i)
-    if abs(value) >= Decimal("1023.95") and i + 1 < len(BYTE_UNITS):
-        i, value = i + 1, value / 1024
-    return f"{value:.1f} {BYTE_UNITS[i]}" if abs(value) < 10 ** 6 else f"{value:.3g} {BYTE_UNITS[i]}"
-
-
-def compact(n: int, width: int = 5) -> str:
-    """A count in at most `width` (4 or 5) characters: 12243 / 12k, 123k, 1.2M, 18E, 1e30."""
-    if n < 10 ** width:
-        return str(n)
-    if n < 10 ** (3 * len(SI_SUFFIXES) + 3):
-        for power, suffix in enumerate(SI_SUFFIXES, 1):
-            v = n / 10 ** (3 * power)
-            if v < 9.95:
-                return f"{v:.1f}{suffix}"
-            if round(v) < 1000 and len(f"{v:.0f}{suffix}") <= width:
-                return f"{v:.0f}{suffix}"
-    exp = len(str(n)) - 1
-    mantissa = (2 * n + 10 ** exp) // (2 * 10 ** exp)     # rounded, in integers (no float range)
-    if mantissa == 10:
-        mantissa, exp = 1, exp + 1
-    return f"{mantissa}e{exp}"
-
-
-BARS = " ▁▂▃▄▅▆▇█"
-
-
-def bar(n: int, peak: int) -> str:
-    """One block glyph for n relative to the largest bucket; any non-zero count shows."""
-    if n <= 0 or peak <= 0:
-        return " "
-    return BARS[max(1, min(8, round(8 * n / peak)))]
-
-
-def duration(seconds: float | None) -> str:
-    """1.5 s, 2:03:04; "" when the time is unknown."""
-    if seconds is None or not math.isfinite(seconds):
-        return ""
-    s = int(round(seconds))
-    if s < 60:
-        return f"{seconds:.1f} s"
-    h, rest = divmod(s, 3600)
-    return f"{h}:{rest // 60:02d}:{rest % 60:02d}"
 
 
 # -- the views ----------------------------------------------------------------------------------
@@ -315,9 +119,9 @@ def _finding(f: dict, detail: bool) -> list[str]:
     head = f" {SEV_LABEL.get(sev, str(sev).upper())}  {shorten(str(f.get('id')))}"
     if f.get("fs") is not None:
         head += f" on {shorten(str(f['fs']))}"
-    lines = [head] + _wrap("", f.get("finding") or "", 7)
+    lines = [head] + wrap_words("", f.get("finding") or "", 7)
     if detail:
-        lines += _wrap("why: ", f.get("why") or "", 7) + _wrap("do:  ", f.get("advice") or "", 7)
+        lines += wrap_words("why: ", f.get("why") or "", 7) + wrap_words("do:  ", f.get("advice") or "", 7)
     return lines
 
 
@@ -343,7 +147,7 @@ def _text_view(doc: dict, detail: bool) -> dict:
         facts.append("Lustre " + ", ".join(versions))
     findings = [_finding(f, detail) for f in doc.get("flags") or []]
     quality = [line for q in doc.get("data_quality") or []
-               for line in _wrap("! ", q.get("detail") or str(q.get("id")), 1)]
+               for line in wrap_words("! ", q.get("detail") or str(q.get("id")), 1)]
     # Busiest filesystem first; the ones this job did not touch get one line at the end.
     filesystems = doc.get("filesystems") or {}
     by_volume = sorted(filesystems.items(),
@@ -359,7 +163,7 @@ def _text_view(doc: dict, detail: bool) -> dict:
                else "No I/O problems found in what could be read (see Not trusted).")
     return {"title": title, "facts": " | ".join(facts), "rule": "-" * WIDTH,
             "findings": findings, "verdict": verdict, "filesystems": active,
-            "idle": _wrap("Not used by this job: ", ", ".join(idle), 0) if idle else [],
+            "idle": wrap_words("Not used by this job: ", ", ".join(idle), 0) if idle else [],
             "empty": empty, "quality": quality, "detail": detail}
 
 
@@ -419,31 +223,18 @@ def html_view(doc: dict) -> dict:
     return view
 
 
-def _environment(autoescape: bool = False) -> jinja2.Environment:
-    return _environment_of(str(templates_dir()), autoescape)
-
-
-@functools.lru_cache(maxsize=8)
-def _environment_of(directory: str, autoescape: bool) -> jinja2.Environment:
-    """One environment per templates directory: it compiles each template once (and again
-    when its file changes), not on every rendering."""
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(directory),
-                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                              trim_blocks=True, lstrip_blocks=True, autoescape=autoescape)
-
-
 def render_html(doc: dict) -> str:
     """One self-contained page (no scripts, no network fetches)."""
-    return _environment(autoescape=True).get_template("report.html.j2").render(**html_view(doc))
+    return environment(autoescape=True).get_template("report.html.j2").render(**html_view(doc))
 
 
 def render_text(doc: dict) -> str:
-    template = _environment().get_template("report.txt.j2")
+    template = environment().get_template("report.txt.j2")
     doc = displayable(doc)
 
     def lines(detail: bool) -> list[str]:
         text = template.render(**_text_view(doc, detail=detail))
-        return [folded for line in text.splitlines() for folded in _fold(line)]
+        return [folded for line in text.splitlines() for folded in fold(line)]
     out = lines(detail=True)
     if len(out) > MAX_LINES:  # too many findings for the job log: drop why/advice
         out = lines(detail=False)
