@@ -289,10 +289,9 @@ def _job_source(key: str) -> JobSource:
 
 JOB_SOURCES: tuple[JobSource, ...] = tuple(_job_source(key) for key in agentcontract.JOB_SOURCES)
 
-# Why a device's values of a stats file were left out of a job's delta: the agent's left_out.*
-# values (agentcontract.REASONS, from enum lc_jobreason), and the reporter's own TOO_LARGE
-# (after the rules: a delta of 2^63 or more). unique: a code the agent adds that TOO_LARGE has
-# is an import error, not an alias.
+# The agent's codes (agentcontract.REASONS) and the reporter's own TOO_LARGE: after the rules,
+# a delta of 2^63 or more. unique: were the agent to add code 8, the catalog would not import
+# (every test fails) rather than make TOO_LARGE another name of it.
 Reason = unique(IntEnum("Reason", [*agentcontract.REASONS, ("TOO_LARGE", 8)],
                         module=__name__, qualname="Reason"))
 Reason.__doc__ = """Why a device's values of a stats file were left out of a job's delta: the agent's
