@@ -190,10 +190,16 @@ mdc_get(const char *name)
  * and for OSCs/MDCs the same <sbi> if they have it (they normally do:
  * both are the superblock pointer), else their smallest <sbi>.
  */
-static const char *
-chosen_sbi(const struct lc_fs *fs, int match, const char *min)
+static struct lc_sbichoice *
+sbi_choice(struct lc_fs *fs, enum lc_devkind kind)
 {
-    return (fs->has_llite && match) ? fs->sbi : min;
+    return kind == LC_DEV_OSC ? &fs->osc_sbi : &fs->mdc_sbi;
+}
+
+static const char *
+chosen_sbi(const struct lc_fs *fs, const struct lc_sbichoice *ch)
+{
+    return (fs->has_llite && ch->match) ? fs->sbi : ch->min;
 }
 
 static void assign(struct candlist ll, struct candlist oc, struct candlist md);
@@ -249,13 +255,11 @@ lc_devices_refresh(unsigned which, int force)
     return changed;
 }
 
-/* the instance domains from the candidates of the three device types */
+/* every device as not there, before the candidates say which are */
 static void
-assign(struct candlist ll, struct candlist oc, struct candlist md)
+forget_devices(void)
 {
     struct lc_fs	*fs;
-    struct lc_osc	*osc;
-    struct lc_mdc	*mdc;
     size_t		i;
 
     for (i = 0; i < lc.nfs; i++) {
@@ -263,23 +267,31 @@ assign(struct candlist ll, struct candlist oc, struct candlist md)
 	fs->has_llite = 0;
 	fs->nmounts = 0;
 	fs->nosc = 0;
-	fs->osc_match = fs->mdc_match = 0;
-	fs->osc_min[0] = fs->mdc_min[0] = '\0';
+	memset(&fs->osc_sbi, 0, sizeof(fs->osc_sbi));
+	memset(&fs->mdc_sbi, 0, sizeof(fs->mdc_sbi));
     }
     for (i = 0; i < lc.nosc; i++)
 	lc.osc[i]->present = 0;
     for (i = 0; i < lc.nmdc; i++)
 	lc.mdc[i]->present = 0;
+}
 
-    for (i = 0; i < ll.n; i++) {
-	if ((fs = fs_get(ll.c[i].dn.fsname)) == NULL)
+/* each fs's mount: the llite directory with the smallest <sbi>; a second mount logged once */
+static void
+take_mounts(const struct candlist *ll)
+{
+    struct lc_fs	*fs;
+    size_t		i;
+
+    for (i = 0; i < ll->n; i++) {
+	if ((fs = fs_get(ll->c[i].dn.fsname)) == NULL)
 	    continue;
 	fs->nmounts++;
-	if (fs->has_llite && strcmp(ll.c[i].dn.sbi, fs->sbi) >= 0)
+	if (fs->has_llite && strcmp(ll->c[i].dn.sbi, fs->sbi) >= 0)
 	    continue;
 	fs->has_llite = 1;
-	strcpy(fs->d.name, ll.c[i].dev);
-	strcpy(fs->sbi, ll.c[i].dn.sbi);
+	strcpy(fs->d.name, ll->c[i].dev);
+	strcpy(fs->sbi, ll->c[i].dn.sbi);
     }
     for (i = 0; i < lc.nfs; i++) {
 	fs = lc.fs[i];
@@ -291,47 +303,73 @@ assign(struct candlist ll, struct candlist oc, struct candlist md)
 	    fs->logged_mounts = 0;
 	}
     }
-    for (i = 0; i < oc.n; i++) {
-	if ((fs = fs_get(oc.c[i].dn.fsname)) == NULL)
-	    continue;
-	if (fs->has_llite && strcmp(oc.c[i].dn.sbi, fs->sbi) == 0)
-	    fs->osc_match = 1;
-	if (fs->osc_min[0] == '\0' || strcmp(oc.c[i].dn.sbi, fs->osc_min) < 0)
-	    strcpy(fs->osc_min, oc.c[i].dn.sbi);
-    }
-    for (i = 0; i < md.n; i++) {
-	if ((fs = fs_get(md.c[i].dn.fsname)) == NULL)
-	    continue;
-	if (fs->has_llite && strcmp(md.c[i].dn.sbi, fs->sbi) == 0)
-	    fs->mdc_match = 1;
-	if (fs->mdc_min[0] == '\0' || strcmp(md.c[i].dn.sbi, fs->mdc_min) < 0)
-	    strcpy(fs->mdc_min, md.c[i].dn.sbi);
-    }
-    for (i = 0; i < oc.n; i++) {
-	if ((fs = fs_get(oc.c[i].dn.fsname)) == NULL)
-	    continue;
-	if (strcmp(oc.c[i].dn.sbi, chosen_sbi(fs, fs->osc_match, fs->osc_min)) != 0)
-	    continue;
-	if ((osc = osc_get(oc.c[i].dn.inst)) == NULL)
-	    continue;
-	osc->present = 1;
-	osc->fs = fs;
-	strcpy(osc->d.name, oc.c[i].dev);
-	fs->nosc++;
-    }
-    for (i = 0; i < md.n; i++) {
-	if ((fs = fs_get(md.c[i].dn.fsname)) == NULL)
-	    continue;
-	if (strcmp(md.c[i].dn.sbi, chosen_sbi(fs, fs->mdc_match, fs->mdc_min)) != 0)
-	    continue;
-	if ((mdc = mdc_get(md.c[i].dn.inst)) == NULL)
-	    continue;
-	mdc->present = 1;
-	mdc->fs = fs;
-	strcpy(mdc->d.name, md.c[i].dev);
-    }
+}
 
-    /* publish: everything inactive, then re-activate what is there */
+/* the <sbi>s the OSCs (or MDCs) of cl carry, per fs (chosen_sbi picks from them) */
+static void
+note_sbis(const struct candlist *cl)
+{
+    struct lc_fs	*fs;
+    struct lc_sbichoice	*ch;
+    size_t		i;
+
+    for (i = 0; i < cl->n; i++) {
+	if ((fs = fs_get(cl->c[i].dn.fsname)) == NULL)
+	    continue;
+	ch = sbi_choice(fs, cl->kind);
+	if (fs->has_llite && strcmp(cl->c[i].dn.sbi, fs->sbi) == 0)
+	    ch->match = 1;
+	if (ch->min[0] == '\0' || strcmp(cl->c[i].dn.sbi, ch->min) < 0)
+	    strcpy(ch->min, cl->c[i].dn.sbi);
+    }
+}
+
+static void
+take_osc(struct lc_fs *fs, const struct cand *c)
+{
+    struct lc_osc	*osc;
+
+    if ((osc = osc_get(c->dn.inst)) == NULL)
+	return;
+    osc->present = 1;
+    osc->fs = fs;
+    strcpy(osc->d.name, c->dev);
+    fs->nosc++;
+}
+
+static void
+take_mdc(struct lc_fs *fs, const struct cand *c)
+{
+    struct lc_mdc	*mdc;
+
+    if ((mdc = mdc_get(c->dn.inst)) == NULL)
+	return;
+    mdc->present = 1;
+    mdc->fs = fs;
+    strcpy(mdc->d.name, c->dev);
+}
+
+/* take each OSC (or MDC) of cl that is of its fs's chosen mount */
+static void
+take_chosen(const struct candlist *cl, void (*take)(struct lc_fs *, const struct cand *))
+{
+    struct lc_fs	*fs;
+    size_t		i;
+
+    for (i = 0; i < cl->n; i++) {
+	if ((fs = fs_get(cl->c[i].dn.fsname)) == NULL)
+	    continue;
+	if (strcmp(cl->c[i].dn.sbi, chosen_sbi(fs, sbi_choice(fs, cl->kind))) == 0)
+	    take(fs, &cl->c[i]);
+    }
+}
+
+/* the instance domains as the devices now are: everything inactive, then what is there active */
+static void
+publish(void)
+{
+    size_t	i;
+
     lc_indoms_changed();
     pmdaCacheOp(lc.indom[FS_INDOM], PMDA_CACHE_INACTIVE);
     pmdaCacheOp(lc.indom[OSC_INDOM], PMDA_CACHE_INACTIVE);
@@ -346,6 +384,19 @@ assign(struct candlist ll, struct candlist oc, struct candlist md)
 	if (lc.mdc[i]->present)
 	    pmdaCacheStore(lc.indom[MDC_INDOM], PMDA_CACHE_ADD, lc.mdc[i]->name, lc.mdc[i]);
     lc_buckets_refresh();
+}
+
+/* the instance domains from the candidates of the three device types */
+static void
+assign(struct candlist ll, struct candlist oc, struct candlist md)
+{
+    forget_devices();
+    take_mounts(&ll);
+    note_sbis(&oc);
+    note_sbis(&md);
+    take_chosen(&oc, take_osc);
+    take_chosen(&md, take_mdc);
+    publish();
 }
 
 static void

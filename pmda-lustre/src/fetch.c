@@ -235,118 +235,181 @@ all_instances(const pmProfile *prof)
     return prof == NULL || (prof->state == PM_PROFILE_INCLUDE && prof->profile_len == 0);
 }
 
-int
-lc_fast_fetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda)
+/* a value set for n values of pmid, values in place until stuff() says otherwise */
+static pmValueSet *
+vset_new(pmID pmid, int n)
+{
+    pmValueSet	*vs = arena_alloc(sizeof(pmValueSet) + (n > 1 ? n - 1 : 0) * sizeof(pmValue));
+
+    if (vs == NULL)
+	return NULL;
+    vs->pmid = pmid;
+    vs->valfmt = PM_VAL_INSITU;
+    vs->numval = 0;
+    return vs;
+}
+
+/* the job view: a slot's values, from jobs.c's per-slot lists (zero deltas left out) */
+static pmValueSet *
+job_vset(const pmdaMetric *m, unsigned c, unsigned it, const pmProfile *prof, int everyone)
+{
+    size_t		nv = lc_jobs_nvalues(c, it);
+    pmValueSet		*vs = vset_new(m->m_desc.pmid, (int)nv);
+    struct emit_arg	a;
+    int			sts;
+
+    if (vs == NULL)
+	return NULL;
+    a.vs = vs;
+    a.n = 0;
+    a.cap = (int)nv;
+    a.type = m->m_desc.type;
+    a.indom = m->m_desc.indom;
+    a.prof = prof;
+    a.everyone = everyone;
+    sts = lc_jobs_values(c, it, emit, &a);
+    vs->numval = sts < 0 ? sts : a.n;
+    return vs;
+}
+
+/*
+ * The per-OSC histograms (lustreclient.osc.rpc.read/write) of every OSC
+ * bucket: over half of a full fetch, so a plain loop over the bucket list
+ * rather than lc_value() per value.
+ */
+static int
+osc_rpc_values(pmValueSet *vs, const struct ilist *l, unsigned it)
+{
+    int		j = 0, k;
+
+    for (k = 0; k < l->n; k++) {
+	const struct lc_osc *osc = l->osc[k];
+	pmValueBlock	*vb;
+
+	if (osc == NULL || !osc->rpc_ok)
+	    continue;
+	if ((vb = arena_alloc(PM_VAL_HDR_SIZE + sizeof(uint64_t))) == NULL)
+	    return -ENOMEM;
+	vb->vtype = PM_TYPE_U64;
+	vb->vlen = PM_VAL_HDR_SIZE + sizeof(uint64_t);
+	memcpy(vb->vbuf, it == 0 ? &osc->rs.ppr_read[l->idx[k]] : &osc->rs.ppr_write[l->idx[k]],
+	       sizeof(uint64_t));
+	vs->vlist[j].value.pval = vb;
+	vs->vlist[j].inst = l->inst[k];
+	j++;
+    }
+    vs->valfmt = PM_VAL_DPTR;
+    vs->numval = j;
+    return 0;
+}
+
+/*
+ * Metric m's values through lc_value(), for the instances of list l in the
+ * profile (l NULL: the one singular value); numval the count, or the last
+ * error when no value was given.
+ */
+static void
+metric_values(pmValueSet *vs, const pmdaMetric *m, unsigned c, unsigned it, const struct ilist *l,
+	  const pmProfile *prof, int everyone)
+{
+    int		n = l == NULL ? 1 : l->n, j = 0, k, sts, valfmt, err = 0;
+    pmAtomValue	atom;
+
+    for (k = 0; k < n; k++) {
+	int	inst = l ? l->inst[k] : (int)PM_IN_NULL;
+	void	*priv = l ? l->priv[k] : NULL;
+
+	if (l && !everyone && !__pmInProfile(m->m_desc.indom, prof, inst))
+	    continue;
+	sts = lc_value(c, it, priv, &atom);
+	if (sts < 0) {
+	    err = sts;
+	    continue;
+	}
+	if (sts == 0)
+	    continue;
+	if ((valfmt = stuff(&vs->vlist[j], m->m_desc.type, &atom)) < 0) {
+	    err = valfmt;
+	    continue;
+	}
+	vs->valfmt = valfmt;
+	vs->vlist[j].inst = inst;
+	j++;
+    }
+    vs->numval = j ? j : err;
+}
+
+/* the metric a pmid names, NULL for none of ours */
+static pmdaMetric *
+metric_of(pmID pmid)
+{
+    unsigned	c = pmID_cluster(pmid), it = pmID_item(pmid);
+    pmdaMetric	*m = (c < CL_NCLUSTERS && it < LC_MAXITEM) ? by_id[c][it] : NULL;
+
+    return m != NULL && m->m_desc.pmid == pmid ? m : NULL;
+}
+
+/* one pmid's value set; NULL when out of memory */
+static pmValueSet *
+vset_of(pmID pmid, const pmProfile *prof, int everyone)
+{
+    unsigned		c = pmID_cluster(pmid), it = pmID_item(pmid);
+    const pmdaMetric	*m = metric_of(pmid);
+    const struct ilist	*l = NULL;
+    pmValueSet		*vs;
+
+    if (m == NULL) {
+	if ((vs = vset_new(pmid, 0)) != NULL)
+	    vs->numval = PM_ERR_PMID;
+	return vs;
+    }
+    if (lc_is_job_cluster(c))
+	return job_vset(m, c, it, prof, everyone);
+    if (m->m_desc.indom != PM_INDOM_NULL)
+	l = &ilists[pmInDom_serial(m->m_desc.indom)];
+    if ((vs = vset_new(pmid, l == NULL ? 1 : l->n)) == NULL)
+	return NULL;
+    if (c == CL_OSC_RPC && it <= 1 && everyone)
+	return osc_rpc_values(vs, l, it) < 0 ? NULL : vs;
+    metric_values(vs, m, c, it, l, prof, everyone);
+    return vs;
+}
+
+/* the result of the last fetch, grown to hold numpmid value sets */
+static pmResult *
+result_for(int numpmid)
 {
     static pmResult	*res;
     static int		rescap;
-    const pmProfile	*prof = pmda->e_prof;
-    int			i, j, k, n, sts, valfmt, everyone = all_instances(prof);
 
-    if (ilists_dirty)
-	ilists_rebuild();
-    arena_reset();
     if (numpmid > rescap) {
 	pmResult *nr = realloc(res, sizeof(pmResult) + (numpmid - 1) * sizeof(pmValueSet *));
 
 	if (nr == NULL)
-	    return -ENOMEM;
+	    return NULL;
 	res = nr;
 	rescap = numpmid;
     }
     memset(&res->timestamp, 0, sizeof(res->timestamp));
     res->numpmid = numpmid;
+    return res;
+}
 
-    for (i = 0; i < numpmid; i++) {
-	unsigned	c = pmID_cluster(pmidlist[i]), it = pmID_item(pmidlist[i]);
-	pmdaMetric	*m = (c < CL_NCLUSTERS && it < LC_MAXITEM) ? by_id[c][it] : NULL;
-	struct ilist	*l = NULL;
-	pmValueSet	*vs;
-	pmAtomValue	atom;
-	int		err = 0;
+int
+lc_fast_fetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda)
+{
+    const pmProfile	*prof = pmda->e_prof;
+    int			i, everyone = all_instances(prof);
+    pmResult		*res;
 
-	if (m != NULL && m->m_desc.pmid != pmidlist[i])
-	    m = NULL;
-	if (m != NULL && lc_is_job_cluster(c)) {
-	    /* the job view: per-slot instance lists (zero deltas left out) */
-	    size_t		nv = lc_jobs_nvalues(c, it);
-	    struct emit_arg	a;
-
-	    vs = arena_alloc(sizeof(pmValueSet) + (nv > 1 ? nv - 1 : 0) * sizeof(pmValue));
-	    if (vs == NULL)
-		return -ENOMEM;
-	    res->vset[i] = vs;
-	    vs->pmid = pmidlist[i];
-	    vs->valfmt = PM_VAL_INSITU;
-	    a.vs = vs;
-	    a.n = 0;
-	    a.cap = (int)nv;
-	    a.type = m->m_desc.type;
-	    a.indom = m->m_desc.indom;
-	    a.prof = prof;
-	    a.everyone = everyone;
-	    sts = lc_jobs_values(c, it, emit, &a);
-	    vs->numval = sts < 0 ? sts : a.n;
-	    continue;
-	}
-	if (m != NULL && m->m_desc.indom != PM_INDOM_NULL)
-	    l = &ilists[pmInDom_serial(m->m_desc.indom)];
-	n = m == NULL ? 0 : l == NULL ? 1 : l->n;
-	vs = arena_alloc(sizeof(pmValueSet) + (n > 1 ? n - 1 : 0) * sizeof(pmValue));
-	if (vs == NULL)
+    if (ilists_dirty)
+	ilists_rebuild();
+    arena_reset();
+    if ((res = result_for(numpmid)) == NULL)
+	return -ENOMEM;
+    for (i = 0; i < numpmid; i++)
+	if ((res->vset[i] = vset_of(pmidlist[i], prof, everyone)) == NULL)
 	    return -ENOMEM;
-	res->vset[i] = vs;
-	vs->pmid = pmidlist[i];
-	vs->valfmt = PM_VAL_INSITU;
-	if (m == NULL) {
-	    vs->numval = PM_ERR_PMID;
-	    continue;
-	}
-	if (c == CL_OSC_RPC && it <= 1 && everyone) {
-	    /* the per-OSC histograms are over half of a full fetch: a plain loop */
-	    for (k = 0, j = 0; k < n; k++) {
-		const struct lc_osc *osc = l->osc[k];
-		pmValueBlock	*vb;
-
-		if (osc == NULL || !osc->rpc_ok)
-		    continue;
-		if ((vb = arena_alloc(PM_VAL_HDR_SIZE + sizeof(uint64_t))) == NULL)
-		    return -ENOMEM;
-		vb->vtype = PM_TYPE_U64;
-		vb->vlen = PM_VAL_HDR_SIZE + sizeof(uint64_t);
-		memcpy(vb->vbuf, it == 0 ? &osc->rs.ppr_read[l->idx[k]] : &osc->rs.ppr_write[l->idx[k]],
-		       sizeof(uint64_t));
-		vs->vlist[j].value.pval = vb;
-		vs->vlist[j].inst = l->inst[k];
-		j++;
-	    }
-	    vs->valfmt = PM_VAL_DPTR;
-	    vs->numval = j;
-	    continue;
-	}
-	for (k = 0, j = 0; k < n; k++) {
-	    int		inst = l ? l->inst[k] : (int)PM_IN_NULL;
-	    void	*priv = l ? l->priv[k] : NULL;
-
-	    if (l && !everyone && !__pmInProfile(m->m_desc.indom, prof, inst))
-		continue;
-	    sts = lc_value(c, it, priv, &atom);
-	    if (sts < 0) {
-		err = sts;
-		continue;
-	    }
-	    if (sts == 0)
-		continue;
-	    if ((valfmt = stuff(&vs->vlist[j], m->m_desc.type, &atom)) < 0) {
-		err = valfmt;
-		continue;
-	    }
-	    vs->valfmt = valfmt;
-	    vs->vlist[j].inst = inst;
-	    j++;
-	}
-	vs->numval = j ? j : err;
-    }
     *resp = res;
     return 0;
 }

@@ -43,7 +43,11 @@
 #define OIMP	LC_JS_OSC_IMPORT
 #define MIMP	LC_JS_MDC_IMPORT
 
-/* item k = index: a contract with the reporter (catalog.JOB_METRICS); append only */
+/*
+ * item k = index: a contract with the reporter, append only.  jobgen writes
+ * it, with lc_job_sources and lc_job_reasons, into the reporter's
+ * agentcontract.py, which catalog.py reads (make jobview).
+ */
 const struct lc_jobmetric lc_job_metrics[LC_JOB_NMETRICS] = {
     { "llite.read_bytes", 2, 0, FS },
     { "llite.write_bytes", 2, 1, FS },
@@ -107,6 +111,17 @@ const struct lc_jobsource lc_job_sources[LC_JOB_NSOURCES] = {
     [LC_JS_OSC_STATS] = { "osc_stats", LC_JK_OSC, 1, "osc stats (osc.read_bytes ... osc.req_count)" },
     [LC_JS_OSC_IMPORT] = { "osc_import", LC_JK_OSC, 0, "osc import (osc.reconnects)" },
     [LC_JS_MDC_IMPORT] = { "mdc_import", LC_JK_MDC, 0, "mdc import (mdc.reconnects)" },
+};
+
+const struct lc_jobreasoninfo lc_job_reasons[LC_JR_N] = {
+    [LC_JR_COUNTED] = { "COUNTED", "" },
+    [LC_JR_CLEARED] = { "CLEARED", "a counter went backwards, or the file's start time moved" },
+    [LC_JR_REPLACED] = { "REPLACED", "the device's identity (its directory) changed" },
+    [LC_JR_REMOUNTED] = { "REMOUNTED", "its filesystem was unmounted or remounted" },
+    [LC_JR_NOT_READ_AT_BEGIN] = { "NOT_READ_AT_BEGIN", "" },
+    [LC_JR_NOT_READ_AT_END] = { "NOT_READ_AT_END", "" },
+    [LC_JR_GONE] = { "GONE", "there at the begin, not listed at the end" },
+    [LC_JR_NOT_READ] = { "NOT_READ", "listed, read at neither end (a file every layout has)" },
 };
 
 #undef FS

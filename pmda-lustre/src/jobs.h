@@ -62,16 +62,21 @@ enum lc_jobsrc {
     LC_JS_MDC_IMPORT,		/* mdc import: cluster 11 (MDC) */
 };
 
-/* why a source of a device is left out (left_out.* values); 0: counted */
+/*
+ * Why a source of a device is left out (left_out.* values); 0: counted.
+ * A contract with the reporter (catalog.Reason): codes are never moved or
+ * reused.  lc_job_reasons names each and says what it means.
+ */
 enum lc_jobreason {
     LC_JR_COUNTED = 0,
-    LC_JR_CLEARED = 1,		/* a counter went backwards, or the start time moved */
-    LC_JR_REPLACED = 2,		/* the device directory (identity) changed */
-    LC_JR_REMOUNTED = 3,	/* its fs was unmounted or remounted */
+    LC_JR_CLEARED = 1,
+    LC_JR_REPLACED = 2,
+    LC_JR_REMOUNTED = 3,
     LC_JR_NOT_READ_AT_BEGIN = 4,
     LC_JR_NOT_READ_AT_END = 5,
-    LC_JR_GONE = 6,		/* listed at begin, no longer (read then, or required) */
-    LC_JR_NOT_READ = 7,		/* listed at both ends, read at neither (required sources) */
+    LC_JR_GONE = 6,
+    LC_JR_NOT_READ = 7,
+    LC_JR_N
 };
 
 struct lc_jobmetric {
@@ -89,6 +94,13 @@ struct lc_jobsource {
     const char	*what;		/* for the help text */
 };
 extern const struct lc_jobsource lc_job_sources[LC_JOB_NSOURCES];
+
+struct lc_jobreasoninfo {
+    const char	*name;		/* as the reporter names the code (catalog.Reason) */
+    const char	*what;		/* what it means, for the reporter's source */
+};
+/* code r (enum lc_jobreason) is lc_job_reasons[r] */
+extern const struct lc_jobreasoninfo lc_job_reasons[LC_JR_N];
 
 /* the values metric k has per device: 1, or RPC_HIST_MAX (fs.rpc buckets) */
 unsigned lc_job_nval(unsigned k);

@@ -240,6 +240,12 @@ struct lc_start {
     double	sec;
 };
 
+/* the <sbi>s an fs's OSCs (or MDCs) carry: one is its llite mount's, the smallest */
+struct lc_sbichoice {
+    int		match;
+    char	min[LC_NAME_MAX];
+};
+
 struct lc_fs {
     char	name[LC_NAME_MAX];	/* fsname: FS instance name */
     struct lc_dev d;			/* the llite directory */
@@ -249,9 +255,8 @@ struct lc_fs {
     int		logged_mounts;
     int		nosc;			/* OSCs present now */
     int		maxidx;			/* highest FS_BUCKET exported */
-    /* scratch for choosing one mount when an fs is mounted twice */
-    int		osc_match, mdc_match;
-    char	osc_min[LC_NAME_MAX], mdc_min[LC_NAME_MAX];
+    /* scratch for choosing one mount when an fs is mounted twice (devices.c) */
+    struct lc_sbichoice osc_sbi, mdc_sbi;
     /* llite stats */
     int		ll_ok, bytes_ok, lat_ok;
     int		hyb_switch_ok;		/* hybrid switch counts: this version has them */

@@ -113,6 +113,20 @@ lc_slice_startswith(struct lc_slice s, const char *lit)
 
 int lc_is_blank(struct lc_slice s);
 
+/*
+ * The first step of a parser whose answer is one string in out[outsz]: out
+ * is "" from here on, so a failed parse leaves no half answer.  -1 when
+ * out has no room even for that or there is no input, else 0.
+ */
+static inline int
+lc_string_answer_start(const char *buf, char *out, size_t outsz)
+{
+    if (outsz == 0)
+	return -1;
+    out[0] = '\0';
+    return buf == NULL ? -1 : 0;
+}
+
 /* 1 if s is printable ASCII only (spaces included): safe to hand out as a string */
 int lc_is_printable(struct lc_slice s);
 

@@ -9,10 +9,7 @@ kernel_release_parse(const char *buf, size_t len, char *out, size_t outsz)
     struct lc_slice	line, first = { NULL, 0 };
     int			n = 0;
 
-    if (outsz == 0)
-	return -1;
-    out[0] = '\0';
-    if (buf == NULL)
+    if (lc_string_answer_start(buf, out, outsz) < 0)
 	return -1;
     while (lc_next_line(&cur, end, &line)) {
 	line = lc_trim(line);

@@ -4,8 +4,9 @@
 #    only checks existence, so the texts are checked directly too);
 #  - every instance domain has help;
 #  - the op tables in src/optables.c give the same PMIDs as pmns;
-#  - the job view part of pmns and help is what jobgen makes from the job
-#    metric table (JOBGEN, built by make), whose base metrics are in pmns.
+#  - the job view part of pmns and help, and the reporter's agentcontract.py,
+#    are what jobgen makes from the job metric table (JOBGEN, built by make),
+#    whose base metrics are in pmns.
 cd "$(dirname "$0")/.." || exit 1
 CHKHELP=${CHKHELP:-/usr/lib/pcp/bin/chkhelp}
 NEWHELP=${NEWHELP:-/usr/lib/pcp/bin/newhelp}

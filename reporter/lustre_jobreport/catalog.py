@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import IntEnum
+from enum import IntEnum, unique
+
+from . import agentcontract
 
 ROOT = "lustreclient"
 P = ROOT + "."
-DOMAIN = 220               # pmdalustreclient's PMDA domain (pmda-lustre/domain.h)
+DOMAIN = agentcontract.DOMAIN  # pmdalustreclient's PMDA domain (pmda-lustre/domain.h)
 
 # Roles (what the report does with a metric).
 VOLUME = "volume"          # llite bytes and calls, summed per filesystem
@@ -253,25 +255,19 @@ def wanted(name: str) -> bool:
 # out is listed, with why, under lustreclient.job.slot<S>.left_out.<source>; the id of the job
 # the slot holds under lustreclient.job.slot<S>.job_id, fetched with its deltas (the slot a job
 # was looked up in may hold another job by the fetch). PMIDs, items and codes are the agent's
-# contract (pmda-lustre/README.md, "Per-job deltas"): item numbers are never moved or reused.
+# contract (pmda-lustre/README.md, "Per-job deltas"), declared once, in the agent's job metric
+# table (pmda-lustre/src/jobdiff.c): agentcontract.py is jobgen's copy of it, which
+# `make -C pmda-lustre jobview` rewrites. Item numbers are never moved or reused.
 JOB_BEGIN_CONTROL = P + "control.job_begin"
 JOB_BEGIN_TIME = P + "job.begin_time"
-JOB_INDOM_SERIAL = 5
-JOB_SLOTS = 8
-JOB_CLUSTER = 21
-JOB_SLOT_CLUSTER0 = 22
+JOB_INDOM_SERIAL = agentcontract.JOB_INDOM_SERIAL
+JOB_SLOTS = agentcontract.JOB_SLOTS
+JOB_CLUSTER = agentcontract.JOB_CLUSTER
+JOB_SLOT_CLUSTER0 = agentcontract.JOB_SLOT_CLUSTER0
 # The summed counters the agent keeps per job, in the agent's item order (item = index).
-JOB_METRICS: tuple[str, ...] = tuple(P + n for n in (
-    "llite.read_bytes", "llite.write_bytes", "llite.read_calls", "llite.write_calls",
-    *(f"llite.{op}" for op in METADATA_OPS),
-    "llite.latency.read", "llite.latency.write",
-    *(f"llite.readahead.{k}" for k in ("hits", "misses", "read_but_discarded", "readahead_pages")),
-    *(f"llite.hybrid.{k}" for k in HYBRID_COUNTERS),
-    "fs.rpc.read", "fs.rpc.write",
-    *(f"osc.{k}" for k in ("read_bytes", "write_bytes", "read_rpcs", "write_rpcs", "req_waittime", "req_count")),
-    "osc.reconnects", "mdc.reconnects"))
-JOB_LEFT_OUT_ITEM0 = 56
-JOB_ID_ITEM = 63
+JOB_METRICS: tuple[str, ...] = tuple(P + name for name, _source in agentcontract.JOB_METRICS)
+JOB_LEFT_OUT_ITEM0 = agentcontract.JOB_LEFT_OUT_ITEM0
+JOB_ID_ITEM = agentcontract.JOB_ID_ITEM
 
 
 @dataclass(frozen=True)
@@ -282,31 +278,26 @@ class JobSource:
     indom: str
 
 
-_SRC = {s.name: s for s in SOURCES}
-JOB_SOURCES: tuple[JobSource, ...] = (
-    JobSource("llite_stats", _SRC["llite stats"], FS),
-    JobSource("llite_read_ahead", _SRC["llite read_ahead_stats"], FS),
-    JobSource("osc_rpc_stats", _SRC["osc rpc_stats"], FS_BUCKET),   # the per-fs histogram, per fs
-    JobSource("osc_stats", _SRC["osc stats"], OSC),
-    JobSource("osc_import", _SRC["osc import"], OSC),
-    JobSource("mdc_import", _SRC["mdc import"], MDC),
-)
+def _job_source(key: str) -> JobSource:
+    """A left_out source as the report sees it: the stats file and instance domain of the job
+    metrics it leaves out (the agent's table says which metrics, this catalog what they are;
+    the osc_rpc_stats source leaves out the per-fs histogram, FS_BUCKET)."""
+    first = next(name for name, source in agentcontract.JOB_METRICS if source == key)
+    metric = BY_NAME[P + first]
+    return JobSource(key, metric.source, metric.indom)
 
 
-class Reason(IntEnum):
-    """Why a device's values of a stats file were left out of a job's delta: the agent's
+JOB_SOURCES: tuple[JobSource, ...] = tuple(_job_source(key) for key in agentcontract.JOB_SOURCES)
+
+# The agent's codes (agentcontract.REASONS) and the reporter's own TOO_LARGE: after the rules,
+# a delta of 2^63 or more. unique: were the agent to add code 8, the catalog would not import
+# (every test fails) rather than make TOO_LARGE another name of it.
+Reason = unique(IntEnum("Reason", [*agentcontract.REASONS, ("TOO_LARGE", 8)],
+                        module=__name__, qualname="Reason"))
+Reason.__doc__ = """Why a device's values of a stats file were left out of a job's delta: the agent's
     left_out.* values (pmda-lustre/src/jobs.h, enum lc_jobreason), one of the diff's cases
     (diff.py), which JobDelta.left_out keeps whichever way the job was read. When several
     apply, the first in PRECEDENCE is the one given."""
-    COUNTED = 0
-    CLEARED = 1             # a counter went backwards, or the file's start time moved
-    REPLACED = 2            # the device's identity (its directory) changed
-    REMOUNTED = 3           # its filesystem was unmounted or remounted
-    NOT_READ_AT_BEGIN = 4
-    NOT_READ_AT_END = 5
-    GONE = 6                # there at the begin, not listed at the end
-    NOT_READ = 7            # listed, read at neither end (a file every layout has)
-    TOO_LARGE = 8           # the reporter's own, after the rules: a delta of 2^63 or more
 
 
 # the order the rules are tried in, for one stats file of one device (DESIGN §3.3)

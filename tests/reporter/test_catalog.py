@@ -4,7 +4,7 @@ reads roles and source files from it (and from the PMIDs snapshots carry), never
 import re
 from pathlib import Path
 
-from lustre_jobreport import catalog, config
+from lustre_jobreport import agentcontract, catalog, config
 from lustre_jobreport.report import document as report
 from lustre_jobreport.report.aggregate import aggregate
 from lustre_jobreport.report.diff import diff
@@ -61,6 +61,12 @@ def test_the_job_view_is_the_agents_item_for_item():
         assert fetched[0] == catalog.job_slot_id_name(s) and set(want.values()) <= set(fetched)
     # the deltas are of the counters the report sums, each of them
     assert set(catalog.JOB_METRICS) == set(catalog.names(*catalog.SUMMED))
+    # a left_out source leaves out the values of one stats file and instance domain: those of
+    # each of its metrics (the job view finds a metric's source by them)
+    by_key = {js.key: js for js in catalog.JOB_SOURCES}
+    for name, key in agentcontract.JOB_METRICS:
+        metric = catalog.BY_NAME[P + name]
+        assert (metric.source, metric.indom) == (by_key[key].source, by_key[key].indom), name
 
 
 def test_a_snapshot_takes_exactly_the_catalogued_metrics():
