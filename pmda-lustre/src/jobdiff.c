@@ -3,7 +3,7 @@
  * records, the delta and left-out rules, the slot table.  No libpcp, no
  * files: tests/unit/test_jobs.c drives it.
  *
- * The rules are diff.py's (reporter/lustre_jobreport/diff.py, docs/design.md
+ * The rules are diff.py's (reporter/lustre_jobreport/report/diff.py, docs/design.md
  * §3.3), for one host, per source (stats file) and device; the differential
  * test (tests/reporter/test_diff_differential.py) holds the two together:
  *   read      some job metric of the source had a value (lc_value gave one)

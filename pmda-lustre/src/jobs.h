@@ -2,7 +2,7 @@
  * The job view (lustreclient.job.*, lustreclient.control.*): per job, the
  * deltas of the summed counters since the job's prolog stored its id into
  * lustreclient.control.job_begin, by the reporter's diff rules
- * (reporter/lustre_jobreport/diff.py), zero deltas of OSCs and MDCs not
+ * (reporter/lustre_jobreport/report/diff.py), zero deltas of OSCs and MDCs not
  * sent, with the devices left out and why.
  *
  * This header and jobdiff.c are pure (no libpcp, no files): the metric
