@@ -16,7 +16,7 @@ PY        := $(VENV)/bin/python
 SYSPYTHON := /usr/bin/python3
 STAMP     := $(VENV)/.installed
 
-.PHONY: all deps deps-test venv agent demo demo-compare test test-packages bench clean \
+.PHONY: all deps deps-test venv agent demo demo-compare test lint-imports test-packages bench clean \
 	install install-agent install-reporter deb rpm fuzz fuzz-diff fuzz-agent
 
 all: agent venv
@@ -43,6 +43,11 @@ venv: deps $(STAMP)
 agent: deps
 	@$(MAKE) -s -C pmda-lustre
 
+# The reporter's structure (reporter/pyproject.toml, [tool.importlinter]): subsystems import only
+# downward, no import circle anywhere in the package.
+lint-imports: venv
+	$(VENV)/bin/lint-imports reporter/pyproject.toml
+
 demo: agent venv
 	$(PY) scripts/demo.py
 
@@ -51,6 +56,7 @@ demo-compare: agent venv
 
 test: agent venv deps-test
 	$(MAKE) -C pmda-lustre test
+	$(MAKE) lint-imports
 	$(PY) -m pytest -q tests
 	$(MAKE) -C pmda-lustre test-install
 	$(MAKE) test-packages

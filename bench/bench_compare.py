@@ -34,9 +34,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "reporter"))
 from test_compare_rows import jobs, table  # noqa: E402
 
-from lustre_jobreport.records import compact  # noqa: E402
-from lustre_jobreport.records import dataset
-from lustre_jobreport.compare import model as compare
+from lustre_jobreport.compare import command as compare_command, model as compare  # noqa: E402
+from lustre_jobreport.records import dataset as dataset_layer  # noqa: E402
 
 ROWS, APPS, GOAL_S, GOAL_RSS = 1_000_000, 2_000, 10.0, 2 << 30
 HALF_YEAR_S = 181 * 86400.0
@@ -74,7 +73,7 @@ def dataset(root: Path, rows: int = ROWS, apps: int = APPS, seed: int = 1) -> di
     end = t["end"]
     part = (pc.year(end).to_numpy() * 100 + pc.month(end).to_numpy())
     for key in np.unique(part):
-        d = root.joinpath(*dataset.part_dirs((int(key) // 100, int(key) % 100)))
+        d = root.joinpath(*dataset_layer.part_dirs((int(key) // 100, int(key) % 100)))
         d.mkdir(parents=True)
         pq.write_table(t.filter(pa.array(part == key)), d / "part-0.parquet")
     return {"rows": rows, "apps": apps, "parts": len(np.unique(part))}
@@ -99,8 +98,8 @@ def phases(records: str, data: str, out: str) -> int:
     settings = compare.Settings()
     t1 = time.perf_counter()
     said: set[str] = set()
-    base, _ = compare.load_side("baseline", "lustre=2.15.*", settings, records, data, said)
-    cand, _ = compare.load_side("candidate", "lustre=2.16.*", settings, records, data, said)
+    base, _ = compare_command.load_side("baseline", "lustre=2.15.*", settings, records, data, said)
+    cand, _ = compare_command.load_side("candidate", "lustre=2.16.*", settings, records, data, said)
     t2 = time.perf_counter()
     result = compare.compare(base, cand, settings)
     t3 = time.perf_counter()

@@ -25,7 +25,9 @@ sys.path.insert(0, str(REPO / "tests"))
 from privpmcd import PrivatePmcd  # noqa: E402
 
 from lustre_jobreport.acquire import pcpfetch, snapfile  # noqa: E402
-from lustre_jobreport.acquire.snapfile import Column, HostSnapshot, Snapshot  # noqa: E402
+from lustre_jobreport.acquire.column import Column  # noqa: E402
+from lustre_jobreport.acquire.hostsnap import HostSnapshot  # noqa: E402
+from lustre_jobreport.acquire.snapfile import Snapshot  # noqa: E402
 from lustre_sim import SimClient  # noqa: E402
 
 HOSTS, GOAL_S, GOAL_RSS = 1000, 10.0, 2 << 30

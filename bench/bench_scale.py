@@ -208,8 +208,8 @@ def stack_and_drop(snapfile, fetched) -> None:
 def prolog_child(a: dict) -> dict:
     # what a large job's prolog imports (the in-process path: PCP bindings, numpy)
     from lustre_jobreport import catalog  # noqa: F401
-    from lustre_jobreport.hooks import entry as hooks, spool
-    from lustre_jobreport.acquire import pcpfetch, snapfile, snapshot
+    from lustre_jobreport.hooks import entry as hooks, spool  # noqa: F401
+    from lustre_jobreport.acquire import pcpfetch, snapfile, snapshot  # noqa: F401
 
     startup = own_cpu()
     standins, parallel, n = a["standins"], a["parallel"], a["hosts"]
@@ -236,10 +236,10 @@ def read_and_drop(snapfile, path: Path) -> None:
 def epilog_child(a: dict) -> dict:
     # what the epilog imports (hooks._report's modules)
     from lustre_jobreport import catalog, config  # noqa: F401
-    from lustre_jobreport.hooks import entry as hooks, spool
-    from lustre_jobreport.acquire import pcpfetch, snapfile, snapshot
-    from lustre_jobreport.records import store as records
-    from lustre_jobreport.report import view as render, document as report
+    from lustre_jobreport.hooks import entry as hooks, spool  # noqa: F401
+    from lustre_jobreport.acquire import pcpfetch, snapfile, snapshot  # noqa: F401
+    from lustre_jobreport.records import store as records  # noqa: F401
+    from lustre_jobreport.report import view as render, document as report  # noqa: F401
 
     startup = own_cpu()
     standins, parallel = a["standins"], a["parallel"]
@@ -272,10 +272,10 @@ def job_view_child(a: dict) -> dict:
     snapshot): every host's deltas and end metrics (fetch_all job_id=), stacked, jobview.delta,
     report.from_delta, render, record. Floor (a): the same metrics of the job's slot, bare."""
     from lustre_jobreport import catalog, config  # noqa: F401
-    from lustre_jobreport.hooks import entry as hooks
-    from lustre_jobreport.report import jobview, view as render, document as report
-    from lustre_jobreport.acquire import pcpfetch, snapfile, snapshot
-    from lustre_jobreport.records import store as records
+    from lustre_jobreport.hooks import entry as hooks  # noqa: F401
+    from lustre_jobreport.report import jobview, view as render, document as report  # noqa: F401
+    from lustre_jobreport.acquire import pcpfetch, snapfile, snapshot  # noqa: F401
+    from lustre_jobreport.records import store as records  # noqa: F401
 
     startup = own_cpu()
     standins, parallel, n = a["standins"], a["parallel"], a["hosts"]

@@ -107,11 +107,11 @@ def _cmd_records_compact(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from .compare import model as compare
+    from .compare import command as compare_command
     from . import config
 
     cfg = config.load(args.config)
-    _write(compare.main(args, cfg), args.output)
+    _write(compare_command.main(args, cfg), args.output)
     return 0
 
 

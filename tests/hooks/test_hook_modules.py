@@ -1,6 +1,7 @@
 """The hooks' code, one job per module: logging (hooklog), time (budget), which snapshots and
 how (hooksnap: the one place that calls the acquisition modules and the spool), where the
-report goes (delivery), the last-resort stop (watchdog), and entry tying them together.
+report goes (delivery), the last-resort stop (watchdog), prolog and epilog doing the work, and
+entry tying them together.
 Every share and margin of the hooks' time has a name that says why (no bare 0.4 in the code)."""
 
 import ast
@@ -11,7 +12,7 @@ from pathlib import Path
 import lustre_jobreport
 
 PKG = Path(lustre_jobreport.__file__).parent / "hooks"
-MODULES = ["entry", "hooklog", "budget", "hooksnap", "delivery", "watchdog"]
+MODULES = ["entry", "prolog", "epilog", "steps", "hooklog", "budget", "hooksnap", "delivery", "watchdog"]
 # ... and the modules whose steps the hooks time: their figures are budget's, by name
 TIMED = MODULES + ["jobenv"]
 

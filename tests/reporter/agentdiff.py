@@ -32,7 +32,9 @@ from lustre_jobreport import catalog
 from lustre_jobreport.acquire import hostsnap
 from lustre_jobreport.catalog import P
 from lustre_jobreport.report.diff import fs_of
-from lustre_jobreport.acquire.snapfile import Column, HostSnapshot, Snapshot
+from lustre_jobreport.acquire.column import Column
+from lustre_jobreport.acquire.hostsnap import HostSnapshot
+from lustre_jobreport.acquire.snapfile import Snapshot
 
 AGENT_DIR = Path(__file__).resolve().parents[2] / "pmda-lustre"
 LIBRARY = AGENT_DIR / "tests" / "out" / "libjobdiff.so"

@@ -45,7 +45,9 @@ from hypothesis import strategies as st
 from lustre_jobreport import catalog
 from lustre_jobreport.acquire import hostsnap
 from lustre_jobreport.catalog import P
-from lustre_jobreport.acquire.snapfile import SINGULAR, Column, HostSnapshot, Snapshot
+from lustre_jobreport.acquire.column import SINGULAR, Column
+from lustre_jobreport.acquire.hostsnap import HostSnapshot
+from lustre_jobreport.acquire.snapfile import Snapshot
 
 BEGIN, END = 0, 1
 U64_MAX = (1 << 64) - 1

@@ -4,7 +4,9 @@ Catalogued metrics get the PMID cluster the agent gives them (as a fetch would c
 pmids= overrides or adds PMIDs per metric (short name -> "220.C.I")."""
 
 from lustre_jobreport import catalog
-from lustre_jobreport.acquire.snapfile import Column, HostSnapshot, Snapshot
+from lustre_jobreport.acquire.column import Column
+from lustre_jobreport.acquire.hostsnap import HostSnapshot
+from lustre_jobreport.acquire.snapfile import Snapshot
 
 P = "lustreclient."
 SEMS = {"version": "discrete", "llite.mount_id": "discrete", "osc.rpcs_in_flight.read": "instant",

@@ -168,7 +168,7 @@ def test_records_of_a_newer_schema_are_skipped_and_said(dirs, capsys):
 
 
 def test_each_side_reads_only_the_columns_compare_reads(dirs, tmp_path, monkeypatch):
-    from lustre_jobreport.compare import model as cmp
+    from lustre_jobreport.compare import command as compare_command, model as cmp
     from lustre_jobreport.records import recordset
     asked, real = [], recordset.load
 
@@ -183,7 +183,7 @@ def test_each_side_reads_only_the_columns_compare_reads(dirs, tmp_path, monkeypa
     need = cmp.needed_columns(cmp.Settings().group_by)
     assert [a[0] for a in asked] == [need, need] and len(need) < len(cmp.jobrow.COLUMNS)
     assert set(asked[0][1]) == {*need, "cluster"} and set(asked[1][1]) == set(need)   # the selection's own too
-    t, _ = cmp.load_side("baseline", "lustre=2.15.*,cluster=*", cmp.Settings(), *dirs)
+    t, _ = compare_command.load_side("baseline", "lustre=2.15.*,cluster=*", cmp.Settings(), *dirs)
     assert t.column_names == list(need)
 
 

@@ -8,7 +8,8 @@ from lustre_jobreport import catalog
 from lustre_jobreport.report import jobview
 from lustre_jobreport.catalog import P
 from lustre_jobreport.acquire.hostsnap import HostSnapshot, failed
-from lustre_jobreport.acquire.snapfile import SINGULAR, Column, Snapshot
+from lustre_jobreport.acquire.column import SINGULAR, Column
+from lustre_jobreport.acquire.snapfile import Snapshot
 
 JOB = "77"
 OSTS = ["scratch-OST0000", "scratch-OST0001", "scratch-OST0002"]

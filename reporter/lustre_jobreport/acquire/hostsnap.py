@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:   # numpy-backed; only the stacked and parsed paths build them
-    from .snapfile import Column
+    from .column import Column
 
 
 @dataclass

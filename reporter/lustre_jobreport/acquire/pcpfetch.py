@@ -22,7 +22,7 @@ from .. import catalog
 from . import hostsnap
 from .hostsnap import HostSnapshot
 from .pminfoparse import start_us
-from .snapfile import SINGULAR, Column
+from .column import SINGULAR, Column
 
 try:  # PCP's bindings exist only for the Debian Python; everything else uses pminfo.
     from pcp import pmapi  # type: ignore[import-not-found]

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import catalog
 from .hostsnap import HostSnapshot
-from .snapfile import SINGULAR, Column
+from .column import SINGULAR, Column
 
 
 # start times this side of 2^40 s are times; anything else (NaN, negative, absurd) is not

@@ -1,10 +1,10 @@
-"""A large PMAPI fan-out spread over worker processes (issue 11).
+"""A large PMAPI fan-out spread over worker processes.
 
 Reading a 600-OSC client costs this process ~3 ms of CPU (libpcp decoding the answer, ctypes,
 numpy), whatever its threads do: one process reads at most ~300 such hosts a second, and a
 12,000-node job would need ~40 s of one core. Here each worker process fans out over its share
-of the hosts, with threads as snapshot.fetch_all always does, and sends its hosts back; the
-caller gets them in the order given.
+of the hosts with the function it is given (snapshot's one-process fan-out, with threads), and
+sends its hosts back; the caller gets them in the order given.
 
 Workers are spawned, not forked: the hooks run threads (the watchdog, the epilog's preloading
 of the report's modules), and a child forked while one of them holds the import lock or a lock
@@ -21,7 +21,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from typing import Any
+from typing import Any, Callable
 
 from . import hostsnap
 from .hostsnap import HostSnapshot
@@ -37,20 +37,23 @@ def count(requested: int, n_targets: int) -> int:
     return max(1, min(wanted, n_targets // MIN_HOSTS_PER_PROCESS))
 
 
-def _worker(targets: list, kw: dict[str, Any], end: float | None) -> list[HostSnapshot]:
-    from . import snapshot
+# reads a share of the hosts in one process: fetch_share(targets, **kw) -> their HostSnapshots
+# (a module-level function: a spawned worker gets it by name)
+ShareFetch = Callable[..., list[HostSnapshot]]
 
+
+def _worker(fetch_share: ShareFetch, targets: list, kw: dict[str, Any], end: float | None) -> list[HostSnapshot]:
     if end is not None:
         left = end - time.monotonic()
         if left <= 0:
             return [hostsnap.failed(t.name, t.spec, hostsnap.not_reached(0.0)) for t in targets]
         kw = dict(kw, deadline_s=left)
-    return snapshot.fetch_all(targets, processes=1, **kw).hosts
+    return fetch_share(targets, **kw)
 
 
 def fetch(targets: list, processes: int, deadline_s: float | None, after_each_s: float,
-          kw: dict[str, Any]) -> list[HostSnapshot]:
-    """snapshot.fetch_all's hosts, read by `processes` workers; kw: fetch_all's other arguments.
+          fetch_share: ShareFetch, kw: dict[str, Any]) -> list[HostSnapshot]:
+    """The targets' hosts, read by `processes` workers, each calling fetch_share(its share, **kw).
     Each worker stops earlier by after_each_s times every worker's reads (it sees its own:
     about 1/processes of them)."""
     start = time.monotonic()
@@ -60,7 +63,7 @@ def fetch(targets: list, processes: int, deadline_s: float | None, after_each_s:
     ctx = multiprocessing.get_context("spawn")
     pool = ctx.Pool(processes)
     try:
-        pending = [pool.apply_async(_worker, (share, kw, end)) for share in shares]
+        pending = [pool.apply_async(_worker, (fetch_share, share, kw, end)) for share in shares]
         got: list[list[HostSnapshot]] = []
         for share, result in zip(shares, pending):
             wait = None if end is None else max(0.0, end + GRACE_S - time.monotonic())

@@ -28,40 +28,12 @@ import numpy as np
 from .. import catalog
 from . import hostsnap, snapformat
 from ..safeio.atomicfile import replacing
+from .column import SINGULAR, Column, Value
 from .hostsnap import HostSnapshot
 from .snapformat import fail as _fail
 
-SINGULAR = ""          # the instance name of a metric without an instance domain (PM_IN_NULL)
 SEMANTICS = ("counter", "instant", "discrete")
-__all__ = ["Column", "HostSnapshot", "MetricTable", "Snapshot", "SINGULAR", "read", "write"]
-
-Value = int | str
-
-
-@dataclass
-class Column:
-    """One metric on one host: instance names and their values (uint64 array, or str list)."""
-    instances: list[str]
-    values: np.ndarray | list[str]
-
-    @property
-    def is_string(self) -> bool:
-        return not isinstance(self.values, np.ndarray)
-
-    @classmethod
-    def of(cls, instances: list[str], values: list[Value]) -> "Column":
-        """Strings if any value is one, else uint64."""
-        if any(isinstance(v, str) for v in values):
-            return cls(list(instances), [str(v) for v in values])
-        return cls(list(instances), np.array(values, dtype=np.uint64))
-
-    @classmethod
-    def from_dict(cls, values: dict[str, Value]) -> "Column":
-        return cls.of(list(values), list(values.values()))
-
-    def as_dict(self) -> dict[str, Value]:
-        values = self.values if self.is_string else [int(v) for v in self.values]
-        return dict(zip(self.instances, values))
+__all__ = ["MetricTable", "Snapshot", "read", "write"]
 
 
 @dataclass

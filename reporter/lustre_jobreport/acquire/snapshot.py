@@ -201,7 +201,7 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
             taken_at = time.time()
             kw = {"connect_timeout_s": connect_timeout_s, "fetch_timeout_s": fetch_timeout_s,
                   "parallel": parallel, "backend": backend, "metrics": metrics, "job_id": job_id}
-            return Fetched(taken_at, procfanout.fetch(targets, workers, deadline_s, after_each_s, kw))
+            return Fetched(taken_at, procfanout.fetch(targets, workers, deadline_s, after_each_s, fetch_share, kw))
         cache = pcpfetch.Catalog(metrics)
         job = pcpfetch.JobCatalogs(job_id) if job_id is not None else None
 
@@ -225,6 +225,12 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
             return Fetched(taken_at, _run_bounded(targets, one, max(1, parallel), per_host, deadline_s, after_each_s))
     finally:
         stopped.set()
+
+
+
+def fetch_share(targets: list[HostTarget], **kw) -> list[HostSnapshot]:
+    """One worker process's share of a fan-out spread over processes (procfanout)."""
+    return fetch_all(targets, processes=1, **kw).hosts
 
 
 def _said_alike(h: HostSnapshot, per_host_s: float) -> HostSnapshot:

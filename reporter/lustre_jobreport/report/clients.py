@@ -19,7 +19,8 @@ import numpy as np
 from .. import catalog
 from ..catalog import P
 from .diff import fs_of, rows_of
-from ..acquire.snapfile import SINGULAR, Snapshot
+from ..acquire.column import SINGULAR
+from ..acquire.snapfile import Snapshot
 
 
 def _identity(end: Snapshot, hosts: list[str], name: str) -> list[str | None]:

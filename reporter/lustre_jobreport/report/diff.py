@@ -33,7 +33,8 @@ import numpy as np
 from .. import catalog
 from ..catalog import P, Reason
 from ..acquire.hostsnap import summarise
-from ..acquire.snapfile import SINGULAR, MetricTable, Snapshot
+from ..acquire.column import SINGULAR
+from ..acquire.snapfile import MetricTable, Snapshot
 
 _TARGET_SUFFIX = re.compile(r"-(?:OST|MDT)[0-9a-fA-F]{4,}$")
 

@@ -1,0 +1,26 @@
+"""`lustre-jobreport prolog`'s work: the job's start kept, by every node's agent (a job read
+through the job view) or as a begin snapshot of every node in the spool. This path imports
+neither Jinja2 nor the records' libraries (import-linter holds it: reporter/pyproject.toml): a
+job's start waits for it."""
+
+from __future__ import annotations
+
+from . import hooksnap
+from .budget import Budget
+from .hooklog import HookLog
+from .steps import attempt, read_enough
+
+def prolog(job, cfg, log: HookLog, budget: Budget) -> None:
+    if hooksnap.job_view(job, cfg):   # every node: its own agent keeps the job's start
+        if (said := attempt(log, budget, "keeping the job's start", hooksnap.store_begin, job, cfg, budget)):
+            log.info(f"job start kept by the local agent: {said}")
+        return
+    if not job.acts_here:
+        return
+    budget.step = "opening the spool"
+    spool_dir = hooksnap.open_spool(cfg.values["hooks"])
+    begin = hooksnap.begin(job, cfg, budget)
+    if not read_enough(begin, "start", log, "nothing spooled"):
+        return
+    budget.step = "writing the begin snapshot"
+    hooksnap.put_begin(spool_dir, job.job_id, begin)
