@@ -477,169 +477,300 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
             candidate_info: dict | None = None, threads: int | None = None) -> Comparison:
     """Compare two sets of job rows (pyarrow Tables with jobrow columns, or lists of row dicts)."""
     base_t, cand_t = _as_table(baseline), _as_table(candidate)
-    names = needed_columns(settings.group_by)
-    table, side = _joined((base_t, cand_t), names)
-    N = table.num_rows
+    table, side = _joined((base_t, cand_t), needed_columns(settings.group_by))
     cols = Columns(table)
+    groups = _groups(table, cols, side, settings)
+    for name in comparemetrics.PLAIN_COLUMNS:      # converted once here, not in each metric's thread
+        cols(name)
+    # one pass over the RPC-size buckets: per-row sums for the metrics, per (group, side) sums
+    # of the trusted rows for the fleet line and the charts
+    rpc_sums = comparemetrics.rpc_pass(cols, np.where(groups.trusted, groups.keys, -1), 2 * groups.count)
+    stats = _tested(cols, groups, settings, threads)
+    verdict = _metric_verdicts(stats, settings)
+    expected = _hybrid_expected(cols, groups, verdict)
+    cols.drop()                                    # the per-row arrays are not needed any more
+    group_verdict = _group_verdicts(verdict, expected, stats.tested, groups.enough)
+    charted = _charted(stats, verdict, expected, group_verdict)
+    changes, lustre, unknown = _attribution(table, groups.gid, side, groups.trusted, groups.count)
+    key_of = _group_keys(groups)
+    order = _order(group_verdict, charted.strongest, key_of)
+    fleet, group_rpc = _rpc_histograms(rpc_sums, [g for g in order if group_verdict[g] == _REGRESSION])
+    doc = {"schema": SCHEMA,
+           "baseline": _side_info(base_t, baseline_selection, baseline_info),
+           "candidate": _side_info(cand_t, candidate_selection, candidate_info),
+           "groups": _group_docs(order, key_of, settings, groups, group_verdict, changes,
+                                 _MetricFigures.of(stats, verdict, expected)),
+           "fleet": fleet,
+           "summary": dict(zip(VERDICTS, np.bincount(group_verdict, minlength=len(VERDICTS)).tolist())),
+           "data_quality": fleet_past_int64(fleet)}
+    return Comparison(doc, group_rpc, [charted.shown(g) for g in order], [lustre[g] for g in order], settings,
+                      [unknown[g] for g in order])
 
-    # groups: the configured keys and the filesystem
+
+# Verdicts as indices into VERDICTS (the arrays of verdicts hold these).
+_REGRESSION, _IMPROVEMENT, _NO_CHANGE, _NOT_ENOUGH_DATA = range(len(VERDICTS))
+
+
+@dataclass
+class _Groups:
+    """The groups of "the same job" (the configured keys and the filesystem) over both sides'
+    rows, and how many jobs each side has in each."""
+    gid: np.ndarray               # each row's group
+    first: np.ndarray             # each group's first row
+    key_codes: list[np.ndarray]   # per key (settings.group_by, then fs): each row's code, -1 null
+    labels: list[list]            # per key: the value of each code
+    side: np.ndarray              # each row's side: 0 baseline, 1 candidate
+    trusted: np.ndarray           # each row is trusted
+    keys: np.ndarray              # each row's (group, side) as one key: group * 2 + side
+    jobs: np.ndarray              # [g, side]: rows
+    good: np.ndarray              # [g, side]: trusted rows
+    enough: np.ndarray            # [g]: both sides have at least min_jobs trusted rows
+
+    @property
+    def count(self) -> int:
+        return len(self.first)
+
+
+def _key_codes(table, cols: Columns, keys: tuple[str, ...]) -> tuple[list[tuple[np.ndarray, int]], list[list]]:
+    """Per group key: each row's code and how many codes there are, and the value of each code
+    (nodes_class from the node counts, the others as the column's distinct values)."""
     parts, labels = [], []
-    for key in (*settings.group_by, "fs"):
+    for key in keys:
         if key == "nodes_class":
             codes = nodes_class(cols("num_nodes"), cols("n_hosts"))
-            kmax = int(codes.max()) + 1 if N else 0
+            kmax = int(codes.max()) + 1 if table.num_rows else 0
             parts.append((codes, kmax))
             labels.append([class_label(k) for k in range(kmax)])
         else:
             codes, lab = _codes(table[key])
             parts.append((codes, len(lab)))
             labels.append(lab)
-    gid, first = _combine(parts, N)
-    G = len(first)
+    return parts, labels
+
+
+def _groups(table, cols: Columns, side: np.ndarray, settings: Settings) -> _Groups:
+    """The rows in groups of the configured keys and the filesystem, and their jobs per side."""
+    parts, labels = _key_codes(table, cols, (*settings.group_by, "fs"))
+    gid, first = _combine(parts, table.num_rows)
+    n_groups = len(first)
     trusted = _flag(table["trusted"])
-    gs = gid * 2 + side
-    jobs = np.bincount(gs, minlength=2 * G).reshape(G, 2)
-    good = np.bincount(gs[trusted], minlength=2 * G).reshape(G, 2)
+    keys = gid * 2 + side
+    jobs = np.bincount(keys, minlength=2 * n_groups).reshape(n_groups, 2)
+    good = np.bincount(keys[trusted], minlength=2 * n_groups).reshape(n_groups, 2)
     enough = (good >= settings.min_jobs).all(axis=1)
+    return _Groups(gid, first, [codes for codes, _ in parts], labels, side, trusted, keys, jobs, good, enough)
 
-    # per-job metrics, per group tests (threads: numpy's sorts release the GIL)
-    for name in comparemetrics.PLAIN_COLUMNS:
-        cols(name)
-    # one pass over the RPC-size buckets: per-row sums for the metrics, per (group, side) sums
-    # of the trusted rows for the fleet line and the charts
-    rpc_sums = comparemetrics.rpc_pass(cols, np.where(trusted, gs, -1), 2 * G)
-    counted = trusted & enough[gid]
 
-    def run(metric):
-        v = comparemetrics.values(metric, cols, settings.min_bytes)
-        v[~counted] = np.nan
-        return rank_tests(v, gid, side, G, settings.min_jobs)
-    workers = threads or (min(4, os.cpu_count() or 1) if N >= 100_000 else 1)
+@dataclass
+class _Stats:
+    """The tests of every metric in every group: [m, g] for metric m (METRICS order) and group g
+    (Tested's figures, stacked), with the p-values adjusted over every test of the run (q) and
+    the candidate's median over the baseline's (ratio)."""
+    n_b: np.ndarray
+    n_c: np.ndarray
+    med_b: np.ndarray
+    med_c: np.ndarray
+    delta: np.ndarray
+    p: np.ndarray
+    q: np.ndarray
+    ratio: np.ndarray
+
+    @classmethod
+    def of(cls, results: list[Tested]) -> "_Stats":
+        n_b, n_c, med_b, med_c, delta, p = (np.stack([getattr(r, name) for r in results])
+                                            for name in ("n_b", "n_c", "med_b", "med_c", "delta", "p"))
+        return cls(n_b, n_c, med_b, med_c, delta, p, bh(p.ravel()).reshape(p.shape), median_ratio(med_b, med_c))
+
+    @property
+    def tested(self) -> np.ndarray:
+        return ~np.isnan(self.p)
+
+
+def _test_metric(metric, cols: Columns, groups: _Groups, counted: np.ndarray, settings: Settings) -> Tested:
+    """One metric's rank tests in every group, over the counted rows."""
+    v = comparemetrics.values(metric, cols, settings.min_bytes)
+    v[~counted] = np.nan
+    return rank_tests(v, groups.gid, groups.side, groups.count, settings.min_jobs)
+
+
+def _tested(cols: Columns, groups: _Groups, settings: Settings, threads: int | None) -> _Stats:
+    """Every metric tested in every group, over the trusted jobs of the groups that have enough
+    of them; in threads from 100,000 rows on (numpy's sorts release the GIL)."""
+    counted = groups.trusted & groups.enough[groups.gid]
+    run = functools.partial(_test_metric, cols=cols, groups=groups, counted=counted, settings=settings)
+    workers = threads or (min(4, os.cpu_count() or 1) if len(groups.gid) >= 100_000 else 1)
     if workers > 1:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             results: list[Tested] = list(pool.map(run, METRICS))
     else:
         results = [run(m) for m in METRICS]
-    M = len(METRICS)
-    n_b = np.stack([r.n_b for r in results])
-    n_c = np.stack([r.n_c for r in results])
-    med_b = np.stack([r.med_b for r in results])
-    med_c = np.stack([r.med_c for r in results])
-    delta = np.stack([r.delta for r in results])
-    p = np.stack([r.p for r in results])
-    q = bh(p.ravel()).reshape(M, G)
-    ratio = median_ratio(med_b, med_c)
+    return _Stats.of(results)
 
-    # verdicts per metric and group
-    worse_up = np.array([m.worse == "higher" for m in METRICS])[:, None]
+
+def _worse_is_higher() -> np.ndarray:
+    """[m, 1]: a higher value of metric m is the worse one."""
+    return np.array([m.worse == "higher" for m in METRICS])[:, None]
+
+
+def _metric_verdicts(stats: _Stats, settings: Settings) -> np.ndarray:
+    """[m, g]: metric m's verdict in group g (the module docstring's rules)."""
+    worse_up = _worse_is_higher()
     sign = np.where(worse_up, 1.0, -1.0)
     with np.errstate(invalid="ignore"):
-        significant = (q <= settings.q) & (np.abs(delta) >= settings.min_cliffs_delta)
-        up = ratio >= settings.min_ratio
-        down = ratio <= 1.0 / settings.min_ratio
-        worse = significant & (delta * sign > 0) & np.where(worse_up, up, down)
-        better = significant & (delta * sign < 0) & np.where(worse_up, down, up)
-    tested = ~np.isnan(p)
-    mverdict = np.full((M, G), 2, dtype=np.int8)                # no_change
-    mverdict[~tested] = 3
-    mverdict[worse] = 0
-    mverdict[better] = 1
+        significant = (stats.q <= settings.q) & (np.abs(stats.delta) >= settings.min_cliffs_delta)
+        up = stats.ratio >= settings.min_ratio
+        down = stats.ratio <= 1.0 / settings.min_ratio
+        worse = significant & (stats.delta * sign > 0) & np.where(worse_up, up, down)
+        better = significant & (stats.delta * sign < 0) & np.where(worse_up, down, up)
+    verdict = np.full(stats.p.shape, _NO_CHANGE, dtype=np.int8)
+    verdict[~stats.tested] = _NOT_ENOUGH_DATA
+    verdict[worse] = _REGRESSION
+    verdict[better] = _IMPROVEMENT
+    return verdict
 
-    # hybrid I/O: switched in most of the candidate's jobs of a direction, not the baseline's.
-    # Among trusted rows a null switch count is a client without hybrid I/O (no values at either
-    # end); a host that did not give it would have made the job untrusted (VALUES_MISSING).
-    expected = np.zeros((M, G), dtype=bool)
+
+def _hybrid_expected(cols: Columns, groups: _Groups, verdict: np.ndarray) -> np.ndarray:
+    """[m, g]: metric m's regression or improvement in group g is one hybrid I/O explains: the
+    candidate switched calls of the metric's direction in most of its jobs, the baseline not.
+    Among trusted rows a null switch count is a client without hybrid I/O (no values at either
+    end); a host that did not give it would have made the job untrusted (VALUES_MISSING)."""
+    n_groups = groups.count
+    expected = np.zeros(verdict.shape, dtype=bool)
     for d in ("read", "write"):
-        sw = np.nan_to_num(cols(f"hybrid_{d}_switch")) > 0
-        share = np.bincount(gs[trusted & sw], minlength=2 * G).reshape(G, 2) / np.maximum(good, 1)
+        switched = np.nan_to_num(cols(f"hybrid_{d}_switch")) > 0
+        share = (np.bincount(groups.keys[groups.trusted & switched], minlength=2 * n_groups).reshape(n_groups, 2)
+                 / np.maximum(groups.good, 1))
         hybrid = (share[:, 1] > HYBRID_MOST) & (share[:, 0] <= HYBRID_MOST)
         rows = np.array([m.direction == d and m.hybrid for m in METRICS])
-        expected[rows] = hybrid[None, :] & (mverdict[rows] <= 1)
-    cols.drop()                                # the per-row arrays are not needed any more
-    can_decide = np.array([not m.context for m in METRICS], dtype=bool)[:, None]
-    deciding = can_decide & ~expected
-    gverdict = np.full(G, 2, dtype=np.int8)
-    gverdict[((mverdict == 1) & deciding).any(axis=0)] = 1
-    gverdict[((mverdict == 0) & deciding).any(axis=0)] = 0
-    gverdict[~enough] = 3
+        expected[rows] = hybrid[None, :] & (verdict[rows] <= _IMPROVEMENT)
+    return expected
+
+
+def _can_decide() -> np.ndarray:
+    """[m, 1]: metric m may decide its group's verdict (a context metric never does)."""
+    return np.array([not m.context for m in METRICS], dtype=bool)[:, None]
+
+
+def _group_verdicts(verdict: np.ndarray, expected: np.ndarray, tested: np.ndarray,
+                    enough: np.ndarray) -> np.ndarray:
+    """[g]: group g's verdict from its deciding metrics' (the module docstring's rules)."""
+    deciding = _can_decide() & ~expected
+    out = np.full(len(enough), _NO_CHANGE, dtype=np.int8)
+    out[((verdict == _IMPROVEMENT) & deciding).any(axis=0)] = _IMPROVEMENT
+    out[((verdict == _REGRESSION) & deciding).any(axis=0)] = _REGRESSION
+    out[~enough] = _NOT_ENOUGH_DATA
     # enough jobs, but no metric that could decide was tested (every job under the gates, e.g.
     # jobs that moved a few MiB): that is not "the same", it is "cannot tell"
-    decides = can_decide & tested
-    gverdict[~decides.any(axis=0)] = 3
-    # strongest effect (sorting), and the metric whose effect the charts show: the worst one
-    # (largest delta the worse way), for an improvement the most improved deciding one
-    strongest = np.where(decides, np.abs(delta), -1.0).max(axis=0) if M else np.zeros(G)
+    out[~(_can_decide() & tested).any(axis=0)] = _NOT_ENOUGH_DATA
+    return out
+
+
+@dataclass
+class _Charted:
+    """Per group: its strongest effect (for ordering) and the metric its charts show, the worst
+    one (largest delta the worse way), for an improvement the most improved deciding one."""
+    strongest: np.ndarray   # [g]: the largest |Cliff's delta| of a deciding metric tested
+    badness: np.ndarray     # [m, g]: Cliff's delta signed positive = worse, -inf where not charted
+    metric: np.ndarray      # [g]: the metric shown
+
+    def shown(self, g: int) -> tuple[str, float] | None:
+        """The metric shown for group g and its signed delta; None if none is finite."""
+        b = self.badness[self.metric[g], g]
+        return (METRICS[self.metric[g]].id, float(b)) if np.isfinite(b) else None
+
+
+def _charted(stats: _Stats, verdict: np.ndarray, expected: np.ndarray, group_verdict: np.ndarray) -> _Charted:
+    """What each group's charts show and how strong its effect is (_Charted)."""
+    can_decide = _can_decide()
+    deciding, decides = can_decide & ~expected, can_decide & stats.tested
+    signed = stats.delta * np.where(_worse_is_higher(), 1.0, -1.0)
+    strongest = (np.where(decides, np.abs(stats.delta), -1.0).max(axis=0) if len(METRICS)
+                 else np.zeros(len(group_verdict)))
     # a shift hybrid I/O explains is not the worst effect: the metrics that decided come first
-    chartable = np.where((deciding & tested).any(axis=0), deciding & tested, decides)
-    badness = np.where(chartable, delta * sign, -np.inf)
-    worst_m = badness.argmax(axis=0)
-    best_m = np.where(deciding & (mverdict == 1), delta * sign, np.inf).argmin(axis=0)
-    worst_m = np.where(gverdict == 1, best_m, worst_m)
+    chartable = np.where((deciding & stats.tested).any(axis=0), deciding & stats.tested, decides)
+    badness = np.where(chartable, signed, -np.inf)
+    worst = badness.argmax(axis=0)
+    best = np.where(deciding & (verdict == _IMPROVEMENT), signed, np.inf).argmin(axis=0)
+    return _Charted(strongest, badness, np.where(group_verdict == _IMPROVEMENT, best, worst))
 
-    changes, lustre, unknown = _attribution(table, gid, side, trusted, G)
 
-    # the groups, ordered: regressions first, then by strongest effect
-    key_of = []
-    first_l = first.tolist()
-    key_codes = [part[0] for part in parts]
-    for g in range(G):
-        r = first_l[g]
-        key_of.append([labels[i][key_codes[i][r]] if key_codes[i][r] >= 0 else None
-                       for i in range(len(parts))])
-    order = sorted(range(G), key=lambda g: (int(gverdict[g]), -float(strongest[g]),
-                                            [(v is None, str(v)) for v in key_of[g]]))
-    def plain(arr: np.ndarray) -> list[list]:
-        """(M, G) floats as lists of JSON values: NaN and infinities are null."""
-        a = arr.astype(object)
-        a[~np.isfinite(arr)] = None
-        return a.tolist()
-    med_b_l, med_c_l, delta_l, p_l, q_l = map(plain, (med_b, med_c, delta, p, q))
-    ratio_o = ratio.astype(object)
-    ratio_o[np.isnan(ratio)] = None
-    ratio_o[np.isinf(ratio)] = "inf"
-    ratio_l = ratio_o.tolist()
-    n_b_l, n_c_l = n_b.tolist(), n_c.tolist()
-    mv_l, exp_l = mverdict.tolist(), expected.tolist()
-    jobs_l, good_l, gv_l = jobs.tolist(), good.tolist(), gverdict.tolist()
-    ids = [m.id for m in METRICS]
-    groups, worst, versions, unknowns, regressed = [], [], [], [], []
-    for g in order:
-        metrics = []
-        if enough[g]:
-            for i in range(M):
-                item = {"id": ids[i], "baseline_median": med_b_l[i][g], "candidate_median": med_c_l[i][g],
-                        "effect": delta_l[i][g], "ratio": ratio_l[i][g], "p_value": p_l[i][g],
-                        "q_value": q_l[i][g], "verdict": VERDICTS[mv_l[i][g]]}
-                if exp_l[i][g]:
-                    item["expected"] = HYBRID_EXPECTED
-                item["n_baseline"] = n_b_l[i][g]
-                item["n_candidate"] = n_c_l[i][g]
-                metrics.append(item)
-        key = dict(zip(settings.group_by, key_of[g][:-1]))
-        groups.append({"key": key, "fs": key_of[g][-1], "n_baseline": good_l[g][0], "n_candidate": good_l[g][1],
-                       "verdict": VERDICTS[gv_l[g]], "cause": cause_of(changes[g]), "changes": changes[g],
-                       "left_out": {"baseline": jobs_l[g][0] - good_l[g][0],
-                                    "candidate": jobs_l[g][1] - good_l[g][1]},
-                       "metrics": metrics})
-        versions.append(lustre[g])
-        unknowns.append(unknown[g])
-        b = badness[worst_m[g], g]
-        worst.append((ids[worst_m[g]], float(b)) if np.isfinite(b) else None)
-        if gv_l[g] == 0:
-            regressed.append(g)
+def _group_keys(groups: _Groups) -> list[list]:
+    """Each group's key values (settings.group_by's, then the filesystem), None for a null."""
+    return [[labels[codes[r]] if codes[r] >= 0 else None for codes, labels in zip(groups.key_codes, groups.labels)]
+            for r in groups.first.tolist()]
 
-    # the RPC-size histograms: key g * 2 + side; a side's fleet is every key of that side
+
+def _order(group_verdict: np.ndarray, strongest: np.ndarray, key_of: list[list]) -> list[int]:
+    """The groups in the document's order: regressions first, then by strongest effect, then key."""
+    return sorted(range(len(key_of)), key=lambda g: (int(group_verdict[g]), -float(strongest[g]),
+                                                     [(v is None, str(v)) for v in key_of[g]]))
+
+
+def _json_floats(arr: np.ndarray) -> list[list]:
+    """[m, g] floats as lists of JSON values: NaN and infinities are null."""
+    a = arr.astype(object)
+    a[~np.isfinite(arr)] = None
+    return a.tolist()
+
+
+@dataclass
+class _MetricFigures:
+    """The metrics' figures as JSON values, [m][g] (lists: converted once, not item by item)."""
+    med_b: list[list]
+    med_c: list[list]
+    delta: list[list]
+    ratio: list[list]        # null: undefined; "inf": the baseline's median is 0, the candidate's not
+    p: list[list]
+    q: list[list]
+    verdict: list[list]
+    expected: list[list]
+    n_b: list[list]
+    n_c: list[list]
+
+    @classmethod
+    def of(cls, stats: _Stats, verdict: np.ndarray, expected: np.ndarray) -> "_MetricFigures":
+        ratio = stats.ratio.astype(object)
+        ratio[np.isnan(stats.ratio)] = None
+        ratio[np.isinf(stats.ratio)] = "inf"
+        return cls(*map(_json_floats, (stats.med_b, stats.med_c, stats.delta)), ratio.tolist(),
+                   *map(_json_floats, (stats.p, stats.q)), verdict.tolist(), expected.tolist(),
+                   stats.n_b.tolist(), stats.n_c.tolist())
+
+    def items(self, g: int) -> list[dict]:
+        """Group g's "metrics" entries."""
+        out = []
+        for i, m in enumerate(METRICS):
+            item = {"id": m.id, "baseline_median": self.med_b[i][g], "candidate_median": self.med_c[i][g],
+                    "effect": self.delta[i][g], "ratio": self.ratio[i][g], "p_value": self.p[i][g],
+                    "q_value": self.q[i][g], "verdict": VERDICTS[self.verdict[i][g]]}
+            if self.expected[i][g]:
+                item["expected"] = HYBRID_EXPECTED
+            item["n_baseline"] = self.n_b[i][g]
+            item["n_candidate"] = self.n_c[i][g]
+            out.append(item)
+        return out
+
+
+def _group_docs(order: list[int], key_of: list[list], settings: Settings, groups: _Groups,
+                group_verdict: np.ndarray, changes: list[list[dict]], figures: _MetricFigures) -> list[dict]:
+    """The document's "groups", in this order; a group without enough trusted jobs on a side
+    carries no metrics."""
+    jobs, good, verdicts = groups.jobs.tolist(), groups.good.tolist(), group_verdict.tolist()
+    return [{"key": dict(zip(settings.group_by, key_of[g][:-1])), "fs": key_of[g][-1],
+             "n_baseline": good[g][0], "n_candidate": good[g][1],
+             "verdict": VERDICTS[verdicts[g]], "cause": cause_of(changes[g]), "changes": changes[g],
+             "left_out": {"baseline": jobs[g][0] - good[g][0], "candidate": jobs[g][1] - good[g][1]},
+             "metrics": figures.items(g) if groups.enough[g] else []}
+            for g in order]
+
+
+def _rpc_histograms(rpc_sums, regressed: list[int]) -> tuple[dict, dict[int, dict]]:
+    """The RPC-size histograms per side (sums keyed g * 2 + side): the fleet's (every group of
+    the side) and each regressed group's, keyed by its place (regressions come first)."""
     fleet = {name: _shares(rpc_sums.ints(slice(i, None, 2))) for i, name in enumerate(SIDES)}
     group_rpc = {k: {name: _shares(rpc_sums.ints(2 * g + i)) for i, name in enumerate(SIDES)}
-                 for k, g in enumerate(regressed)}    # regressions come first: k is the group's place
-    counts = np.bincount(gverdict, minlength=4).tolist()
-    doc = {"schema": SCHEMA,
-           "baseline": _side_info(base_t, baseline_selection, baseline_info),
-           "candidate": _side_info(cand_t, candidate_selection, candidate_info),
-           "groups": groups, "fleet": fleet,
-           "summary": dict(zip(VERDICTS, counts)),
-           "data_quality": fleet_past_int64(fleet)}
-    return Comparison(doc, group_rpc, worst, versions, settings, unknowns)
+                 for k, g in enumerate(regressed)}
+    return fleet, group_rpc
 
 
 def _shares(counts: list[list[int]]) -> dict:

@@ -78,6 +78,9 @@ _COLUMNS: list[tuple[str, str]] = [
 ]
 COLUMNS = tuple(name for name, _ in _COLUMNS)
 TYPES = dict(_COLUMNS)
+# The operations a row counts one by one: those the report shows, in the columns' order (an op
+# the report shows without a column is an error here, at import).
+_OP_COLUMNS = tuple(sorted(catalog.SHOWN_OPS, key=COLUMNS.index))
 
 
 class RecordError(ValueError):
@@ -242,96 +245,136 @@ def rows(doc: dict) -> list[dict[str, Any]]:
 
 def _rows(doc: dict) -> list[dict[str, Any]]:
     job = doc["job"]
-    rec = doc.get("record") or {}
     hosts = [h for h in job.get("hosts") or [] if isinstance(h, str)]
-    clients = doc.get("clients") or {}
-    versions = doc.get("lustre_versions") or {}
-    begin, end = utc_time(job.get("begin")), utc_time(job.get("end"))
+    end = utc_time(job.get("end"))
     if end is None:
         raise RecordError("record without a valid job end time")
     dq = [i for i in doc.get("data_quality") or [] if isinstance(i, dict)]
     flags = [f for f in doc.get("flags") or [] if isinstance(f, dict)]
     incomplete = job.get("hosts_incomplete") or {}
-    job_unfit: set[str] = set()
-    common = {
+    job_unfit: set[str] = set()          # data_quality ids of the job's values no count can be
+    common = _job_columns(doc, hosts, end, job_unfit)
+    out = []
+    for fs, t in sorted(doc["filesystems"].items()):
+        if not isinstance(t, dict):
+            raise RecordError(f"filesystem {fs!r} is not an object")
+        unfit = set(job_unfit)           # ... and of this filesystem's
+        row = dict(common)
+        row["fs"] = fs
+        row["hosts_incomplete"] = sum(1 for h, lst in incomplete.items() if isinstance(lst, list) and fs in lst)
+        settings, row["settings_mixed"] = _settings(doc, fs, hosts, unfit)
+        row.update(settings)
+        left = _left_out(t, fs)
+        row.update(_llite_columns(t, left, unfit))
+        row.update(_ost_columns(t, fs, left, unfit))
+        for d in ("read", "write"):
+            row.update(_rpc_columns(t, fs, d, left, unfit))
+        row.update(_job_wide_columns(t, unfit))
+        row.update(_trust_columns(fs, flags, dq, unfit))
+        out.append(row)
+    return out
+
+
+def _job_columns(doc: dict, hosts: list[str], end: datetime, unfit: set[str]) -> dict[str, Any]:
+    """The columns every row of the record has alike: the job, its times and its clients."""
+    job = doc["job"]
+    rec = doc.get("record") or {}
+    clients = doc.get("clients") or {}
+    versions = doc.get("lustre_versions") or {}
+    return {
         "record_id": record_id(doc), "schema": doc["schema"],
         "stored_at": float(rec["stored_at"]) if isinstance(rec.get("stored_at"), (int, float)) else None,
         "cluster": _str(rec.get("cluster") or job.get("cluster")), "job_id": _str(job.get("id")),
         "user": _str(job.get("user")), "job_name": _str(job.get("name")), "command": _str(job.get("command")),
         "partition": _str(job.get("partition")), "account": _str(job.get("account")),
-        "num_nodes": (_int(job.get("num_nodes"), job_unfit, "num_nodes", INT32_MAX) if job.get("num_nodes") is not None
+        "num_nodes": (_int(job.get("num_nodes"), unfit, "num_nodes", INT32_MAX) if job.get("num_nodes") is not None
                       else len(hosts) or None),
-        "num_tasks": _int(job.get("num_tasks"), job_unfit, "num_tasks", INT32_MAX),
+        "num_tasks": _int(job.get("num_tasks"), unfit, "num_tasks", INT32_MAX),
         "n_hosts": len(hosts), "hosts_missing": len(job.get("hosts_missing") or []),
-        "begin": begin, "end": end,
-        "elapsed_s": _seconds(job.get("elapsed_s"), job_unfit),
+        "begin": utc_time(job.get("begin")), "end": end,
+        "elapsed_s": _seconds(job.get("elapsed_s"), unfit),
         "lustre": _joined((clients.get(h) or {}).get("lustre") or versions.get(h) for h in hosts),
         "kernel": _joined((clients.get(h) or {}).get("kernel") for h in hosts),
         "os": _joined((clients.get(h) or {}).get("os") for h in hosts),
     }
-    out = []
-    for fs, t in sorted(doc["filesystems"].items()):
-        if not isinstance(t, dict):
-            raise RecordError(f"filesystem {fs!r} is not an object")
-        big = set(job_unfit)                 # data_quality ids of values no count can be
-        row = dict(common)
-        row["fs"] = fs
-        row["hosts_incomplete"] = sum(1 for h, lst in incomplete.items() if isinstance(lst, list) and fs in lst)
-        settings, row["settings_mixed"] = _settings(doc, fs, hosts, big)
-        row.update(settings)
-        left = _left_out(t, fs)
-        for k in ("read_bytes", "write_bytes", "read_calls", "write_calls"):
-            row[k] = _int(None if k in left else t.get(k), big, k)
-        # A count the record does not carry is null, and so is any sum it would be part of
-        # (a report always carries the shown ops, every OST's counts and every bucket: one
-        # without them is an older or hand-made record, not a job that did nothing).
-        ops = t.get("ops") or {}
-        for op in ("open", "close", "getattr", "setattr", "statfs", "fsync"):
-            row[op] = _int(None if f"ops.{op}" in left else ops.get(op), big, op)
-        md = _total((None if f"ops.{op}" in left else v for op, v in ops.items() if op in catalog.METADATA_OPS),
-                    big, "md_ops") if ops else None
-        row["md_ops"] = _int(md, big, "md_ops")
-        osts = list((t.get("osts") or {}).values())
-        if not all(isinstance(o, dict) for o in osts):
-            raise RecordError(f"filesystem {fs!r}: an OST entry is not an object")
-        for k in ("read_bytes", "write_bytes", "read_rpcs", "write_rpcs"):
-            whole = f"osts.{k}" not in left
-            row[f"ost_{k}"] = _int(_total((o.get(k) for o in osts), big, f"OST {k}"), big, k) if whole else None
-        # an OST some host's figures of which were left out may have been used unseen
-        row["osts_used"] = None if any(k.startswith("osts.") for k in left) else len(osts)
-        for d in ("read", "write"):
-            hist = {} if f"rpc.{d}" in left else (t.get("rpc") or {}).get(d) or {}
-            cols: dict[str, int | None] = {b: 0 for b in (*BUCKETS, "over_64M")}
-            if not hist or _total(hist.values(), big, f"rpc {d}") is None:
-                cols = dict.fromkeys(cols)       # no histogram, or a bucket not recorded
-                hist = {}
-            for label, n in hist.items():
-                if label in cols:
-                    b = label
-                elif catalog.is_size_label(label) and catalog.size_bytes(label) > catalog.size_bytes("64M"):
-                    b = "over_64M"
-                else:
-                    raise RecordError(f"filesystem {fs!r}: RPC size {label!r} is not a bucket")
-                cols[b] += n
-            for b, n in cols.items():
-                row[f"rpc_{d}_{b}"] = _int(n, big, f"rpc_{d}_{b}")
-        lat = t.get("latency_us") or {}
-        row["latency_read_us"] = _int(lat.get("read"), big, "latency_read_us")
-        row["latency_write_us"] = _int(lat.get("write"), big, "latency_write_us")
-        ra = t.get("readahead") or {}
-        for col, key in (("ra_hits", "hits"), ("ra_misses", "misses"), ("ra_discarded", "read_but_discarded"),
-                         ("ra_pages", "readahead_pages")):
-            row[col] = _int(ra.get(key), big, col)
-        hy = t.get("hybrid") or {}
-        for col, key in (("hybrid_read_bytes", "read_bytes"), ("hybrid_write_bytes", "write_bytes"),
-                         ("hybrid_read_switch", "readsize_switch"), ("hybrid_write_switch", "writesize_switch"),
-                         ("hybrid_noswitch", "noswitch")):
-            row[col] = _int(hy.get(key), big, col)
-        row["flags"] = ",".join(sorted({f["id"] for f in flags if f.get("fs") == fs and isinstance(f.get("id"), str)}))
-        ids = {i["id"] for i in dq if isinstance(i.get("id"), str) and i.get("fs") in (fs, None)}
-        ids |= big
-        row["data_quality"] = ",".join(sorted(ids))
-        row["trusted"] = not (ids & set(UNTRUSTED))
-        out.append(row)
-    return out
 
+
+def _llite_columns(t: dict, left: set[str], unfit: set[str]) -> dict[str, int | None]:
+    """The filesystem's volumes, the operations the report shows and all metadata operations
+    (md_ops). A count the record does not carry is null, and so is any sum it would be part of
+    (a report always carries the shown ops, every OST's counts and every bucket: one without
+    them is an older or hand-made record, not a job that did nothing)."""
+    row: dict[str, int | None] = {}
+    for k in ("read_bytes", "write_bytes", "read_calls", "write_calls"):
+        row[k] = _int(None if k in left else t.get(k), unfit, k)
+    ops = t.get("ops") or {}
+    for op in _OP_COLUMNS:
+        row[op] = _int(None if f"ops.{op}" in left else ops.get(op), unfit, op)
+    md = _total((None if f"ops.{op}" in left else v for op, v in ops.items() if op in catalog.METADATA_OPS),
+                unfit, "md_ops") if ops else None
+    row["md_ops"] = _int(md, unfit, "md_ops")
+    return row
+
+
+def _ost_columns(t: dict, fs: str, left: set[str], unfit: set[str]) -> dict[str, int | None]:
+    """Bytes and RPCs summed over the filesystem's OSTs, and how many OSTs it used."""
+    osts = list((t.get("osts") or {}).values())
+    if not all(isinstance(o, dict) for o in osts):
+        raise RecordError(f"filesystem {fs!r}: an OST entry is not an object")
+    row: dict[str, int | None] = {}
+    for k in ("read_bytes", "write_bytes", "read_rpcs", "write_rpcs"):
+        whole = f"osts.{k}" not in left
+        row[f"ost_{k}"] = _int(_total((o.get(k) for o in osts), unfit, f"OST {k}"), unfit, k) if whole else None
+    # an OST some host's figures of which were left out may have been used unseen
+    row["osts_used"] = None if any(k.startswith("osts.") for k in left) else len(osts)
+    return row
+
+
+def _rpc_columns(t: dict, fs: str, d: str, left: set[str], unfit: set[str]) -> dict[str, int | None]:
+    """One direction's RPC-size histogram as one column per bucket (sizes past 64M in
+    over_64M); every bucket null when the histogram is left out, missing or has a bucket not
+    recorded."""
+    hist = {} if f"rpc.{d}" in left else (t.get("rpc") or {}).get(d) or {}
+    cols: dict[str, int | None] = {b: 0 for b in (*BUCKETS, "over_64M")}
+    if not hist or _total(hist.values(), unfit, f"rpc {d}") is None:
+        cols = dict.fromkeys(cols)       # no histogram, or a bucket not recorded
+        hist = {}
+    for label, n in hist.items():
+        if label in cols:
+            b = label
+        elif catalog.is_size_label(label) and catalog.size_bytes(label) > catalog.size_bytes("64M"):
+            b = "over_64M"
+        else:
+            raise RecordError(f"filesystem {fs!r}: RPC size {label!r} is not a bucket")
+        cols[b] += n
+    return {f"rpc_{d}_{b}": _int(n, unfit, f"rpc_{d}_{b}") for b, n in cols.items()}
+
+
+def _job_wide_columns(t: dict, unfit: set[str]) -> dict[str, int | None]:
+    """Latency sums, read-ahead and hybrid I/O counters, as the record carries them."""
+    lat = t.get("latency_us") or {}
+    ra = t.get("readahead") or {}
+    hy = t.get("hybrid") or {}
+    row: dict[str, int | None] = {}
+    row["latency_read_us"] = _int(lat.get("read"), unfit, "latency_read_us")
+    row["latency_write_us"] = _int(lat.get("write"), unfit, "latency_write_us")
+    for col, key in (("ra_hits", "hits"), ("ra_misses", "misses"), ("ra_discarded", "read_but_discarded"),
+                     ("ra_pages", "readahead_pages")):
+        row[col] = _int(ra.get(key), unfit, col)
+    for col, key in (("hybrid_read_bytes", "read_bytes"), ("hybrid_write_bytes", "write_bytes"),
+                     ("hybrid_read_switch", "readsize_switch"), ("hybrid_write_switch", "writesize_switch"),
+                     ("hybrid_noswitch", "noswitch")):
+        row[col] = _int(hy.get(key), unfit, col)
+    return row
+
+
+def _trust_columns(fs: str, flags: list[dict], dq: list[dict], unfit: set[str]) -> dict[str, Any]:
+    """The filesystem's flags and data_quality ids (the record's, and those of its values no
+    count can be), and whether its numbers are fit for comparing jobs."""
+    row: dict[str, Any] = {
+        "flags": ",".join(sorted({f["id"] for f in flags if f.get("fs") == fs and isinstance(f.get("id"), str)}))}
+    ids = {i["id"] for i in dq if isinstance(i.get("id"), str) and i.get("fs") in (fs, None)}
+    ids |= unfit
+    row["data_quality"] = ",".join(sorted(ids))
+    row["trusted"] = not (ids & set(UNTRUSTED))
+    return row

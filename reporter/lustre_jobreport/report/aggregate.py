@@ -1,7 +1,7 @@
 """Per-filesystem totals of a job: llite volume and ops, RPC-size histograms, per OST, per host.
 
 Sums over the reset-aware delta matrices (hosts x instances). Sums are exact: a uint64 sum over
-hosts could wrap past 2^64 (two counters near 2^63 summed to 10), so columns are summed as two
+hosts could wrap past 2^64 (two counters near 2^63 would sum to 10), so columns are summed as two
 32-bit halves (exact for up to 2^32 hosts) and joined as Python ints; values leave this module as
 Python ints (JSON must not round them). Each host's delta is below 2^63 (diff.DELTA_LIMIT); a
 sum over hosts that reaches it is kept exact and said (VALUE_TOO_LARGE): a job record, whose

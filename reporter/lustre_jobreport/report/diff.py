@@ -214,8 +214,8 @@ class DeviceColumns:
     """Which device column each instance of a counter belongs to, grouped once, so that a mask
     per instance becomes one per device (`any`). Several instances can share a device: every
     bucket of a histogram belongs to its filesystem. (Scattering into repeated columns, as in
-    `out[:, cols] |= mask`, keeps only the last repeat's answer: the empty 64M bucket's "no"
-    hid the 4K bucket's fall.)"""
+    `out[:, cols] |= mask`, keeps only the last repeat's answer: an empty 64M bucket's "no"
+    would hide a fall of the 4K bucket.)"""
     cols: np.ndarray      # each instance's device column (gathers: per_device[:, cols])
     order: np.ndarray     # instances sorted by device column
     starts: np.ndarray    # where each device's run begins in that order
@@ -411,65 +411,88 @@ def _deltas(g: SourceGroup, pairs: dict[str, _Pair], reasons: np.ndarray, b_know
 
 
 def diff(begin: Snapshot, end: Snapshot) -> JobDelta:
+    """The job's delta of every summed counter between two snapshots of its hosts, and what was
+    left out and why (the module docstring's rules)."""
     hosts, missing, issues = host_issues(begin.hosts, end)
     b = Side(begin, rows_of(begin, hosts), "start")
     e = Side(end, rows_of(end, hosts), "end")
-    n = len(hosts)
+    groups, pairs, untyped = _summed_counters(b, e, len(hosts), issues)
+    # Filesystems remounted or unmounted on a host: everything of them there is left out.
+    remounted = _remounts(b, e, hosts, issues)
+    tables, kept, left_out = _judged(groups, pairs, b, e, hosts, remounted)
+    issues += left_out.issues
+    versions = lustre_facts(end, hosts, issues)
+    return JobDelta(begin=begin.taken_at, end=end.taken_at, hosts=hosts, hosts_missing=missing,
+                    versions=versions, tables={**untyped, **tables}, end_snapshot=end, issues=issues,
+                    incomplete=left_out.incomplete, left_out=kept)
 
-    # The summed counters, grouped by the stats file their values come from.
+
+def _summed_counters(b: Side, e: Side, n_hosts: int, issues: list[Issue]) -> tuple[
+        dict[tuple[str, str], SourceGroup], dict[str, _Pair], dict[str, DeltaTable]]:
+    """The summed counters at both ends, grouped by the stats file their values come from (per
+    source and device kind), and the counters that are not counters in both snapshots: those
+    are said (METRIC_TYPE) and get a table with nothing counted."""
     groups: dict[tuple[str, str], SourceGroup] = {}
     pairs: dict[str, _Pair] = {}
-    untyped: dict[str, DeltaTable] = {}     # counters that are not counters (METRIC_TYPE)
+    untyped: dict[str, DeltaTable] = {}
     for m in catalog.with_role(*catalog.SUMMED):
         tb, te = b.table(m.name), e.table(m.name)
-        source = catalog.source_of_cluster((end if te is not None else begin).cluster(m.name))
+        source = catalog.source_of_cluster((e.snap if te is not None else b.snap).cluster(m.name))
         if tb is None and te is None and not source.required:
             continue    # a file this Lustre need not have; one every layout has is never read (below)
+        instances = list(dict.fromkeys((te.instances if te else []) + (tb.instances if tb else [])))
         if not (_comparable(tb) and _comparable(te)):
             issues.append(Issue("METRIC_TYPE", None, None,
                                 f"{m.name} is not a counter in both snapshots (an agent or file mix-up): "
                                 "left out of the totals"))
             # its values exist and none is counted: downstream tells a total left out from a 0
-            untyped[m.name] = nothing_counted(list(dict.fromkeys((te.instances if te else []) +
-                                                                (tb.instances if tb else []))), n)
+            untyped[m.name] = nothing_counted(instances, n_hosts)
             continue
-        instances = list(dict.fromkeys((te.instances if te else []) + (tb.instances if tb else [])))
         g = groups.setdefault((source.name, m.indom), SourceGroup(source, m.indom))
         g.metrics.append(m.name)
         pairs[m.name] = _Pair(instances, DeviceColumns.of(g.add(device_of(i) for i in instances)),
                               *b.aligned(m.name, instances), *e.aligned(m.name, instances))
     for g in groups.values():
-        # devices the listings had but no summed value came from: known and never read
-        listing = catalog.DEVICE_METRIC.get(g.indom)
-        for side in (e, b):
-            t = side.table(listing) if listing else None
-            if t is not None and t.is_string:
-                g.add(d for d, on in zip(t.instances, t.present[side.rows].any(axis=0)) if on)
+        _add_listed_devices(g, b, e)
+    return groups, pairs, untyped
 
-    # Filesystems remounted or unmounted on a host: everything of them there is left out.
-    remounted = _remounts(b, e, hosts, issues)
 
-    tables: dict[str, DeltaTable] = dict(untyped)
+def _add_listed_devices(g: SourceGroup, b: Side, e: Side) -> None:
+    """Add to the group the devices the hosts' device listings had but no summed value came
+    from: known, and never read."""
+    listing = catalog.DEVICE_METRIC.get(g.indom)
+    for side in (e, b):
+        t = side.table(listing) if listing else None
+        if t is not None and t.is_string:
+            g.add(d for d, on in zip(t.instances, t.present[side.rows].any(axis=0)) if on)
+
+
+def _judged(groups: dict[tuple[str, str], SourceGroup], pairs: dict[str, _Pair], b: Side, e: Side,
+            hosts: list[str], remounted: set[tuple[str, str]]) -> tuple[
+        dict[str, DeltaTable], list[LeftOutTable], LeftOut]:
+    """Each stats file judged (_judge) and its counters' deltas taken, the files in a stable
+    order: the deltas, why each device's values were left out, and that said (LeftOut)."""
+    tables: dict[str, DeltaTable] = {}
     left_out = LeftOut(hosts)
     kept: list[LeftOutTable] = []
     row_of = {h: r for r, h in enumerate(hosts)}
     for g in sorted(groups.values(), key=lambda g: (g.source.name, g.indom)):
-        device_fs = np.array([fs_of(d) for d in g.devices], dtype=object)
-        remounted_here = np.zeros((n, len(device_fs)), dtype=bool)
-        for (host, fs) in remounted:
-            remounted_here[row_of[host], device_fs == fs] = True
-        reasons, b_known = _judge(g, pairs, b, e, remounted_here)
+        reasons, b_known = _judge(g, pairs, b, e, _remounted_devices(g, row_of, remounted))
         tables.update(_deltas(g, pairs, reasons, b_known))
         kept.append(LeftOutTable(g.source.name, g.indom, g.devices, reasons))
         left_out.add(kept[-1], b, e)
     for (host, fs) in remounted:
         left_out.incomplete.setdefault(host, set()).add(fs)
-    issues += left_out.issues
+    return tables, kept, left_out
 
-    versions = lustre_facts(end, hosts, issues)
-    return JobDelta(begin=begin.taken_at, end=end.taken_at, hosts=hosts, hosts_missing=missing,
-                    versions=versions, tables=tables, end_snapshot=end, issues=issues,
-                    incomplete=left_out.incomplete, left_out=kept)
+
+def _remounted_devices(g: SourceGroup, row_of: dict[str, int], remounted: set[tuple[str, str]]) -> np.ndarray:
+    """[h, d]: device d's filesystem was remounted or unmounted on host h."""
+    device_fs = np.array([fs_of(d) for d in g.devices], dtype=object)
+    out = np.zeros((len(row_of), len(device_fs)), dtype=bool)
+    for (host, fs) in remounted:
+        out[row_of[host], device_fs == fs] = True
+    return out
 
 
 def lustre_facts(end: Snapshot, hosts: list[str], issues: list[Issue]) -> dict[str, str]:
