@@ -28,7 +28,7 @@ import numpy as np
 from .. import catalog
 from . import hostsnap, snapformat
 from ..safeio.atomicfile import replacing
-from .column import SINGULAR, Column, Value
+from .column import SINGULAR, Value
 from .hostsnap import HostSnapshot
 from .snapformat import fail as _fail
 
