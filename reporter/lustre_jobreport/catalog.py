@@ -215,6 +215,16 @@ def size_bytes(label: str) -> int:
     return int(m.group(1)) * _UNITS[m.group(2)]
 
 
+
+def shown_buckets(labels, nonempty) -> list[str]:
+    """Of RPC-size buckets (labels, smallest first), those worth a column or a bar in a report or a
+    comparison: up to the largest in `nonempty`, and at least up to 1M (so that every histogram
+    shows the sizes a healthy client sends). A label that is not a size (over_64M) is shown only
+    below a non-empty one or when non-empty itself."""
+    marks = [i for i, label in enumerate(labels)
+             if label in nonempty or (_SIZE_LABEL.match(label) and size_bytes(label) <= 1 << 20)]
+    return list(labels[:max(marks) + 1]) if marks else []
+
 def get(name: str) -> Metric | None:
     return BY_NAME.get(name)
 
@@ -246,7 +256,7 @@ def wanted(name: str) -> bool:
     return name in BY_NAME
 
 
-# ---- the agent's job view (issue 11) ---------------------------------------------------------
+# ---- the agent's job view ---------------------------------------------------------------------
 # A job on many nodes is not snapshotted centrally at its start: each node's prolog stores the
 # job id into its own agent (lustreclient.control.job_begin, a local store), which keeps the
 # job's begin values and serves the job's deltas since then, already differenced by diff's

@@ -4,8 +4,7 @@ records (add, compact) and compare.
 Errors the user can act on (bad files, bad config) print one line and exit 2, never a traceback;
 so does running out of memory (a snapshot within the caps, read under a ulimit). Every line
 printed to standard error shows its hidden characters as escapes (textsafe.escaped): they echo
-names and texts from files. The snapshot path imports neither pandas nor Jinja2: it runs in job
-prologs.
+names and texts from files. The snapshot path imports no Jinja2: it runs in job prologs.
 """
 
 from __future__ import annotations

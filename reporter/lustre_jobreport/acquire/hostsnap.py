@@ -114,7 +114,7 @@ def cyclic_gc_paused() -> Iterator[None]:
     """Python's cycle collector off while a snapshot's hosts are fetched or stacked: they are
     millions of objects without cycles (refcounts free them), and each collection walks them
     all again: stacking 4,000 hosts of 600 OSCs took 1.38 s with it, 0.94 s without; building
-    the hosts 0.33 s against 0.13 s (issue 11). Left as it was found (nested: only the
+    the hosts 0.33 s against 0.13 s. Left as it was found (nested: only the
     outermost turns it back on)."""
     was = gc.isenabled()
     gc.disable()

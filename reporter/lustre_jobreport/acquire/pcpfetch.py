@@ -58,7 +58,7 @@ class Catalog:
         # Instance names, shared by the hosts of a fan-out: hosts of one job list the same
         # OSCs, so the 600 names of each of a host's 13 per-OSC metrics are looked up once per
         # distinct (instance listing, instance order), not per host and metric (1.3 ms of
-        # Python per host on a 600-OSC client, issue 11). The lists handed out are shared and
+        # Python per host on a 600-OSC client). The lists handed out are shared and
         # never changed. Reads and setdefault of dicts are atomic under the GIL.
         self._listings: dict[tuple, tuple[int, dict[int, str]]] = {}
         self._raw_listings: dict[tuple, tuple[int, dict[int, str]]] = {}
@@ -78,7 +78,7 @@ class Catalog:
         """This host's instances of indom, shared with every host that lists the same: the
         answer's raw bytes are the key, so the ~700 names are decoded once per distinct listing,
         not per host (the bindings' pmGetInDom makes a Python string of each: ~0.5 ms a host on
-        a 600-OSC client, issue 11)."""
+        a 600-OSC client)."""
         raw = _indom_bytes(ctx, indom)
         if raw is None:
             return self.listing(indom, *ctx.pmGetInDom(indom=indom))

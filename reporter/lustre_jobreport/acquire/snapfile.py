@@ -9,8 +9,7 @@ The file (snapformat.py has the envelope and the bounds on reading) is JSON: hos
 metric its PMID, semantics, instance names and values; integer matrices are packed
 (little-endian u64, zlib, base64) because a large job's snapshot holds tens of millions of
 values. Readers accept any older "lustre-jobreport/<n>" schema and reject newer ones with a
-clear error. The prolog writes snapshots, so this module imports numpy but neither pandas nor
-Jinja2.
+clear error. The prolog writes snapshots, so this module imports numpy but no Jinja2.
 """
 
 from __future__ import annotations
@@ -219,7 +218,7 @@ def _unpack(text: Any, dtype: str, count: int, where: str) -> np.ndarray:
 def _factorize(values: np.ndarray) -> tuple[list[str], np.ndarray]:
     """The distinct strings, in order of first appearance, and each value's index among them:
     one pass through a dict, ~20x faster than np.unique's sort of Python strings, which was
-    44 % of a 12,000-host spool write (issue 11: 600 OSC device names a host)."""
+    44 % of a 12,000-host spool write (600 OSC device names a host)."""
     index: dict[str, int] = {}
     codes = np.fromiter((index.setdefault(str(v), len(index)) for v in values), dtype="<u4", count=len(values))
     return list(index), codes

@@ -8,7 +8,7 @@ One fan-out serves both ways of reading a host: PCP's bindings in-process ("pmap
 `pminfo -dfm` process per host ("pminfo", whose text is kept raw and parsed when the snapshot is
 stacked or read back). Every host gets the same bound (connect + fetch timeout), the whole
 snapshot an optional deadline, and a host that fails says why in the same words either way.
-This module must stay light: the prolog imports it (no numpy, no bindings, no pandas, no Jinja2
+This module must stay light: the prolog imports it (no numpy, no bindings, no Jinja2
 until a caller asks for the in-process backend or for stacked tables).
 """
 
@@ -163,8 +163,8 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
     after_each_s: with a deadline, the time the caller needs after the fan-out for each host
     read (writing the spool, building the report): the fan-out stops that much earlier per host
     read, so that a job too large for the bound still gets what was read written and reported,
-    with the rest named as not reached (issue 11: a 2,000-node prolog used to read hosts until
-    its bound and then had no time left to spool any of them).
+    with the rest named as not reached (a prolog that read hosts until its bound would have
+    no time left to spool any of them).
 
     Each host gets connect_timeout_s + fetch_timeout_s: libpcp itself waits a fixed ~10 s for a
     pmcd that accepts a connection but never greets, whatever PMCD_*_TIMEOUT say, so a host

@@ -28,6 +28,7 @@ from typing import Callable
 
 import numpy as np
 
+from .. import catalog
 from ..records.jobrow import BUCKETS
 
 GIB = float(1 << 30)
@@ -85,8 +86,7 @@ DERIVED = tuple(f"{kind}_rpcs_{d}" for d in ("read", "write") for kind in ("all"
 def shown_buckets(shares) -> tuple[str, ...]:
     """The RPC-size buckets worth a column or bar: ALL_BUCKETS up to the largest with a non-zero
     share in any of `shares` (bucket -> share or None), at least up to 1M."""
-    top = max([ALL_BUCKETS.index("1M")] + [i for s in shares for i, b in enumerate(ALL_BUCKETS) if s.get(b)])
-    return ALL_BUCKETS[:top + 1]
+    return tuple(catalog.shown_buckets(ALL_BUCKETS, {b for s in shares for b in ALL_BUCKETS if s.get(b)}))
 
 
 def full_bucket(c: Columns) -> np.ndarray:

@@ -15,7 +15,8 @@ import json
 
 from . import metrics as comparemetrics
 from .model import HYBRID_EXPECTED, Comparison
-from ..present.text import columns, compact, displayable, environment, fill_lines, human_bytes, shorten
+from ..present.text import (columns, compact, displayable, environment, fill_lines, human_bytes, render_as,
+                            shorten)
 
 WIDTH = 100
 NAME_COLS = 32
@@ -398,10 +399,4 @@ def render_html(result: Comparison) -> str:
 
 
 def render(result: Comparison, fmt: str) -> str:
-    if fmt == "json":
-        return render_json(result)
-    if fmt == "text":
-        return render_text(result)
-    if fmt == "html":
-        return render_html(result)
-    raise ValueError(f"unknown format {fmt}")
+    return render_as(fmt, result, text=render_text, json=render_json, html=render_html)

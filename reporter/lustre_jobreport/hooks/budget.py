@@ -30,7 +30,7 @@ CONNECT_SHARE = 0.4
 END_SNAPSHOT_SHARE = 0.6
 # Kept back after a snapshot for writing the spool file and logging.
 AFTER_SNAPSHOT_S = 0.3
-# ... and, for each host read, what the work after the fan-out costs that host (issue 11): the
+# ... and, for each host read, what the work after the fan-out costs that host: the
 # prolog's stacking, packing and writing of its begin values into the spool (bench_scale, this
 # project's 2-core test machine, 600-OSC clients, 2,000 hosts: 0.69 ms), the epilog's stacking,
 # diff, sums and report (1.8 ms) and its text, HTML and record. The fan-out stops earlier by

@@ -113,7 +113,7 @@ def _stacked(taken: Taken, job_id: str) -> Taken:
                                                    job_id=file_job_id(job_id)))
 
 
-# ---- the agents' job view (issue 11) -----------------------------------------------------------
+# ---- the agents' job view ----------------------------------------------------------------------
 
 def job_view(job, cfg) -> bool:
     """Whether the job is read through the agents' job view: a Slurm job on at least [hooks]

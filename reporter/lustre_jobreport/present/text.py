@@ -17,6 +17,7 @@ import os
 import unicodedata
 from decimal import Decimal
 from pathlib import Path
+from typing import Any, Callable
 
 import jinja2
 
@@ -244,3 +245,12 @@ def _environment_of(directory: str, autoescape: bool) -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.FileSystemLoader(directory),
                               undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                               trim_blocks=True, lstrip_blocks=True, autoescape=autoescape)
+
+
+def render_as(fmt: str, thing: Any, **renderers: Callable[[Any], str]) -> str:
+    """thing rendered by the renderer named fmt (the command line's --format: text, json, html)."""
+    try:
+        renderer = renderers[fmt]
+    except KeyError:
+        raise ValueError(f"unknown format {fmt}") from None
+    return renderer(thing)

@@ -1,4 +1,4 @@
-"""A job's deltas as the agents' job view gives them (issue 11): the JobDelta of diff.py, made
+"""A job's deltas as the agents' job view gives them: the JobDelta of diff.py, made
 from one end-of-job fetch instead of two snapshots.
 
 Each node's prolog stores the job id into its own agent (lustreclient.control.job_begin); the

@@ -14,7 +14,7 @@ import json
 from .. import catalog
 from ..catalog import size_bytes
 from ..present.text import (MAX_LINES, WIDTH, bar, columns, compact, displayable, duration, environment, fold,
-                            human_bytes, shorten, wrap_words)
+                            human_bytes, render_as, shorten, wrap_words)
 
 SEV_LABEL = {"high": "HIGH", "warn": "WARN", "info": "INFO"}
 
@@ -33,9 +33,7 @@ def shown_buckets(rpc: dict[str, dict[str, int] | None]) -> list[str]:
     A label that is not a size (no agent sends one) has no place on the axis and is left out."""
     reads, writes = rpc.get("read") or {}, rpc.get("write") or {}
     labels = sorted((l for l in set(reads) | set(writes) if _size(l) is not None), key=size_bytes)
-    nonzero = [l for l in labels if reads.get(l, 0) or writes.get(l, 0)]
-    top = max([size_bytes(l) for l in nonzero] + [1 << 20])
-    return [l for l in labels if size_bytes(l) <= top]
+    return catalog.shown_buckets(labels, {l for l in labels if reads.get(l, 0) or writes.get(l, 0)})
 
 
 NOT_READ = "not read"
@@ -250,10 +248,4 @@ def render_json(doc: dict) -> str:
 
 
 def render(doc: dict, fmt: str) -> str:
-    if fmt == "json":
-        return render_json(doc)
-    if fmt == "text":
-        return render_text(doc)
-    if fmt == "html":
-        return render_html(doc)
-    raise ValueError(f"unknown format {fmt}")
+    return render_as(fmt, doc, text=render_text, json=render_json, html=render_html)
