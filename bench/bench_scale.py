@@ -13,7 +13,7 @@ epilog's, so that each one's peak RSS is that size's:
           hooksnap.put_begin does);
   epilog: the begin snapshot taken out of the spool (spool.take), the end snapshot of the same
           hosts (fetch_all of catalog.SNAPSHOT_METRICS, stacked as hooksnap.end stacks it),
-          report.build, render.render_text and records.store, as hooks._report calls them
+          document.build, view.render_text and store.store, as the epilog (hooks/epilog.py) calls them
           (no scheduler facts; delivery, appending <= 40 lines of text, is not measured);
   job view: the same job read the agents' way (a Slurm job on [hooks] job_view_from_nodes nodes
           or more): before the prolog, each stand-in agent is told the job's start as each node's
@@ -234,7 +234,7 @@ def read_and_drop(snapfile, path: Path) -> None:
 
 
 def epilog_child(a: dict) -> dict:
-    # what the epilog imports (hooks._report's modules)
+    # what the epilog imports (hooks/epilog.py's modules)
     from lustre_jobreport import catalog, config  # noqa: F401
     from lustre_jobreport.hooks import entry as hooks, spool  # noqa: F401
     from lustre_jobreport.acquire import pcpfetch, snapfile, snapshot  # noqa: F401
@@ -268,7 +268,7 @@ def epilog_child(a: dict) -> dict:
 
 
 def job_view_child(a: dict) -> dict:
-    """The epilog of a job read through the agents' job view (hooks._report with no begin
+    """The epilog of a job read through the agents' job view (the epilog with no begin
     snapshot): every host's deltas and end metrics (fetch_all job_id=), stacked, jobview.delta,
     report.from_delta, render, record. Floor (a): the same metrics of the job's slot, bare."""
     from lustre_jobreport import catalog, config  # noqa: F401
