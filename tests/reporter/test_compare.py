@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, strategies as st
 from scipy import stats
 
-from lustre_jobreport.compare import model as compare, metrics as comparemetrics, view as comparerender
+from lustre_jobreport.compare import model as compare, metrics as comparemetrics, stats as compare_stats, view as comparerender
 from lustre_jobreport import config
 from lustre_jobreport.records import jobrow
 from lustre_jobreport.compare.model import Settings
@@ -61,7 +61,7 @@ def test_rank_tests_agree_with_scipy_mannwhitneyu_with_ties_and_small_samples():
             v += list(vals)
     perm = rng.permutation(len(v))
     gid, side, v = np.array(gid)[perm], np.array(side, dtype=np.int8)[perm], np.array(v)[perm]
-    r = compare.rank_tests(v, gid, side, G, 5)
+    r = compare_stats.rank_tests(v, gid, side, G, 5)
     checked = 0
     for g in range(G):
         b, c = v[(gid == g) & (side == 0)], v[(gid == g) & (side == 1)]
@@ -82,7 +82,7 @@ def test_exact_tail_is_scipys_exact_distribution(n1, n2):
     x, y = rng.random((30, n1)), rng.random((30, n2))
     res = stats.mannwhitneyu(x, y, axis=1, method="exact")
     u = np.maximum(res.statistic, n1 * n2 - res.statistic).astype(int)
-    assert np.minimum(1, 2 * compare.exact_tail(n1, n2)[u]) == pytest.approx(res.pvalue, rel=1e-12)
+    assert np.minimum(1, 2 * compare_stats.exact_tail(n1, n2)[u]) == pytest.approx(res.pvalue, rel=1e-12)
 
 
 def test_bh_is_scipys_false_discovery_control():
@@ -90,13 +90,13 @@ def test_bh_is_scipys_false_discovery_control():
         rng = np.random.default_rng(seed)
         p = rng.random(rng.integers(1, 400)) ** 3
         p[rng.random(len(p)) < 0.1] = np.nan
-        q, ok = compare.bh(p), ~np.isnan(p)
+        q, ok = compare_stats.bh(p), ~np.isnan(p)
         assert q[ok] == pytest.approx(stats.false_discovery_control(p[ok], method="bh"))
         assert np.isnan(q[~ok]).all()
 
 
 def test_median_ratio_of_zeros():
-    r = compare.median_ratio(np.array([0.0, 0.0, 2.0, 4.0]), np.array([0.0, 3.0, 0.0, 2.0]))
+    r = compare_stats.median_ratio(np.array([0.0, 0.0, 2.0, 4.0]), np.array([0.0, 3.0, 0.0, 2.0]))
     assert r.tolist() == [1.0, np.inf, 0.0, 0.5]
 
 

@@ -8,7 +8,7 @@ they differ from what the code gives now. After changing compare, rewrite them w
 
 and read the diff: the prose around them may need the same change. Generated: the metric table
 (comparemetrics.METRICS), the [compare] settings with their defaults (config.DEFAULTS), the
-smallest p-value per group size (compare.rank_tests), an example text report and an excerpt of
+smallest p-value per group size (compare_stats.rank_tests), an example text report and an excerpt of
 the JSON document (compare.compare + comparerender on synthetic job rows).
 
 Checked besides: every metric id, every key of the JSON document, every verdict, cause value,
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lustre_jobreport.compare import model as compare, metrics as comparemetrics, view as comparerender
+from lustre_jobreport.compare import model as compare, metrics as comparemetrics, stats as compare_stats, view as comparerender
 from lustre_jobreport import config
 from lustre_jobreport.records import jobrow, recordset
 
@@ -92,7 +92,7 @@ def smallest_p(n: int) -> float:
     above all baseline ones, no ties)."""
     v = np.r_[np.arange(n), np.arange(n) + 100.0]
     side = np.r_[np.zeros(n), np.ones(n)].astype(np.int8)
-    return float(compare.rank_tests(v, np.zeros(2 * n, dtype=np.int64), side, 1, 2).p[0])
+    return float(compare_stats.rank_tests(v, np.zeros(2 * n, dtype=np.int64), side, 1, 2).p[0])
 
 
 def small_groups_table() -> str:
@@ -102,7 +102,7 @@ def small_groups_table() -> str:
             "|---|---|---|---|---|"]
     for n in SMALL_SIZES:
         p = smallest_p(n)
-        exact = n <= compare.EXACT_MAX_SMALL
+        exact = n <= compare_stats.EXACT_MAX_SMALL
         rows.append(f"| {n} | {p:.2g} | {'exact' if exact else 'normal approximation'} | "
                     f"{math.floor(q / p):,} tests | {max(1, math.ceil(p * RUN_TESTS / q)):,} |")
     return "\n".join(rows)

@@ -50,6 +50,7 @@ from . import metrics as comparemetrics
 from .. import config
 from ..records import jobrow
 from .metrics import METRICS, Columns
+from .stats import Tested, bh, median_ratio, rank_tests
 from ..errors import JobReportError
 
 SCHEMA = "lustre-jobreport-compare/1"
@@ -63,11 +64,6 @@ CAUSE_ORDER = ("lustre", "kernel/os", "settings")
 HYBRID_EXPECTED = "hybrid I/O: 2.16+ sends buffered calls ≥ threshold as direct I/O (LU-13802)"
 # Most of a side's jobs: hybrid I/O switched calls in more than this share of them.
 HYBRID_MOST = 0.5
-# The exact Mann-Whitney distribution is used for samples without ties when one side has at
-# most 8 values (scipy's own rule for method "auto"), while n1 x n2 stays small enough for its
-# table (exact_tail); beyond that the normal approximation (then one side has hundreds of values,
-# where it is close, and conservative in the far tail for a tiny other side).
-EXACT_MAX_SMALL, EXACT_MAX_PRODUCT = 8, 4096
 
 
 class CompareError(JobReportError):
@@ -154,171 +150,6 @@ def _combine(parts: list[tuple[np.ndarray, int]], n: int) -> tuple[np.ndarray, n
         span *= card + 1
     uniq, first, gid = np.unique(gid, return_index=True, return_inverse=True)
     return gid.astype(np.int64), first
-
-
-# ---- statistics -------------------------------------------------------------------------------
-#
-# Why a Mann-Whitney U test: the jobs of one application are not repeated measurements of one
-# number. They run on different inputs, node counts and machines' noise, and the per-job metrics
-# are ratios (shares, bytes per RPC, ops per GiB) with skewed, bounded or heavy-tailed
-# distributions, often with many exact ties (a share of 0). A t-test's normality does not hold
-# and a few odd jobs would dominate means. The rank test assumes no distribution, is robust to
-# outliers and compares the whole distributions of the two sides' jobs ("is a candidate job
-# likely to have a larger value than a baseline job?"). Its natural effect size is Cliff's
-# delta, P(cand > base) - P(cand < base) = 2U/(n1 n2) - 1, in [-1, 1], which says how far the
-# two sets of jobs are apart regardless of scale; the ratio of medians says how much, in the
-# metric's own unit. A verdict needs all three: significance after the FDR adjustment over the
-# whole run (thousands of tests), a large effect and a large enough ratio.
-
-@dataclass
-class Tested:
-    """Per group, for one metric: counts, medians, Cliff's delta and p-value (NaN: no test)."""
-    n_b: np.ndarray
-    n_c: np.ndarray
-    med_b: np.ndarray
-    med_c: np.ndarray
-    delta: np.ndarray
-    p: np.ndarray
-
-
-def _medians(x: np.ndarray, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Medians per group of x[rows], rows ordered by group and value, counts per group."""
-    out = np.full(len(counts), np.nan)
-    start = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    has = counts > 0
-    lo = rows[start[has] + (counts[has] - 1) // 2]
-    hi = rows[start[has] + counts[has] // 2]
-    out[has] = (x[lo] + x[hi]) / 2
-    return out
-
-
-def rank_tests(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int, min_jobs: int) -> Tested:
-    """Two-sided Mann-Whitney U (candidate against baseline) in every group at once.
-
-    v: the metric per row (NaN: not counted); gid: group per row; side: 0 baseline, 1 candidate.
-    A group is tested when both sides have at least min_jobs values. Ranks (ties averaged) come
-    from one sort of all rows by (group, value). p-values are those of
-    scipy.stats.mannwhitneyu(cand, base) with method "auto" (tests check they agree), computed
-    for every group at once instead of one scipy call per group and metric (~1 ms each: about
-    200 s for 10,000 groups x 19 metrics): the normal approximation with tie and continuity
-    correction, or the exact distribution (exact_tail) for samples without ties where one side
-    has at most 8 values."""
-    from scipy import special
-
-    G = n_groups
-    idx = np.flatnonzero(~np.isnan(v))
-    x, g, s = v[idx], gid[idx], side[idx]
-    # sort by value, then (stable, a radix sort for small ints) by group: values ordered in groups
-    o = np.argsort(x)
-    o = o[np.argsort(g[o].astype(np.uint16 if G < 1 << 16 else np.uint32), kind="stable")]
-    x, g, s = x[o], g[o], s[o]
-    n = len(x)
-    n_c = np.bincount(g, weights=s, minlength=G).astype(np.int64)
-    n_b = np.bincount(g, minlength=G).astype(np.int64) - n_c
-    cand = s == 1
-    med_b = _medians(x, np.flatnonzero(~cand), n_b)
-    cand_rows = np.flatnonzero(cand)
-    med_c = _medians(x, cand_rows, n_c)
-    delta = np.full(G, np.nan)
-    p = np.full(G, np.nan)
-    tested = (n_b >= min_jobs) & (n_c >= min_jobs)
-    if n == 0 or not tested.any():
-        return Tested(n_b, n_c, med_b, med_c, delta, p)
-    # Tie blocks: runs of equal values in a group. A row's rank in its group is its position in
-    # the sorted rows (0-based) minus its group's first position, plus 1; tied rows share their
-    # block's mean position. Rank sums are then sums of positions less n x the group's start.
-    new_block = np.ones(n, dtype=bool)
-    new_block[1:] = (g[1:] != g[:-1]) | (x[1:] != x[:-1])
-    bstart = np.flatnonzero(new_block)
-    bsize = np.diff(np.append(bstart, n))
-    tied = bsize > 1
-    pos = np.arange(n, dtype=np.float64)
-    tie_term = np.zeros(G)
-    if tied.any():
-        tb, ts = bstart[tied], bsize[tied]
-        rows = np.repeat(tb, ts) + (np.arange(int(ts.sum())) - np.repeat(np.cumsum(ts) - ts, ts))
-        pos[rows] = np.repeat(tb + (ts - 1) / 2.0, ts)
-        tf = ts.astype(np.float64)
-        tie_term = np.bincount(g[tb], weights=tf ** 3 - tf, minlength=G)
-    has_ties = tie_term > 0
-    group_start = np.zeros(G)
-    present = n_b + n_c > 0
-    group_start[present] = np.concatenate(([0], np.cumsum((n_b + n_c)[present])[:-1]))
-    r_c = np.bincount(g[cand], weights=pos[cand], minlength=G) - n_c * group_start + n_c
-    u_c = r_c - n_c * (n_c + 1) / 2.0
-
-    nb, nc = n_b.astype(np.float64), n_c.astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        delta = np.where(tested, 2.0 * u_c / (nc * nb) - 1.0, np.nan)
-        nn = nb + nc
-        sd = np.sqrt(nb * nc / 12.0 * ((nn + 1) - tie_term / (nn * (nn - 1))))
-        u = np.maximum(u_c, nb * nc - u_c)
-        z = (u - nb * nc / 2.0 - 0.5) / sd
-    p = np.where(tested, np.clip(2.0 * special.ndtr(-np.nan_to_num(z, nan=-np.inf)), 0.0, 1.0), np.nan)
-
-    exact = tested & ~has_ties & (np.minimum(n_b, n_c) <= EXACT_MAX_SMALL) & (n_b * n_c <= EXACT_MAX_PRODUCT)
-    if exact.any():
-        p[exact] = _exact_p(u_c, n_b, n_c, np.flatnonzero(exact))
-    return Tested(n_b, n_c, med_b, med_c, delta, p)
-
-
-@functools.lru_cache(maxsize=4096)
-def exact_tail(n1: int, n2: int) -> np.ndarray:
-    """P(U >= u) for u = 0 .. n1*n2 under the null hypothesis, samples of n1 and n2 without ties.
-
-    The number of arrangements with U = u is the coefficient of q^u in the Gaussian binomial
-    [n1+n2 choose n1]_q = prod_{i=1..n1} (1 - q^(n2+i)) / (1 - q^i), built one factor at a
-    time in exact integers (each step is itself a Gaussian binomial, so no coefficient exceeds
-    2 * C(n1+n2, n1), well inside int64 for the sizes used: n1 <= 8, n1*n2 <= 4096). The same
-    distribution scipy.stats.mannwhitneyu(method="exact") uses; tests check they agree."""
-    n1, n2 = min(n1, n2), max(n1, n2)
-    poly = np.zeros(n1 * n2 + 1, dtype=np.int64)
-    poly[0] = 1
-    for i in range(1, n1 + 1):
-        poly[n2 + i:] -= poly[:len(poly) - n2 - i].copy()      # times (1 - q^(n2+i))
-        pad = -len(poly) % i                                     # divided by (1 - q^i): a running
-        rows = np.concatenate((poly, np.zeros(pad, dtype=np.int64))).reshape(-1, i)   # sum with stride i
-        poly = np.cumsum(rows, axis=0).ravel()[:len(poly)]
-    tail = np.cumsum(poly[::-1])[::-1].astype(np.float64)
-    return tail / tail[0]
-
-
-def _exact_p(u_c: np.ndarray, n_b: np.ndarray, n_c: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """Exact two-sided p-values of these groups: 2 P(U >= max(U1, U2)), at most 1."""
-    u = np.rint(np.maximum(u_c[groups], n_b[groups] * n_c[groups] - u_c[groups])).astype(np.int64)
-    out = np.empty(len(groups))
-    pairs = n_c[groups] * (1 << 32) + n_b[groups]
-    for pair in np.unique(pairs):
-        which = np.flatnonzero(pairs == pair)
-        tail = exact_tail(int(pair >> 32), int(pair & 0xFFFFFFFF))
-        out[which] = np.minimum(1.0, 2.0 * tail[u[which]])
-    return out
-
-
-def bh(p: np.ndarray) -> np.ndarray:
-    """Benjamini-Hochberg adjusted p-values (q-values) of the finite p's; NaN stays NaN.
-
-    q_(i) = min over j >= i of p_(j) m / j (p sorted ascending, m tests), at most 1: the same
-    as scipy.stats.false_discovery_control(p, method="bh") (tests check they agree), without
-    importing scipy.stats (a second of start-up)."""
-    q = np.full(p.shape, np.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    m = len(ok)
-    if m:
-        order = np.argsort(p[ok], kind="stable")
-        scaled = p[ok][order] * m / np.arange(1, m + 1)
-        adjusted = np.minimum.accumulate(scaled[::-1])[::-1]
-        q[ok[order]] = np.minimum(adjusted, 1.0)
-    return q
-
-
-def median_ratio(med_b: np.ndarray, med_c: np.ndarray) -> np.ndarray:
-    """candidate / baseline median: 1 when both are 0, inf when only the baseline's is."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = med_c / med_b
-    r[(med_b == 0) & (med_c == 0)] = 1.0
-    r[(med_b == 0) & (med_c > 0)] = np.inf
-    return r
 
 
 # ---- the comparison ---------------------------------------------------------------------------
