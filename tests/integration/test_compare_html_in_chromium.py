@@ -34,7 +34,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from lustre_jobreport.report import charts
+from lustre_jobreport.compare import charts
+from lustre_jobreport.present.chartkit import READ, WRITE
 from lustre_jobreport.compare import model as compare, view as comparerender
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reporter"))
@@ -256,7 +257,7 @@ def test_the_charts_are_laid_out_and_painted(shown):
         assert b["w"] > 300 and b["h"] > 100, b
         crop = img.crop((int(b["x"]), int(b["y"]), int(b["x"] + b["w"]), int(b["y"] + b["h"])))
         painted[kind] = {name: _pixels_near(crop, colour) for name, colour in
-                         (("baseline", charts.BASELINE), ("read", charts.READ), ("write", charts.WRITE),
+                         (("baseline", charts.BASELINE), ("read", READ), ("write", WRITE),
                           *charts.VERDICT_COLOURS.items())}
     rpc, bars, hist = painted["rpc"], painted["effect"], painted["effect-all"]
     # the regression's histograms: the baseline's bars beside the candidate's read and write bars

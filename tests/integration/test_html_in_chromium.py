@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from lustre_jobreport.present import chartkit
 from lustre_jobreport.report import charts, view as render, document as report
 from lustre_jobreport import config
 from lustre_jobreport.acquire import snapshot
@@ -77,7 +78,7 @@ def test_charts_are_drawn_in_chromium(html, tmp_path):
                         f"--screenshot={shot}", html.as_uri()], capture_output=True, text=True, timeout=120)
     assert shot.exists(), r.stderr[-2000:]
     img = Image.open(shot).convert("RGB")
-    read, write = _pixels_near(img, _rgb(charts.READ)), _pixels_near(img, _rgb(charts.WRITE))
+    read, write = _pixels_near(img, _rgb(chartkit.READ)), _pixels_near(img, _rgb(chartkit.WRITE))
     # three charts of bars in each colour: thousands of pixels, not a legend swatch or two
     assert read > 5000 and write > 5000, (read, write)
     # and the page is not blank elsewhere: the findings' text was laid out above the charts
