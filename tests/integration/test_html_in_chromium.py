@@ -16,7 +16,7 @@ import pytest
 from PIL import Image
 
 from lustre_jobreport.present import chartkit
-from lustre_jobreport.report import charts, view as render, document as report
+from lustre_jobreport.report import view as render, document as report
 from lustre_jobreport import config
 from lustre_jobreport.acquire import snapshot
 from lustre_sim import SimClient
