@@ -392,16 +392,10 @@ def _groups(table, cols: Columns, side: np.ndarray, settings: Settings) -> _Grou
 
 
 @dataclass
-class _Stats:
+class _Stats(Tested):
     """The tests of every metric in every group: [m, g] for metric m (METRICS order) and group g
     (Tested's figures, stacked), with the p-values adjusted over every test of the run (q) and
     the candidate's median over the baseline's (ratio)."""
-    n_b: np.ndarray
-    n_c: np.ndarray
-    med_b: np.ndarray
-    med_c: np.ndarray
-    delta: np.ndarray
-    p: np.ndarray
     q: np.ndarray
     ratio: np.ndarray
 
