@@ -245,38 +245,14 @@ def _attribution(table, gid, side, trusted, G):
     known_both: dict[str, np.ndarray] = {}
     known_one: dict[str, np.ndarray] = {}     # recorded on one side only: cannot be compared
     for name in (*CLIENT_FACTS, *jobrow.SETTINGS):
-        col = table[name]
-        if name in CLIENT_FACTS:
-            codes, labels = _codes(col)
-            codes = codes[trusted]
-        else:
-            raw = col.to_numpy(zero_copy_only=False).astype(np.float64)[trusted]
-            known = ~np.isnan(raw)
-            labels_arr, inv = np.unique(raw[known], return_inverse=True)
-            codes = np.full(len(raw), -1, dtype=np.int64)
-            codes[known] = inv
-            labels = [int(v) for v in labels_arr]
+        codes, labels = _column_codes(table[name], name in CLIENT_FACTS, trusted)
         seen = np.bincount(gs[codes >= 0], minlength=2 * G).reshape(G, 2) > 0
         known_both[name] = seen.all(axis=1)
         known_one[name] = seen.any(axis=1) & ~known_both[name]
         K = len(labels)
         if K == 0 or (K == 1 and name != "lustre"):
             continue                       # one value (or none) everywhere: no group differs
-        m = codes >= 0
-        triples = _present(gs[m] * K + codes[m], 2 * G * K)     # (group, side, value) seen
-        t_gs, t_code = triples // K, triples % K
-        t_g, t_side = t_gs // 2, t_gs % 2
-        has = np.zeros((G, 2), dtype=bool)
-        has[t_g, t_side] = True
-        # a (group, value) seen on one side only: the sides' sets differ
-        pair = t_g * K + t_code
-        one_side = np.ones(len(pair), dtype=bool)
-        same = pair[1:] == pair[:-1]
-        one_side[1:] &= ~same
-        one_side[:-1] &= ~same
-        differs = np.zeros(G, dtype=bool)
-        differs[t_g[one_side]] = True
-        differs &= has[:, 0] & has[:, 1]
+        t_g, t_side, t_code, differs = _side_values(gs, codes, K, G)
         keep = differs[t_g] if name != "lustre" else np.ones(len(t_g), dtype=bool)
         found: dict[int, list[list]] = {}
         for g, sd, c in zip(t_g[keep].tolist(), t_side[keep].tolist(), t_code[keep].tolist()):
@@ -288,13 +264,52 @@ def _attribution(table, gid, side, trusted, G):
                 lustre[g] = [b, c]
             if differs[g]:
                 changes[g].append({"what": name, "baseline": b, "candidate": c})
-    # "same settings" only when some setting is recorded on both sides and none on one side
-    # only (e.g. hybrid_io, which a 2.15 client does not have, against a 2.17 one)
+    return changes, lustre, _unknown(known_both, known_one, G)
+
+
+def _column_codes(col, is_fact: bool, trusted: np.ndarray) -> tuple[np.ndarray, list]:
+    """The trusted rows' values of a client fact (strings) or a setting (numbers) as codes into
+    labels, -1 where the record did not keep it."""
+    if is_fact:
+        codes, labels = _codes(col)
+        return codes[trusted], labels
+    raw = col.to_numpy(zero_copy_only=False).astype(np.float64)[trusted]
+    known = ~np.isnan(raw)
+    labels_arr, inv = np.unique(raw[known], return_inverse=True)
+    codes = np.full(len(raw), -1, dtype=np.int64)
+    codes[known] = inv
+    return codes, [int(v) for v in labels_arr]
+
+
+def _side_values(gs: np.ndarray, codes: np.ndarray, K: int, G: int):
+    """Which values each group's sides hold, as (group, side, value code) triples seen, and per
+    group whether the two sides' sets of values differ (both sides knowing some)."""
+    m = codes >= 0
+    triples = _present(gs[m] * K + codes[m], 2 * G * K)     # (group, side, value) seen
+    t_gs, t_code = triples // K, triples % K
+    t_g, t_side = t_gs // 2, t_gs % 2
+    has = np.zeros((G, 2), dtype=bool)
+    has[t_g, t_side] = True
+    # a (group, value) seen on one side only: the sides' sets differ
+    pair = t_g * K + t_code
+    one_side = np.ones(len(pair), dtype=bool)
+    same = pair[1:] == pair[:-1]
+    one_side[1:] &= ~same
+    one_side[:-1] &= ~same
+    differs = np.zeros(G, dtype=bool)
+    differs[t_g[one_side]] = True
+    differs &= has[:, 0] & has[:, 1]
+    return t_g, t_side, t_code, differs
+
+
+def _unknown(known_both: dict[str, np.ndarray], known_one: dict[str, np.ndarray], G: int) -> list[list[str]]:
+    """Per group, what is not known on both sides: "kernel", "os", "settings". Settings are
+    known when some setting is recorded on both sides and none on one side only (e.g.
+    hybrid_io, which a 2.15 client does not have, against a 2.17 one)."""
     settings_known = (np.any([known_both[s] for s in jobrow.SETTINGS], axis=0)
                       & ~np.any([known_one[s] for s in jobrow.SETTINGS], axis=0))
-    unknown = [[w for w, k in (("kernel", known_both["kernel"][g]), ("os", known_both["os"][g]),
-                               ("settings", settings_known[g])) if not k] for g in range(G)]
-    return changes, lustre, unknown
+    return [[w for w, k in (("kernel", known_both["kernel"][g]), ("os", known_both["os"][g]),
+                            ("settings", settings_known[g])) if not k] for g in range(G)]
 
 
 def cause_of(changes: list[dict]) -> str:

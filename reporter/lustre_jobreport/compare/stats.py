@@ -63,49 +63,73 @@ def rank_tests(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int, 
     200 s for 10,000 groups x 19 metrics): the normal approximation with tie and continuity
     correction, or the exact distribution (exact_tail) for samples without ties where one side
     has at most 8 values."""
-    from scipy import special
-
     G = n_groups
-    idx = np.flatnonzero(~np.isnan(v))
-    x, g, s = v[idx], gid[idx], side[idx]
-    # sort by value, then (stable, a radix sort for small ints) by group: values ordered in groups
-    o = np.argsort(x)
-    o = o[np.argsort(g[o].astype(np.uint16 if G < 1 << 16 else np.uint32), kind="stable")]
-    x, g, s = x[o], g[o], s[o]
-    n = len(x)
+    x, g, s = _by_group_then_value(v, gid, side, G)
     n_c = np.bincount(g, weights=s, minlength=G).astype(np.int64)
     n_b = np.bincount(g, minlength=G).astype(np.int64) - n_c
     cand = s == 1
     med_b = _medians(x, np.flatnonzero(~cand), n_b)
-    cand_rows = np.flatnonzero(cand)
-    med_c = _medians(x, cand_rows, n_c)
-    delta = np.full(G, np.nan)
-    p = np.full(G, np.nan)
+    med_c = _medians(x, np.flatnonzero(cand), n_c)
     tested = (n_b >= min_jobs) & (n_c >= min_jobs)
-    if n == 0 or not tested.any():
-        return Tested(n_b, n_c, med_b, med_c, delta, p)
-    # Tie blocks: runs of equal values in a group. A row's rank in its group is its position in
-    # the sorted rows (0-based) minus its group's first position, plus 1; tied rows share their
-    # block's mean position. Rank sums are then sums of positions less n x the group's start.
+    if len(x) == 0 or not tested.any():
+        return Tested(n_b, n_c, med_b, med_c, np.full(G, np.nan), np.full(G, np.nan))
+    pos, tie_term = _tied_positions(x, g, G)
+    u_c = _candidate_u(pos, g, cand, n_b, n_c)
+    delta, p = _effect_and_normal_p(u_c, n_b, n_c, tie_term, tested)
+    exact = tested & (tie_term <= 0) & (np.minimum(n_b, n_c) <= EXACT_MAX_SMALL) & (n_b * n_c <= EXACT_MAX_PRODUCT)
+    if exact.any():
+        p[exact] = _exact_p(u_c, n_b, n_c, np.flatnonzero(exact))
+    return Tested(n_b, n_c, med_b, med_c, delta, p)
+
+
+def _by_group_then_value(v: np.ndarray, gid: np.ndarray, side: np.ndarray,
+                         n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The counted rows (v not NaN) as (value, group, side), ordered by group and, in a group,
+    by value: one sort by value, then a stable one (a radix sort for small ints) by group."""
+    idx = np.flatnonzero(~np.isnan(v))
+    x, g, s = v[idx], gid[idx], side[idx]
+    o = np.argsort(x)
+    o = o[np.argsort(g[o].astype(np.uint16 if n_groups < 1 << 16 else np.uint32), kind="stable")]
+    return x[o], g[o], s[o]
+
+
+def _tied_positions(x: np.ndarray, g: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each sorted row's position (0-based), tied rows (runs of equal values in a group) sharing
+    their run's mean position; and per group the ties' sum of t^3 - t (t: a run's length), the
+    normal approximation's tie correction (0: no ties)."""
+    n = len(x)
     new_block = np.ones(n, dtype=bool)
     new_block[1:] = (g[1:] != g[:-1]) | (x[1:] != x[:-1])
     bstart = np.flatnonzero(new_block)
     bsize = np.diff(np.append(bstart, n))
     tied = bsize > 1
     pos = np.arange(n, dtype=np.float64)
-    tie_term = np.zeros(G)
+    tie_term = np.zeros(n_groups)
     if tied.any():
         tb, ts = bstart[tied], bsize[tied]
         rows = np.repeat(tb, ts) + (np.arange(int(ts.sum())) - np.repeat(np.cumsum(ts) - ts, ts))
         pos[rows] = np.repeat(tb + (ts - 1) / 2.0, ts)
         tf = ts.astype(np.float64)
-        tie_term = np.bincount(g[tb], weights=tf ** 3 - tf, minlength=G)
-    has_ties = tie_term > 0
+        tie_term = np.bincount(g[tb], weights=tf ** 3 - tf, minlength=n_groups)
+    return pos, tie_term
+
+
+def _candidate_u(pos: np.ndarray, g: np.ndarray, cand: np.ndarray, n_b: np.ndarray, n_c: np.ndarray) -> np.ndarray:
+    """Per group, the candidate's U: its rank sum less n_c (n_c + 1) / 2. A row's rank in its
+    group is its position less its group's first position, plus 1."""
+    G = len(n_b)
     group_start = np.zeros(G)
     present = n_b + n_c > 0
     group_start[present] = np.concatenate(([0], np.cumsum((n_b + n_c)[present])[:-1]))
     r_c = np.bincount(g[cand], weights=pos[cand], minlength=G) - n_c * group_start + n_c
-    u_c = r_c - n_c * (n_c + 1) / 2.0
+    return r_c - n_c * (n_c + 1) / 2.0
+
+
+def _effect_and_normal_p(u_c: np.ndarray, n_b: np.ndarray, n_c: np.ndarray, tie_term: np.ndarray,
+                         tested: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per tested group (NaN elsewhere), Cliff's delta and the two-sided p-value of the normal
+    approximation with tie and continuity correction."""
+    from scipy import special
 
     nb, nc = n_b.astype(np.float64), n_c.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -115,12 +139,7 @@ def rank_tests(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int, 
         u = np.maximum(u_c, nb * nc - u_c)
         z = (u - nb * nc / 2.0 - 0.5) / sd
     p = np.where(tested, np.clip(2.0 * special.ndtr(-np.nan_to_num(z, nan=-np.inf)), 0.0, 1.0), np.nan)
-
-    exact = tested & ~has_ties & (np.minimum(n_b, n_c) <= EXACT_MAX_SMALL) & (n_b * n_c <= EXACT_MAX_PRODUCT)
-    if exact.any():
-        p[exact] = _exact_p(u_c, n_b, n_c, np.flatnonzero(exact))
-    return Tested(n_b, n_c, med_b, med_c, delta, p)
-
+    return delta, p
 
 
 @functools.lru_cache(maxsize=4096)
