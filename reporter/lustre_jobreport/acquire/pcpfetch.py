@@ -251,21 +251,8 @@ def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None,
                 insts, values = _values(ctx, res, i, vset, numval, valfmt, mtype, cat.strings)
                 if mtype == c_api.PM_TYPE_DOUBLE:
                     values = start_us(values)
-                if indom == c_api.PM_INDOM_NULL:
-                    labels = [SINGULAR] * len(insts)
-                elif indom == JOB_INDOM and job is not None:   # the slot is the job: no listing to read
-                    labels = [job.job_id if inst == slot else None for inst in list(insts)]
-                    if None in labels:
-                        keep = [j for j, label in enumerate(labels) if label is not None]
-                        labels, values = [labels[j] for j in keep], values[keep]
-                else:
-                    if indom not in listings:
-                        listings[indom] = cat.host_listing(ctx, indom)
-                    labels = cat.labels(listings[indom], insts)
-                    if None in labels:  # an instance the indom did not list: drop it, keep the rest
-                        keep = [j for j, label in enumerate(labels) if label is not None]
-                        labels = [labels[j] for j in keep]
-                        values = values[keep] if isinstance(values, np.ndarray) else [values[j] for j in keep]
+                labels, values = _labelled(ctx, cat, listings, indom, insts, values,
+                                           job.job_id if job is not None else None, slot)
                 name = rename.get(name, name)
                 snap.metrics[name] = Column(labels, values)
                 snap.sems[name] = _SEMS.get(sem, "instant")
@@ -282,6 +269,26 @@ def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None,
     finally:
         del ctx
 
+
+
+def _labelled(ctx, cat: Catalog, listings: dict, indom: int, insts, values, job_id: str | None, slot: int):
+    """A metric's instance names for its values, and the values kept: none for a metric without
+    an instance domain; the job's id for the job's slot (no listing to read); else the host's
+    listing of the indom (read once a host: listings). An instance the listing does not name
+    (or another slot) is dropped, the rest kept."""
+    if indom == c_api.PM_INDOM_NULL:
+        return [SINGULAR] * len(insts), values
+    if indom == JOB_INDOM and job_id is not None:
+        labels = [job_id if inst == slot else None for inst in list(insts)]
+    else:
+        if indom not in listings:
+            listings[indom] = cat.host_listing(ctx, indom)
+        labels = cat.labels(listings[indom], insts)
+    if None not in labels:
+        return labels, values
+    keep = [j for j, label in enumerate(labels) if label is not None]
+    return ([labels[j] for j in keep],
+            values[keep] if isinstance(values, np.ndarray) else [values[j] for j in keep])
 
 _VLIST_OFFSET = pmapi.pmValueSet.vlist.offset if HAVE_PMAPI else 0
 _VSET_OFFSET = pmapi.pmResult.vset.offset if HAVE_PMAPI else 0
