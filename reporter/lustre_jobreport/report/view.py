@@ -166,6 +166,9 @@ def _text_view(doc: dict, detail: bool) -> dict:
 
 
 def text_view(doc: dict, detail: bool = True) -> dict:
+    """What templates/report.txt.j2 lays out for the document: its lines as strings, before
+    the template and the 40-line fit (render_text). The view is the place a line's words are
+    decided, so it is where they are checked (tests/report/test_left_out_property.py)."""
     return _text_view(displayable(doc), detail)
 
 
