@@ -61,7 +61,7 @@ test: agent venv deps-test
 	$(MAKE) -C pmda-lustre test-install
 	$(MAKE) test-packages
 
-# The property tests (each states its cases for make test: tests/proptest.py; the differential
+# The property tests (each states its cases for make test: tests/kit/proptest.py; the differential
 # test builds the agent's rules as a library, pmda-lustre's harness target) under hypothesis's
 # "fuzz" profile, FUZZ_FACTOR times as many cases; a failure prints the case and the
 # @reproduce_failure line that replays it.

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import manpages
+from kit import manpages
 
 REPO = Path(__file__).resolve().parents[1]
 # each page, and a word its rendering must contain

@@ -20,9 +20,9 @@ import pytest
 
 from lustre_sim import SimClient, formats, tree
 from lustre_sim.version import MD_NAME_21, profile
-from privpmcd import AGENT_DIR, PrivatePmcd
+from kit.privpmcd import AGENT_DIR, PrivatePmcd
 
-from agentfetch import fetch_all
+from kit.agentfetch import fetch_all
 
 U64 = 1 << 64
 # (version, page size): one per layout/format family of notes/lustre-formats.md

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hookkit import BarePmcd, BlackHole, dead_spec
+from kit.hookkit import BarePmcd, BlackHole, dead_spec
 from lustre_jobreport.acquire import snapshot
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -85,7 +85,7 @@ def test_a_pmcd_without_the_agent_after_one_with_it_is_said_too(bare, tmp_path):
     the agent then answered every PMID with an error, and PMAPI took it for a host read, with no
     values (its I/O counted as none)."""
     from lustre_sim import SimClient
-    from privpmcd import PrivatePmcd
+    from kit.privpmcd import PrivatePmcd
     SimClient.create(tmp_path / "tree", version="2.15.4", filesystems=[("scratch", 2, 1)], seed=1)
     with PrivatePmcd(tmp_path / "pmcd", tmp_path / "tree") as agent:
         for backend in BACKENDS:

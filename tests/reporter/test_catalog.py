@@ -9,7 +9,7 @@ from lustre_jobreport.report import document as report
 from lustre_jobreport.report.aggregate import aggregate
 from lustre_jobreport.report.diff import diff
 
-from snapshots import host, node, snap
+from kit.snapshots import host, node, snap
 
 PMNS = Path(__file__).resolve().parents[2] / "pmda-lustre" / "pmns"
 

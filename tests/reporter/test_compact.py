@@ -29,7 +29,7 @@ from lustre_jobreport.records import add as records_add
 from lustre_jobreport.safeio import securedir
 from lustre_jobreport.errors import JobReportError
 
-from test_records_kit import (as_version_2, damage, foreign_files, many_part_files, put, record_doc, report_doc,
+from kit.records import (as_version_2, damage, foreign_files, many_part_files, put, record_doc, report_doc,
                               rows_table, with_new_metric, write_part)
 
 
@@ -705,7 +705,7 @@ def test_a_dataset_file_the_system_will_not_let_the_run_read_is_never_set_aside(
     corrupt or moved: one line naming it and the system's reason, exit 2, nothing moved."""
     if os.geteuid() != 0:
         pytest.skip("needs root to run as another user")
-    from hookkit import ensure_user, world_dir
+    from kit.hookkit import ensure_user, world_dir
     pw = ensure_user()
     with world_dir("ljr-compact-") as w:
         mine = w / "mine"
@@ -841,7 +841,7 @@ def test_no_records_dir_yet_is_not_an_error(dirs):
 def test_a_non_root_admin_compacts_their_own_directories_and_not_roots(tmp_path):
     if os.geteuid() != 0:
         pytest.skip("needs root to run as another user")
-    from hookkit import ensure_user, world_dir
+    from kit.hookkit import ensure_user, world_dir
     pw = ensure_user()
     with world_dir("ljr-compact-") as w:
         mine = w / "mine"
@@ -873,7 +873,7 @@ def test_a_non_root_admin_compacts_their_own_directories_and_not_roots(tmp_path)
 def test_a_full_dataset_disk_is_one_line_and_moves_nothing(dirs, tmp_path):
     if os.geteuid() != 0:
         pytest.skip("needs root to mount a tmpfs")
-    from hookkit import full_tmpfs
+    from kit.hookkit import full_tmpfs
     rec, ds = dirs
     for i in range(20):
         put(rec, str(i), end=f"2026-{9 + i % 3:02d}-15T00:00:00Z")

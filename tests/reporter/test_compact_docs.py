@@ -11,7 +11,7 @@ from pathlib import Path
 from lustre_jobreport.records import compact, jobrow
 from lustre_jobreport.records import dataset
 
-from test_records_kit import put
+from kit.records import put
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "records.md"
 

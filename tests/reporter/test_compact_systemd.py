@@ -83,7 +83,7 @@ def test_systemd_analyze_verifies_the_units(tmp_path):
 def test_the_directories_tmpfiles_makes_are_accepted_by_the_compaction(tmp_path):
     from lustre_jobreport.records import compact
 
-    from test_records_kit import put
+    from kit.records import put
 
     r = subprocess.run(["systemd-tmpfiles", "--create", f"--root={tmp_path}", str(TMPFILES)],
                        capture_output=True, text=True)

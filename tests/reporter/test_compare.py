@@ -17,9 +17,9 @@ from lustre_jobreport.compare import model as compare, metrics as comparemetrics
 from lustre_jobreport import config
 from lustre_jobreport.records import jobrow
 from lustre_jobreport.compare.model import Settings
-from proptest import runs
+from kit.proptest import runs
 
-from test_compare_rows import jobs, table
+from kit.compare_rows import jobs, table
 
 MiB = 1 << 20
 

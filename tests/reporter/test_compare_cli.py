@@ -18,8 +18,8 @@ from lustre_jobreport import cli
 from lustre_jobreport.records import compact
 from lustre_jobreport.records import dataset as dataset_layer
 
-from test_compare_rows import jobs, table
-from test_records_kit import damage, put
+from kit.compare_rows import jobs, table
+from kit.records import damage, put
 
 MARCH, APRIL = datetime(2026, 3, 1, tzinfo=timezone.utc), datetime(2026, 4, 1, tzinfo=timezone.utc)
 

@@ -4,7 +4,7 @@ The parts of the page that restate the code are generated from it, between
 `<!-- BEGIN generated: NAME -->` and `<!-- END generated: NAME -->`, and this test fails when
 they differ from what the code gives now. After changing compare, rewrite them with
 
-    .venv/bin/python tests/reporter/test_compare_docs.py --write
+    PYTHONPATH=tests .venv/bin/python tests/reporter/test_compare_docs.py --write
 
 and read the diff: the prose around them may need the same change. Generated: the metric table
 (comparemetrics.METRICS), the [compare] settings with their defaults (config.DEFAULTS), the
@@ -33,13 +33,12 @@ from lustre_jobreport.compare import model as compare, metrics as comparemetrics
 from lustre_jobreport import config
 from lustre_jobreport.records import jobrow, recordset
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_compare_rows import jobs, table  # noqa: E402
+from kit.compare_rows import jobs, table
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "compare.md"
 SOURCES = REPO / "reporter" / "lustre_jobreport"
-WRITE = ".venv/bin/python tests/reporter/test_compare_docs.py --write"
+WRITE = "PYTHONPATH=tests .venv/bin/python tests/reporter/test_compare_docs.py --write"
 
 # ---- the generated parts ----------------------------------------------------------------------
 

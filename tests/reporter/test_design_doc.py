@@ -13,7 +13,7 @@ from lustre_jobreport.records import jobrow
 from lustre_jobreport.report import document as report
 from lustre_jobreport.report.flags import RULES
 
-from snapshots import node, snap
+from kit.snapshots import node, snap
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = (REPO / "docs" / "design.md").read_text()

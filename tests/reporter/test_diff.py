@@ -2,7 +2,7 @@ from lustre_jobreport.report.aggregate import aggregate
 from lustre_jobreport.catalog import Reason
 from lustre_jobreport.report.diff import diff
 
-from snapshots import host, node, snap
+from kit.snapshots import host, node, snap
 
 BUCKETS = ("4K", "8K", "16K", "1M")
 US = 1_000_000   # start times are whole microseconds in snapshots

@@ -36,7 +36,7 @@ Where the two differ by design, and nowhere else:
 tests/reporter/test_jobview.py runs a few scenarios through the real agent in a private pmcd on
 a simulated client end to end (build() from the Lustre files, pmcd, pcpfetch's decoding); this
 test runs thousands of cases through what lies between: the rules and what a slot serves.
-`make test` runs the cases this test states (tests/proptest.py), `make fuzz` FUZZ_FACTOR times as many.
+`make test` runs the cases this test states (tests/kit/proptest.py), `make fuzz` FUZZ_FACTOR times as many.
 """
 
 from __future__ import annotations
@@ -44,10 +44,10 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import event, example, given
 
-import agentdiff
-import diffcases as dc
-from proptest import runs
-from diffcases import Event, Layout, make_case
+from kit import agentdiff
+from kit import diffcases as dc
+from kit.proptest import runs
+from kit.diffcases import Event, Layout, make_case
 from lustre_jobreport import catalog, config
 from lustre_jobreport.report import jobview, document as report
 from lustre_jobreport.catalog import P, Reason

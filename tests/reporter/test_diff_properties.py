@@ -14,7 +14,7 @@ Invariants:
 - the report's per-filesystem totals are the sums of what was counted, and a total of 2^63 or
   more is said.
 
-`make test` runs the number of cases each test states (tests/proptest.py); `make fuzz` FUZZ_FACTOR times as many.
+`make test` runs the number of cases each test states (tests/kit/proptest.py); `make fuzz` FUZZ_FACTOR times as many.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import event, example, given, strategies as st
 from hypothesis.extra.numpy import arrays
-from proptest import runs
+from kit.proptest import runs
 
-import diffcases as dc
-from diffcases import BEGIN, END, HISTOGRAM, RPC, Case, Event, Mount, StatsFile
+from kit import diffcases as dc
+from kit.diffcases import BEGIN, END, HISTOGRAM, RPC, Case, Event, Mount, StatsFile
 from lustre_jobreport import catalog, config
 from lustre_jobreport.report import document as report
 from lustre_jobreport.catalog import P, Reason

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from lustre_jobreport import catalog
 from lustre_jobreport.records import compact, jobrow, store as records, recordset
 from lustre_jobreport.records import dataset
-from proptest import runs
-from test_records_kit import put, record_doc, report_doc
+from kit.proptest import runs
+from kit.records import put, record_doc, report_doc
 
 INT64_MAX = (1 << 63) - 1
 INT32_MAX = (1 << 31) - 1

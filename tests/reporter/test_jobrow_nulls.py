@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from lustre_jobreport.records import jobrow
-from test_records_kit import report_doc
+from kit.records import report_doc
 
 
 def row(doc):

@@ -28,7 +28,7 @@ from lustre_jobreport import catalog, config  # noqa: E402
 from lustre_jobreport.report import jobview, document as report
 from lustre_jobreport.acquire import snapshot
 from lustre_sim import SimClient                                          # noqa: E402
-from privpmcd import DEFAULT_ACCESS, PrivatePmcd                          # noqa: E402
+from kit.privpmcd import DEFAULT_ACCESS, PrivatePmcd                          # noqa: E402
 
 CFG = config.Config()
 JOB = "4242"

@@ -29,7 +29,7 @@ from lustre_jobreport.report import jobview, document as report
 from lustre_jobreport.acquire import snapshot
 from lustre_jobreport.acquire.snapfile import Snapshot                            # noqa: E402
 from lustre_sim import SimClient                                          # noqa: E402
-from privpmcd import PrivatePmcd                                          # noqa: E402
+from kit.privpmcd import PrivatePmcd                                          # noqa: E402
 
 CFG = config.Config()
 JOB = "4242"

@@ -21,9 +21,9 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from agentdiff import HarnessError, lib
+from kit.agentdiff import HarnessError, lib
 from lustre_jobreport import catalog
-from proptest import runs
+from kit.proptest import runs
 
 pcpfetch = pytest.importorskip("lustre_jobreport.acquire.pcpfetch")
 if not pcpfetch.HAVE_PMAPI:

@@ -27,8 +27,8 @@ from lustre_jobreport import catalog, config
 from lustre_jobreport.records import jobrow
 from lustre_jobreport.report import view as render, document as report
 
-from proptest import runs
-from snapshots import host, snap
+from kit.proptest import runs
+from kit.snapshots import host, snap
 
 CFG = config.Config()
 GIB, MIB = 1 << 30, 1 << 20

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import manpages
+from kit import manpages
 from lustre_jobreport import cli, config
 from lustre_jobreport.records import recordset
 

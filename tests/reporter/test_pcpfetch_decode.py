@@ -75,7 +75,7 @@ def test_decoded_strings_are_shared_by_hosts_with_the_same_answer_and_only_those
 @pytest.fixture(scope="module")
 def pmcd(tmp_path_factory):
     from lustre_sim import SimClient
-    from privpmcd import PrivatePmcd
+    from kit.privpmcd import PrivatePmcd
 
     tmp = tmp_path_factory.mktemp("decode")
     SimClient.create(tmp / "tree", version="2.15.4", filesystems=[("scratch", 40, 1), ("home", 3, 2)], seed=2)

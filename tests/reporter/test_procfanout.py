@@ -21,7 +21,7 @@ KW = {"connect_timeout_s": 2.0, "fetch_timeout_s": 3.0, "parallel": 4, "backend"
 def pmcd(tmp_path_factory):
     pytest.importorskip("pcp.pmapi")
     from lustre_sim import SimClient
-    from privpmcd import PrivatePmcd
+    from kit.privpmcd import PrivatePmcd
 
     tmp = tmp_path_factory.mktemp("procfanout")
     SimClient.create(tmp / "tree", version="2.15.4", filesystems=[("scratch", 8, 1)], seed=3)

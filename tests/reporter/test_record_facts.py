@@ -9,7 +9,7 @@ from lustre_jobreport.hooks import jobenv
 from lustre_jobreport.records import jobrow, store as records
 from lustre_jobreport.report import document as report
 
-from snapshots import host, snap
+from kit.snapshots import host, snap
 
 SETTINGS_2_15 = {"osc.max_pages_per_rpc": {"scratch-OST0000": 256, "scratch-OST0001": 256},
                  "osc.max_rpcs_in_flight": {"scratch-OST0000": 8, "scratch-OST0001": 8},

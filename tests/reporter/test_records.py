@@ -15,7 +15,7 @@ from lustre_jobreport.records import jobrow, store as records
 from lustre_jobreport.records import add as records_add
 from lustre_jobreport.errors import JobReportError
 
-from test_records_kit import put, record_doc, report_doc
+from kit.records import put, record_doc, report_doc
 
 
 def cli(tmp_path, *args):

@@ -23,7 +23,7 @@ from lustre_jobreport.records import dataset
 from lustre_jobreport.errors import JobReportError
 from lustre_jobreport.records.recordset import Selection, SelectionError
 
-from test_records_kit import (as_version_2, damage, foreign_files, put, record_doc, rows_table,
+from kit.records import (as_version_2, damage, foreign_files, put, record_doc, rows_table,
                               with_new_metric, write_part)
 
 
@@ -274,7 +274,7 @@ def test_a_dataset_file_the_system_will_not_let_compare_read_is_one_error(dirs, 
     import sys
     if os.geteuid() != 0:
         pytest.skip("needs root to run as another user")
-    from hookkit import ensure_user, world_dir
+    from kit.hookkit import ensure_user, world_dir
     pw = ensure_user()
     with world_dir("ljr-recordset-") as w:
         rec, ds = w / "records", w / "dataset"
@@ -351,7 +351,7 @@ def test_directories_compare_may_not_read_are_one_line_each(dirs, tmp_path):
     import sys
     if os.geteuid() != 0:
         pytest.skip("needs root to run as another user")
-    from hookkit import ensure_user, world_dir
+    from kit.hookkit import ensure_user, world_dir
     pw = ensure_user()
     with world_dir("ljr-recordset-") as w:
         rec, ds = w / "records", w / "dataset"
@@ -426,7 +426,7 @@ def test_a_non_root_reader_takes_roots_and_its_own_directories_not_another_users
     import sys
     if os.geteuid() != 0:
         pytest.skip("needs root to run as another user")
-    from hookkit import ensure_user, world_dir
+    from kit.hookkit import ensure_user, world_dir
     pw = ensure_user()
     with world_dir("ljr-recordset-") as w:
         rec = w / "records"

@@ -1,7 +1,7 @@
 from lustre_jobreport import config
 from lustre_jobreport.report import view as render, document as report
 
-from snapshots import host, node, snap
+from kit.snapshots import host, node, snap
 
 CFG = config.Config()
 

@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
-from hookkit import dead_spec
+from kit.hookkit import dead_spec
 from lustre_jobreport.acquire import snapfile
 
-from snapshots import node, snap
+from kit.snapshots import node, snap
 
 
 def report(begin, end, tmp_path) -> subprocess.CompletedProcess:

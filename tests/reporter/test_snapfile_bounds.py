@@ -11,8 +11,8 @@ import pytest
 from lustre_jobreport.acquire import snapfile, snapformat
 from lustre_jobreport.errors import SnapshotFileError
 
-from packed import zeros, zeros_bomb
-from snapshots import node, snap
+from kit.packed import zeros, zeros_bomb
+from kit.snapshots import node, snap
 
 # A child reading the file under an address-space limit: what inflates to GiBs must be refused
 # long before, as one error line and exit 2.

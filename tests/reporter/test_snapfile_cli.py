@@ -8,7 +8,7 @@ import pytest
 from lustre_jobreport.acquire import snapfile
 from lustre_jobreport.errors import SnapshotFileError
 
-from snapshots import host, node, snap
+from kit.snapshots import host, node, snap
 
 
 def run_cli(*args):

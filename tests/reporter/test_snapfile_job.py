@@ -10,14 +10,14 @@ import string
 
 import pytest
 from hypothesis import given, strategies as st
-from proptest import runs
+from kit.proptest import runs
 
 from lustre_jobreport.acquire import snapfile, snapformat
 from lustre_jobreport.errors import SnapshotFileError
 from lustre_jobreport.acquire.hostsnap import HostSnapshot
 from lustre_jobreport.acquire.snapshot import Fetched
 
-from snapshots import node, snap
+from kit.snapshots import node, snap
 
 ALLOWED = string.ascii_letters + string.digits + "_.:+-"
 

@@ -9,7 +9,7 @@ import json
 import numpy as np
 
 from lustre_jobreport.acquire import snapfile
-from snapshots import host, node, snap
+from kit.snapshots import host, node, snap
 
 
 def hosts():

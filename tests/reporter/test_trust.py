@@ -16,7 +16,7 @@ from lustre_jobreport.report.aggregate import aggregate
 from lustre_jobreport.report.diff import diff
 from lustre_jobreport.errors import SnapshotFileError
 
-from snapshots import host, node, snap
+from kit.snapshots import host, node, snap
 
 CFG = config.Config()
 GIB = 1 << 30
@@ -158,7 +158,7 @@ def test_duplicate_instance_names_from_pminfo_make_the_host_unreadable():
 def test_duplicate_instance_names_from_a_pmcd_make_the_host_unreadable_on_either_backend(tmp_path, backend):
     """Through a real pmcd (a stand-in agent: dup_pmda.py): the answer names scratch-OST0000 for
     two instances; whichever way it was read, the host is unreadable, in the same words."""
-    from dup_pmda import pmcd_class
+    from kit.dup_pmda import pmcd_class
     from lustre_jobreport.acquire import snapshot
     from lustre_jobreport.acquire.snapfile import Snapshot
     if not snapshot.have_bindings():
@@ -233,7 +233,7 @@ def test_snapshot_with_an_unreachable_host_writes_its_file_and_exits_0(tmp_path,
     """Whichever way the hosts are read: the CLI of the interpreter the tests run (PCP's bindings
     come with it for pmapi: Debian's python3-pcp)."""
     from lustre_jobreport.acquire.snapshot import have_bindings
-    from privpmcd import free_port
+    from kit.privpmcd import free_port
     if backend == "pmapi" and not have_bindings():
         pytest.skip("PCP's Python bindings (python3-pcp) are needed for the pmapi backend")
     out = tmp_path / "s.json"
@@ -390,7 +390,7 @@ def test_through_the_job_view_a_counter_not_a_counter_is_not_read_and_an_unsent_
     that agent says it left the OSC out (its left_out codes), whatever else it left out."""
     from lustre_jobreport import catalog
     from lustre_jobreport.report.aggregate import aggregate
-    from test_jobview_codes import delta as job_view, host as job_host
+    from kit.jobviews import delta as job_view, host as job_host
     d = job_view(job_host("a", osc_read={"scratch-OST0001": 5}, llite_read={"home": 0},
                           left_out={"llite_stats": {"scratch": catalog.CLEARED}}),
                  job_host("b", osc_read={"scratch-OST0001": 7}, left_out={"osc_stats": {"scratch-OST0002": catalog.GONE}}))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import manpages
+from kit import manpages
 from lustre_sim import cli, faults, settings, workloads
 
 PAGE = Path(__file__).resolve().parents[2] / "sim" / "lustre-sim.1"

@@ -1,17 +1,14 @@
 """Synthetic job records for the records/compact/recordset tests and bench/bench_compact.py:
 report documents of schema lustre-jobreport/3 as `report --format json` writes them (job facts,
 clients with their settings, per filesystem volumes, ops, RPC histogram, OSTs, per-host table,
-latency, read-ahead, hybrid I/O), with values varied by a seed. The tests below check that
-what it builds is what jobrow reads."""
+latency, read-ahead, hybrid I/O), with values varied by a seed. tests/records/test_records_kit.py checks
+that what it builds is what jobrow reads."""
 
 from __future__ import annotations
 
 import random
 import zlib
 from datetime import datetime, timedelta, timezone
-
-import pyarrow as pa
-import pytest
 
 from lustre_jobreport import catalog
 from lustre_jobreport.records import jobrow, store as records
@@ -212,51 +209,3 @@ def damage(path, how: str):
     os.truncate(path, 0)
     path.write_bytes(bytes(data))
     return path
-
-
-# -- the kit itself ------------------------------------------------------------------------------
-
-def test_a_built_report_reads_as_one_row_per_filesystem():
-    doc = record_doc("7", fs=("scratch", "home"), hosts=3, lustre=["2.15.4", "2.16.0", "2.15.4"],
-                     flags=(("SMALL_RPC_READ", "scratch"),), data_quality=(("COUNTER_RESET", "home"),))
-    rows = jobrow.rows(doc)
-    assert [r["fs"] for r in rows] == ["home", "scratch"]
-    home, scratch = rows
-    assert scratch["record_id"] == "c1/7/2026-10-15T12:00:00Z" and scratch["cluster"] == "c1"
-    assert scratch["lustre"] == "2.15.4;2.16.0" and scratch["num_nodes"] == 3 and scratch["n_hosts"] == 3
-    assert scratch["flags"] == "SMALL_RPC_READ" and scratch["trusted"] and not home["trusted"]
-    assert scratch["read_bytes"] == doc["filesystems"]["scratch"]["read_bytes"] > 0
-    assert scratch["max_pages_per_rpc"] == 256 and scratch["latency_read_us"] is not None
-    assert all(set(r) == set(jobrow.COLUMNS) for r in rows)
-
-
-def test_the_same_seed_builds_the_same_document():
-    assert report_doc("1", seed=3) == report_doc("1", seed=3) != report_doc("1", seed=4)
-
-
-def test_many_part_files_are_each_a_job_of_its_own(tmp_path):
-    import pyarrow.parquet as pq
-    from lustre_jobreport.records import partschema
-    paths = many_part_files(tmp_path, 3, first=41)
-    for i, path in zip(range(41, 44), paths):
-        got = pq.read_table(path)
-        assert got.column("record_id").to_pylist() == [f"c1/{i:08d}/2026-10-15T12:00:00Z"]
-        assert got.column("job_id").to_pylist() == [f"{i:08d}"]
-        assert partschema.check(path).version == partschema.VERSION
-        md = pq.ParquetFile(path).metadata.row_group(0)
-        stats = md.column(got.schema.get_field_index("record_id")).statistics
-        assert stats.min == stats.max == f"c1/{i:08d}/2026-10-15T12:00:00Z"
-
-
-@pytest.mark.parametrize("how", ["truncated", "random bytes", "column record_id", "column read_bytes"])
-def test_damage_makes_a_file_pyarrow_and_duckdb_cannot_read(tmp_path, how):
-    import duckdb
-    import pyarrow.parquet as pq
-    f = damage(write_part(tmp_path / "part-1.parquet", rows_table("1", "2"), states=1), how)
-    with pytest.raises(OSError if how.startswith("column") else pa.ArrowInvalid) as err:
-        pq.read_table(f)
-    assert getattr(err.value, "errno", None) is None               # its bytes, not the system
-    with pytest.raises(duckdb.Error):
-        duckdb.sql(f"SELECT * FROM read_parquet('{f}')").fetchall()
-    if how == "column read_bytes":
-        assert pq.read_table(f, columns=["record_id"]).num_rows == 2       # the other columns read

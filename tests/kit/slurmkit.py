@@ -19,9 +19,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from hookkit import HOOKS, REPO, user_file, write_config, write_defaults
+from kit.hookkit import HOOKS, REPO, user_file, write_config, write_defaults
 from lustre_sim import SimClient
-from privpmcd import PrivatePmcd, alive, free_port, stop_process
+from kit.privpmcd import PrivatePmcd, alive, free_port, stop_process
 
 PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")
 DAEMONS = ("/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/bin/sbatch")

@@ -34,8 +34,8 @@ class DupAgent(PMDA):
 
 
 def pmcd_class():
-    """A private pmcd (tests/privpmcd.py) running this agent under the interpreter of the tests."""
-    import privpmcd
+    """A private pmcd (tests/kit/privpmcd.py) running this agent under the interpreter of the tests."""
+    from kit import privpmcd
 
     class DupPmcd(privpmcd.Pmcd):
         probe_metric = "lustreclient.version"

@@ -17,7 +17,7 @@ import subprocess
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 AGENT_DIR = REPO / "pmda-lustre"
 AGENT = AGENT_DIR / "pmdalustreclient"
 PMCD = Path("/usr/lib/pcp/bin/pmcd")

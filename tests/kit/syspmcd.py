@@ -15,7 +15,7 @@ import tarfile
 import time
 from pathlib import Path
 
-from privpmcd import alive, children_of, stop_process
+from kit.privpmcd import alive, children_of, stop_process
 
 
 def pcp_conf() -> dict[str, str]:

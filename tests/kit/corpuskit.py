@@ -8,7 +8,7 @@ next), so a pmcd serves every case of its cluster. Each case is reported by the 
 snapshot.take (PMAPI, one fetch per host) -> lustre_sim workloads and faults -> snapshot.take
 -> report.build with the shipped defaults.
 
-`python tests/corpus/corpuskit.py` runs the whole corpus and prints the table of
+`PYTHONPATH=tests .venv/bin/python -m kit.corpuskit` runs the whole corpus and prints the table of
 tests/corpus/README.md from the measured reports.
 """
 
@@ -16,20 +16,16 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))           # privpmcd (tests/)
-
-from lustre_jobreport import config  # noqa: E402
+from lustre_jobreport import config
 from lustre_jobreport.report import document as report
 from lustre_jobreport.acquire import snapshot
-from lustre_sim import SimClient  # noqa: E402
-from privpmcd import PrivatePmcd  # noqa: E402
+from lustre_sim import SimClient
+from kit.privpmcd import PrivatePmcd
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 CFG = config.Config()                          # the shipped defaults (config.DEFAULTS)
@@ -226,8 +222,8 @@ def _summary(doc: dict) -> str:
 
 
 if __name__ == "__main__":
-    import corpuskit as kit              # the module corpus_cases uses, not this __main__ copy
-    from corpus_cases import CLUSTERS    # noqa: E402  (tests/corpus/corpus_cases.py)
-    print(kit.table(CLUSTERS))
+    from kit import corpuskit            # the module corpus_cases uses, not this __main__ copy
+    from kit.corpus_cases import CLUSTERS
+    print(corpuskit.table(CLUSTERS))
     with tempfile.TemporaryDirectory(prefix="corpus-") as tmp:
-        print(kit.measured_table(CLUSTERS, Path(tmp)))
+        print(corpuskit.measured_table(CLUSTERS, Path(tmp)))

@@ -26,7 +26,7 @@ from lustre_jobreport.records import store as records
 from lustre_jobreport.report import document as report
 from lustre_jobreport.acquire import snapshot
 from lustre_sim import SimClient
-from privpmcd import PrivatePmcd
+from kit.privpmcd import PrivatePmcd
 
 MiB, GiB = 1 << 20, 1 << 30
 CFG = config.Config()

@@ -20,7 +20,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HOOKS = REPO / "hooks"
 HOOKLIB = HOOKS / "lib.sh"          # installed as /usr/share/lustre-jobreport/hooks/lib.sh
 BIN = Path(sys.executable).parent
@@ -244,7 +244,7 @@ class BarePmcd:
         return f"localhost:{self.port}"
 
     def __enter__(self) -> "BarePmcd":
-        from privpmcd import PMCD, free_port
+        from kit.privpmcd import PMCD, free_port
         self.workdir.mkdir(parents=True, exist_ok=True)
         (self.workdir / "pmcd.conf").write_text("pmcd\t2\tdso\tpmcd_init\t/var/lib/pcp/pmdas/pmcd/pmda_pmcd.so\n")
         self.port = free_port()
@@ -262,7 +262,7 @@ class BarePmcd:
         raise RuntimeError(f"bare pmcd did not start: {(self.workdir / 'pmcd.log').read_text()[-1000:]}")
 
     def __exit__(self, *exc) -> None:
-        from privpmcd import stop_process
+        from kit.privpmcd import stop_process
         stop_process(self.proc)
         self.proc = None
 

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 from lustre_sim import SimClient
-from privpmcd import PrivatePmcd
+from kit.privpmcd import PrivatePmcd
 
 # pmrep, pmlogconf ... are Python scripts of PCP's: Debian's python3 has the bindings, a pyenv one first on PATH not
 ENV = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
