@@ -67,7 +67,7 @@ test: agent venv deps-test
 # @reproduce_failure line that replays it.
 PROPERTY_TESTS := tests/reporter/test_diff_properties.py tests/reporter/test_diff_differential.py \
 	tests/reporter/test_left_out_property.py tests/reporter/test_jobrow_counts.py \
-	tests/reporter/test_compare.py tests/reporter/test_snapfile_job.py \
+	tests/reporter/test_compare.py tests/acquire/test_snapfile_job.py \
 	tests/reporter/test_jobview_slots.py
 FUZZ_FACTOR ?= 25
 fuzz: fuzz-diff fuzz-agent
