@@ -10,7 +10,7 @@ job the agent never heard of, or forgot in a restart, is a host left out and sai
 shipped access control takes the prolog's local store.
 
 These scenarios run the whole path: the agent's records made from the Lustre files, pmcd, the
-fetch and its decoding. tests/reporter/test_diff_differential.py runs what lies between, the
+fetch and its decoding. tests/report/test_diff_differential.py runs what lies between, the
 agent's diff rules and what a slot serves, on thousands of random jobs against diff.py.
 """
 

@@ -33,7 +33,7 @@ Where the two differ by design, and nowhere else:
 - the words each way leaves out with, and a host not read (HOST_UNREACHABLE, whose grouping
   follows the words): compared by name, job.hosts and job.hosts_missing.
 
-tests/reporter/test_jobview.py runs a few scenarios through the real agent in a private pmcd on
+tests/report/test_jobview.py runs a few scenarios through the real agent in a private pmcd on
 a simulated client end to end (build() from the Lustre files, pmcd, pcpfetch's decoding); this
 test runs thousands of cases through what lies between: the rules and what a slot serves.
 `make test` runs the cases this test states (tests/kit/proptest.py), `make fuzz` FUZZ_FACTOR times as many.
