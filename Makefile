@@ -66,8 +66,8 @@ test: agent venv deps-test
 # "fuzz" profile, FUZZ_FACTOR times as many cases; a failure prints the case and the
 # @reproduce_failure line that replays it.
 PROPERTY_TESTS := tests/report/test_diff_properties.py tests/report/test_diff_differential.py \
-	tests/report/test_left_out_property.py tests/reporter/test_jobrow_counts.py \
-	tests/reporter/test_compare.py tests/acquire/test_snapfile_job.py \
+	tests/report/test_left_out_property.py tests/records/test_jobrow_counts.py \
+	tests/compare/test_compare.py tests/acquire/test_snapfile_job.py \
 	tests/report/test_jobview_slots.py
 FUZZ_FACTOR ?= 25
 fuzz: fuzz-diff fuzz-agent
