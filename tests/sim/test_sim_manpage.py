@@ -1,6 +1,6 @@
 """sim/lustre-sim.1 stays true to lustre-sim's command line: every subcommand has its SYNOPSIS
 form with every option and choice; every workload, quirk and setting key is named; the page
-renders (tests/test_manpages.py)."""
+renders (tests/docs/test_manpages.py)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ The parts of the page that restate the code are generated from it, between
 `<!-- BEGIN generated: NAME -->` and `<!-- END generated: NAME -->`, and this test fails when
 they differ from what the code gives now. After changing compare, rewrite them with
 
-    PYTHONPATH=tests .venv/bin/python tests/reporter/test_compare_docs.py --write
+    PYTHONPATH=tests .venv/bin/python tests/docs/test_compare_docs.py --write
 
 and read the diff: the prose around them may need the same change. Generated: the metric table
 (comparemetrics.METRICS), the [compare] settings with their defaults (config.DEFAULTS), the
@@ -38,7 +38,7 @@ from kit.compare_rows import jobs, table
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "compare.md"
 SOURCES = REPO / "reporter" / "lustre_jobreport"
-WRITE = "PYTHONPATH=tests .venv/bin/python tests/reporter/test_compare_docs.py --write"
+WRITE = "PYTHONPATH=tests .venv/bin/python tests/docs/test_compare_docs.py --write"
 
 # ---- the generated parts ----------------------------------------------------------------------
 

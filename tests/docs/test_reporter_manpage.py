@@ -1,6 +1,6 @@
 """reporter/lustre-jobreport.1 stays true to the command line: every subcommand of cli.parser()
 has its line in the SYNOPSIS with every option and choice it takes; compare's selection and
-group keys are named; the page renders (tests/test_manpages.py)."""
+group keys are named; the page renders (tests/docs/test_manpages.py)."""
 
 from __future__ import annotations
 

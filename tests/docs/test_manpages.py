@@ -1,6 +1,6 @@
 """Every man page of the project renders without a warning (groff -ww) and man reads it:
 pmdalustreclient(1) and lustre-jobreport(1), which the packages install, and lustre-sim(1). What each page says is checked
-against its command line beside its code (tests/reporter/test_manpage.py,
+against its command line beside its code (tests/docs/test_reporter_manpage.py,
 tests/sim/test_sim_manpage.py)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from kit import manpages
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 # each page, and a word its rendering must contain
 PAGES = [(REPO / "pmda-lustre" / "pmdalustreclient.1", "lustreclient"),
          (REPO / "reporter" / "lustre-jobreport.1", "compare"),
