@@ -12,6 +12,8 @@ from lustre_jobreport.report.diff import diff
 from kit.snapshots import host, node, snap
 
 PMNS = Path(__file__).resolve().parents[2] / "pmda-lustre" / "pmns"
+# the package's subsystem folders, each of which a scan of the package must read
+SUBSYSTEMS = {"acquire", "report", "hooks", "records", "compare", "present", "safeio"}
 
 
 def agent_pmids() -> dict[str, tuple[int, int]]:
@@ -157,8 +159,10 @@ def test_no_module_but_the_catalog_picks_metrics_by_name_prefix():
     """What a metric is (its instance domain, role, file) is the catalog's to say: a module that
     picks "the OSC metrics" by name would miss or mislabel one the agent names otherwise."""
     package = Path(catalog.__file__).parent
-    found = [f"{path.name}:{n}: {line.strip()}"
-             for path in sorted(package.rglob("*.py")) if path.name != "catalog.py"
+    paths = sorted(package.rglob("*.py"))
+    assert {p.parent.name for p in paths} >= SUBSYSTEMS                     # it read every folder
+    found = [f"{path.relative_to(package)}:{n}: {line.strip()}"
+             for path in paths if path.name != "catalog.py"
              for n, line in enumerate(path.read_text().splitlines(), 1) if _NAME_BY_PREFIX.search(line)]
     assert found == []
 
