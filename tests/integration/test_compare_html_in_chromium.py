@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from lustre_jobreport.report import charts
+from lustre_jobreport.compare import charts
 from lustre_jobreport.compare import model as compare, view as comparerender
 
 from kit.compare_rows import jobs, table
