@@ -61,14 +61,14 @@ test: agent venv deps-test
 	$(MAKE) -C pmda-lustre test-install
 	$(MAKE) test-packages
 
-# The property tests (each states its cases for make test: tests/proptest.py; the differential
+# The property tests (each states its cases for make test: tests/kit/proptest.py; the differential
 # test builds the agent's rules as a library, pmda-lustre's harness target) under hypothesis's
 # "fuzz" profile, FUZZ_FACTOR times as many cases; a failure prints the case and the
 # @reproduce_failure line that replays it.
-PROPERTY_TESTS := tests/reporter/test_diff_properties.py tests/reporter/test_diff_differential.py \
-	tests/reporter/test_left_out_property.py tests/reporter/test_jobrow_counts.py \
-	tests/reporter/test_compare.py tests/reporter/test_snapfile_job.py \
-	tests/reporter/test_jobview_slots.py
+PROPERTY_TESTS := tests/report/test_diff_properties.py tests/report/test_diff_differential.py \
+	tests/report/test_left_out_property.py tests/records/test_jobrow_counts.py \
+	tests/compare/test_compare.py tests/acquire/test_snapfile_job.py \
+	tests/report/test_jobview_slots.py
 FUZZ_FACTOR ?= 25
 fuzz: fuzz-diff fuzz-agent
 fuzz-diff: agent venv

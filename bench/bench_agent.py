@@ -39,7 +39,7 @@ REPO = HERE.parent
 sys.path[:0] = [str(REPO / "tests"), str(REPO / "sim")]
 
 from lustre_sim import SimClient  # noqa: E402
-from privpmcd import Pmcd, PrivatePmcd, children_of, cpu_seconds  # noqa: E402
+from kit.privpmcd import Pmcd, PrivatePmcd, children_of, cpu_seconds  # noqa: E402
 
 from pcp import pmapi  # noqa: E402  (Debian python3-pcp; the venv sees system packages)
 import cpmapi as c_api  # noqa: E402

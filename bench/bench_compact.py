@@ -2,7 +2,7 @@
 """records compact at scale: 100,000 job records (BENCH_COMPACT_RECORDS) into the Parquet dataset.
 
 The records are made synthetically into a temp dir: report documents of schema 3 (as
-tests/reporter/test_records_kit.py builds them: job facts, clients and their settings, per
+tests/kit/records.py builds them: job facts, clients and their settings, per
 filesystem volumes, ops, RPC histogram, OSTs and the per-host table) of jobs on 1 to 32 nodes
 using 1 or 2 filesystems, over three months, every job's figures varied. Then, in one run:
 
@@ -32,8 +32,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "reporter"))
-from test_records_kit import report_doc  # noqa: E402
+sys.path.insert(0, str(REPO / "tests"))                # the tests' kit
+from kit.records import report_doc  # noqa: E402
 
 from lustre_jobreport.records import compact, jobrow, store as records, recordset  # noqa: E402
 from lustre_jobreport.records import dataset

@@ -3,7 +3,7 @@
 
 A Parquet dataset like `records compact` writes (plain jobrow columns, Hive month partitions
 of the job's end, year=2026/month=M/part-0.parquet) is made from synthetic jobs
-(tests/reporter/test_compare_rows.py) of 2,000 applications: job counts per application heavy-tailed (Zipf-like), 1 or 2 users each,
+(tests/kit/compare_rows.py) of 2,000 applications: job counts per application heavy-tailed (Zipf-like), 1 or 2 users each,
 node counts spread over 2-3 node classes around the application's size, two filesystems, Lustre
 2.15.4 for the first half of the year and 2.16.0 for the second; 5 % of the applications get a
 small-read regression, 2 % a read-ahead setting change, 10 % hybrid I/O reads, 2 % of rows are
@@ -31,8 +31,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "reporter"))
-from test_compare_rows import jobs, table  # noqa: E402
+sys.path.insert(0, str(REPO / "tests"))                # the tests' kit
+from kit.compare_rows import jobs, table  # noqa: E402
 
 from lustre_jobreport.compare import command as compare_command, model as compare  # noqa: E402
 from lustre_jobreport.records import dataset as dataset_layer  # noqa: E402

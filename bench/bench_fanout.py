@@ -20,7 +20,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
-from privpmcd import PrivatePmcd  # noqa: E402
+from kit.privpmcd import PrivatePmcd  # noqa: E402
 
 from lustre_jobreport.acquire import snapshot  # noqa: E402
 from lustre_sim import SimClient  # noqa: E402

@@ -4,7 +4,7 @@ that merges them, each bounded in open files and memory whatever the count.
 
 Such a month is what a dataset holds when its merges have not run (or could not: the merge
 once opened every file of a month at once and failed on "Too many open files"). The files are
-made as tests/reporter/test_records_kit.many_part_files makes them: one job each, a file of a
+made as tests/kit/records.many_part_files makes them: one job each, a file of a
 placeholder job copied with each copy's job id in its place (a file per 0.1 ms).
 
 Subjects, each a separate process (wall time; peak RSS from wait4; peak open files, polled from
@@ -36,8 +36,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "reporter"))
-from test_records_kit import many_part_files, put  # noqa: E402
+sys.path.insert(0, str(REPO / "tests"))                # the tests' kit
+from kit.records import many_part_files, put  # noqa: E402
 
 from lustre_jobreport.compare import model as compare  # noqa: E402
 from lustre_jobreport.records import recordset

@@ -25,8 +25,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
-from hookkit import HOOKS, REPORTER, ensure_user, slurm_env, world_dir, write_config, write_defaults  # noqa: E402
-from privpmcd import PrivatePmcd  # noqa: E402
+from kit.hookkit import HOOKS, REPORTER, ensure_user, slurm_env, world_dir, write_config, write_defaults  # noqa: E402
+from kit.privpmcd import PrivatePmcd  # noqa: E402
 
 from lustre_sim import SimClient  # noqa: E402
 

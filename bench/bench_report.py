@@ -22,7 +22,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
-from privpmcd import PrivatePmcd  # noqa: E402
+from kit.privpmcd import PrivatePmcd  # noqa: E402
 
 from lustre_jobreport.acquire import pcpfetch, snapfile  # noqa: E402
 from lustre_jobreport.acquire.column import Column  # noqa: E402

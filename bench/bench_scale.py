@@ -2,7 +2,7 @@
 """Scale: the prolog's and the epilog's work for jobs of 1,000, 4,000 and 12,000 nodes (issue 11).
 
 Pleiades-like clients: Lustre 2.15.4 layout, 6 filesystems x 100 OSTs (600 OSCs a client). K
-private pmcds (tests/privpmcd.py), each running the real agent on a simulated client tree of
+private pmcds (tests/kit/privpmcd.py), each running the real agent on a simulated client tree of
 its own, stand for the nodes; the job's host names map onto them round robin (config [hosts]
 style). Each job size runs in fresh processes, one for the prolog's work and one for the
 epilog's, so that each one's peak RSS is that size's:
@@ -52,7 +52,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
-from privpmcd import children_of, cpu_seconds  # noqa: E402  (standard library only)
+from kit.privpmcd import children_of, cpu_seconds  # noqa: E402  (standard library only)
 
 SIZES = (1000, 4000, 12000)
 PMCDS, FILESYSTEMS, OSTS = 8, 6, 100
@@ -509,7 +509,7 @@ def print_summary(rows: list[dict]) -> None:
 # ---- main -------------------------------------------------------------------------------------
 
 def run_sizes(sizes: list[int], n_pmcds: int, parallel: int, floor_hosts: int) -> None:
-    from privpmcd import PrivatePmcd
+    from kit.privpmcd import PrivatePmcd
 
     from lustre_sim import SimClient
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
-from privpmcd import PrivatePmcd  # noqa: E402
+from kit.privpmcd import PrivatePmcd  # noqa: E402
 
 BIN = Path(sys.executable).parent
 OUT = REPO / "demo-out"

@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "integration")]
-from fleet import APPS, BASELINE_MONTH, CANDIDATE_MONTH, IMAGE, SPLIT, Client, Fleet  # noqa: E402
+sys.path.insert(0, str(REPO / "tests"))                # the tests' kit
+from kit.fleet import APPS, BASELINE_MONTH, CANDIDATE_MONTH, IMAGE, SPLIT, Client, Fleet  # noqa: E402
 
 BIN = Path(sys.executable).parent
 OUT = REPO / "demo-out" / "compare"

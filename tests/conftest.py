@@ -1,10 +1,4 @@
 import os
-import sys
-from pathlib import Path
-
-# privpmcd.py (private pmcd harness) lives beside the tests.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 
 # Hypothesis profiles for the property tests: "test" for `make test` (the default), "fuzz" for
 # `make fuzz` (HYPOTHESIS_PROFILE=fuzz). Each property test states its number of cases with
@@ -12,7 +6,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # cases. No example database (nothing written into the tree); a failure prints its
 # @reproduce_failure blob and the hypothesis seed to rerun it with (pytest --hypothesis-seed=N),
 # and each bug found stays as an explicit @example.
-from hypothesis import HealthCheck, settings  # noqa: E402
+from hypothesis import HealthCheck, settings
 
 settings.register_profile("test", deadline=None, database=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

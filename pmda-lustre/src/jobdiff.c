@@ -5,7 +5,7 @@
  *
  * The rules are diff.py's (reporter/lustre_jobreport/report/diff.py, docs/design.md
  * §3.3), for one host, per source (stats file) and device; the differential
- * test (tests/reporter/test_diff_differential.py) holds the two together:
+ * test (tests/report/test_diff_differential.py) holds the two together:
  *   read      some job metric of the source had a value (lc_value gave one)
  *   known     the device listing had the device; when that end listed no
  *             device of the kind at all, known = read

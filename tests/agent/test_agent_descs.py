@@ -9,7 +9,7 @@ import subprocess
 import cpmapi as c_api
 from lustre_sim import SimClient
 from pcp import pmapi
-from privpmcd import PrivatePmcd
+from kit.privpmcd import PrivatePmcd
 
 INSTANT = re.compile(r"\.(rpcs_in_flight\.\w+|pending_pages\.\w+|state|lnet\.msgs_(alloc|max)|agent\.fetch\.\w+"
                      r"|left_out\.\w+)$")

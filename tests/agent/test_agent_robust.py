@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from lustre_sim import SimClient
-from privpmcd import PrivatePmcd
+from kit.privpmcd import PrivatePmcd
 
-from agentfetch import fetch_all
+from kit.agentfetch import fetch_all
 
 P = "lustreclient."
 DBG, PROC = "sys/kernel/debug/lustre", "proc/fs/lustre"

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from privpmcd import AGENT_DIR, PrivatePmcd
+from kit.privpmcd import AGENT_DIR, PrivatePmcd
 
-from agentfetch import fetch_all
+from kit.agentfetch import fetch_all
 
 P = "lustreclient."
 TREES = AGENT_DIR / "tests" / "trees"

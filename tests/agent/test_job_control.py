@@ -6,7 +6,7 @@ A real pmcd (the access control PCP ships: every local user may store) runs the 
 on a sim client. An unprivileged user stores in loops, over the unix socket and over TCP,
 into a running job's controls (an end, a retake) while root clients connect, fetch and store;
 root stores while the user's clients do the same. The clients are one PMAPI process each
-(tests/storeloop.py), thousands of stores a second. Then a million stores, refused and taken,
+(tests/kit/storeloop.py), thousands of stores a second. Then a million stores, refused and taken,
 from four clients at once: the agent's resident memory before and after. (The agent keeps
 nothing per client but its entry in a fixed table of uids; clients that connected, fetched and
 stored for 30 s left its memory as it was: a figure, not a test, as connecting is slow.)
@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from agentfetch import fetch_all
-from hookkit import ensure_user, is_root, world_dir
-from privpmcd import DEFAULT_ACCESS, PrivatePmcd, children_of
-from storeloop import connecting, outcomes, storing, total
+from kit.agentfetch import fetch_all
+from kit.hookkit import ensure_user, is_root, world_dir
+from kit.privpmcd import DEFAULT_ACCESS, PrivatePmcd, children_of
+from kit.storeloop import connecting, outcomes, storing, total
 
 if not is_root():
     pytest.skip("needs root: an unprivileged user of its own, and root's stores to compare",

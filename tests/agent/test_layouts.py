@@ -20,9 +20,9 @@ import pytest
 
 from lustre_sim import SimClient, formats, tree
 from lustre_sim.version import MD_NAME_21, profile
-from privpmcd import AGENT_DIR, PrivatePmcd
+from kit.privpmcd import AGENT_DIR, PrivatePmcd
 
-from agentfetch import fetch_all
+from kit.agentfetch import fetch_all
 
 U64 = 1 << 64
 # (version, page size): one per layout/format family of notes/lustre-formats.md
@@ -220,7 +220,7 @@ def expected(c: SimClient) -> dict:
     # LNet: the one line the sim writes (its own derivation, LF §7 layout)
     for name, value in zip(LNET, formats.render_lnet_stats(st).split()):
         put(f"lnet.{name}", "", int(value))
-    # the job view with no job stored (tests/reporter/test_jobview.py has jobs): no slot has
+    # the job view with no job stored (tests/report/test_jobview.py has jobs): no slot has
     # values, the controls have no last id, and there are 8 slots
     put("control.job_begin", "", "")
     put("control.job_end", "", "")

@@ -1,7 +1,7 @@
 """Validation corpus (issue 5, item 5): every reference workload of notes/io-findings.md §3 as a
 simulated job on real parts -- lustre-sim trees, one private pmcd with the real
 pmdalustreclient per simulated node, snapshot.take, report.build -- with the flags it must fire
-and must not fire. The cases and their key numbers are in corpus_cases.py; the table of
+and must not fire. The cases and their key numbers are in tests/kit/corpus_cases.py; the table of
 tests/corpus/README.md is generated from them (and checked here).
 """
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-import corpuskit
-from corpus_cases import CASES, CLUSTERS
+from kit import corpuskit
+from kit.corpus_cases import CASES, CLUSTERS
 
 README = Path(__file__).resolve().parent / "README.md"
 BEGIN, END = "<!-- corpus table: begin -->", "<!-- corpus table: end -->"
@@ -82,4 +82,4 @@ def test_readme_table_is_the_case_table():
     assert BEGIN in text and END in text, "README.md lost its table markers"
     table = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
     assert table == corpuskit.table(CLUSTERS).strip(), \
-        "tests/corpus/README.md is out of date: regenerate the table with python tests/corpus/corpuskit.py"
+        "tests/corpus/README.md is out of date: regenerate the table with PYTHONPATH=tests .venv/bin/python -m kit.corpuskit"

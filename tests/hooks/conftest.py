@@ -2,7 +2,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from hookkit import ensure_user, is_root, world_dir
+from kit.hookkit import ensure_user, is_root, world_dir
 
 NEEDS_ROOT = ("the hooks run as root and write as the job user (setuid/setgid, chown): "
               "run the tests as root (CI does)")
@@ -26,7 +26,7 @@ def wdir():
 def node(tmp_path_factory):
     """One compute node's Lustre client: the real agent in a private pmcd, on a sim tree."""
     from lustre_sim import SimClient
-    from privpmcd import PrivatePmcd
+    from kit.privpmcd import PrivatePmcd
 
     tmp = tmp_path_factory.mktemp("hooknode")
     client = SimClient.create(tmp / "tree", version="2.15.4", filesystems=[("scratch", 8, 1), ("home", 4, 1)],

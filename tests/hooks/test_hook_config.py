@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from hookkit import HOOKS, Rig, dead_spec, fake_reporter, log_lines, run_hook, slurm_env, write_defaults
+from kit.hookkit import HOOKS, Rig, dead_spec, fake_reporter, log_lines, run_hook, slurm_env, write_defaults
 from lustre_jobreport import config
 
 LOG = "site hooks.log"        # a space in the path: it must reach the reporter as one argument

@@ -16,15 +16,15 @@ import time
 
 import pytest
 
-from hookkit import (HOOKS, BarePmcd, BlackHole, Rig, dead_spec, fake_reporter, full_tmpfs, run_hook, slurm_env,
+from kit.hookkit import (HOOKS, BarePmcd, BlackHole, Rig, dead_spec, fake_reporter, full_tmpfs, run_hook, slurm_env,
                      write_defaults)
-from packed import zeros, zeros_bomb
+from kit.packed import zeros, zeros_bomb
 from lustre_jobreport import catalog
 from lustre_jobreport.hooks import entry as hooks
 from lustre_jobreport.records import store as records
 from lustre_jobreport.report import view as render
 from lustre_jobreport.acquire import snapfile
-from privpmcd import PrivatePmcd
+from kit.privpmcd import PrivatePmcd
 
 SLACK = 0.75    # process start/exit around the wrapper's own bound, on a busy CI machine
 

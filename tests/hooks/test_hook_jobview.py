@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from hookkit import Rig
+from kit.hookkit import Rig
 from lustre_jobreport.records import store as records
 
 SLACK = 0.75
@@ -25,7 +25,7 @@ SLACK = 0.75
 def three_nodes(wdir):
     """Under wdir: the job's user can reach the pmcds' unix sockets, as on a real node."""
     from lustre_sim import SimClient
-    from privpmcd import DEFAULT_ACCESS, PrivatePmcd
+    from kit.privpmcd import DEFAULT_ACCESS, PrivatePmcd
 
     clients, pmcds = {}, {}
     tmp_path = wdir / "nodes"
@@ -41,7 +41,7 @@ def three_nodes(wdir):
 
 
 def rig_for(wdir, job_user, tmp_path, pmcds, nodes_from: int = 2, **kw) -> Rig:
-    from hookkit import dead_spec
+    from kit.hookkit import dead_spec
     return Rig(wdir, job_user, {**{n: p.spec for n, p in pmcds.items()}, "n4": dead_spec()},
                hooks_extra=f"job_view_from_nodes = {nodes_from}",
                snapshot=f'local_spec = "unix:{tmp_path}/{{host}}/pmcd.socket"', **kw)
@@ -80,7 +80,7 @@ def test_the_jobs_user_cannot_end_or_take_again_its_start_in_an_agent(wdir, job_
     begin values again: n2's deltas 0, its I/O silently not counted) and job_end (n2 left out),
     thousands of times, while root clients connect to the same pmcd: the agent takes none of
     them, and the report has every node's exact numbers."""
-    from storeloop import connecting, outcomes, storing, total
+    from kit.storeloop import connecting, outcomes, storing, total
 
     tmp_path, clients, pmcds = three_nodes
     rig = rig_for(wdir, job_user, tmp_path, pmcds)
@@ -132,7 +132,7 @@ NODES = 2000
 def test_a_job_view_epilog_larger_than_its_bound_reports_what_it_read(wdir, job_user, tmp_path):
     """2,000 node names on one pmcd: the epilog's fan-out reads what its bound allows."""
     from lustre_sim import SimClient
-    from privpmcd import PrivatePmcd
+    from kit.privpmcd import PrivatePmcd
 
     client = SimClient.create(tmp_path / "tree", version="2.15.4", filesystems=[("scratch", 100, 1)], seed=12)
     with PrivatePmcd(tmp_path / "pmcd", tmp_path / "tree") as pmcd:

@@ -68,7 +68,7 @@ def test_the_end_snapshot_the_epilog_builds_names_the_job():
     import time
     from types import SimpleNamespace
 
-    from hookkit import dead_spec
+    from kit.hookkit import dead_spec
     from lustre_jobreport.hooks import budget, hooksnap
     from lustre_jobreport import config
     from lustre_jobreport.acquire.hostsnap import HostSnapshot

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from hookkit import Rig
+from kit.hookkit import Rig
 from lustre_jobreport.records import store as records
 from lustre_jobreport.acquire import snapfile
 
@@ -24,7 +24,7 @@ SLACK = 0.75    # process start/exit around the wrapper's own bound, on a busy C
 @pytest.fixture(scope="module")
 def wide_node(tmp_path_factory):
     from lustre_sim import SimClient
-    from privpmcd import PrivatePmcd
+    from kit.privpmcd import PrivatePmcd
 
     tmp = tmp_path_factory.mktemp("widenode")
     client = SimClient.create(tmp / "tree", version="2.15.4", filesystems=[("scratch", 100, 1)], seed=11)

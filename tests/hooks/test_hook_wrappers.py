@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from hookkit import (HOOKLIB, HOOKS, REPORTER, fake_reporter, log_lines, run_hook, run_with_logger,
+from kit.hookkit import (HOOKLIB, HOOKS, REPORTER, fake_reporter, log_lines, run_hook, run_with_logger,
                      slurm_env, write_config, write_defaults)
 from lustre_jobreport import config
 

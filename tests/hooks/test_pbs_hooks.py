@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from hookkit import HOOKS, dead_spec, fake_reporter, log_lines, run_hook, user_dir, user_file, write_config, write_defaults
+from kit.hookkit import HOOKS, dead_spec, fake_reporter, log_lines, run_hook, user_dir, user_file, write_config, write_defaults
 from lustre_jobreport.records import store as records
 from lustre_jobreport.report import view as render
-from nsshang import HANG_S, UNKNOWN_GROUP, hung_group_lookups
+from kit.nsshang import HANG_S, UNKNOWN_GROUP, hung_group_lookups
 from lustre_sim import SimClient
-from privpmcd import PrivatePmcd
+from kit.privpmcd import PrivatePmcd
 
 JOB = "123.pbs01"
 

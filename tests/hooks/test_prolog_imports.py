@@ -8,9 +8,9 @@ the epilog (which needs both) shows it can see them.
 import subprocess
 import sys
 
-from hookkit import Rig, slurm_env
+from kit.hookkit import Rig, slurm_env
 from lustre_sim import SimClient
-from privpmcd import PrivatePmcd
+from kit.privpmcd import PrivatePmcd
 
 HEAVY = ("pandas", "jinja2")
 

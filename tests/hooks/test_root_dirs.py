@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from hookkit import JOB_USER, Rig, user_dir
+from kit.hookkit import JOB_USER, Rig, user_dir
 from lustre_jobreport.records import store as records
 
 DOC = {"schema": "lustre-jobreport/1", "job": {"id": "42", "end": "2026-03-09T23:59:59Z"}}

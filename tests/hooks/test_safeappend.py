@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from hookkit import full_tmpfs, user_dir, user_file
-from nsshang import HANG_S, hung_group_lookups
+from kit.hookkit import full_tmpfs, user_dir, user_file
+from kit.nsshang import HANG_S, hung_group_lookups
 from lustre_jobreport.safeio.safeappend import append_as_user, create_as_user
 
 REPORT = b"\n--- Lustre I/O report ---\n"

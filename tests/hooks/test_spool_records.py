@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from hookkit import dead_spec, full_tmpfs
+from kit.hookkit import dead_spec, full_tmpfs
 from lustre_jobreport.records import store as records
 from lustre_jobreport.acquire import snapshot
 from lustre_jobreport.hooks import spool
@@ -112,7 +112,7 @@ def test_small_job_begin_via_pminfo_reports_like_the_in_process_snapshot(tmp_pat
     from lustre_jobreport import config
     from lustre_jobreport.report import document as report
     from lustre_sim import SimClient
-    from privpmcd import PrivatePmcd
+    from kit.privpmcd import PrivatePmcd
 
     client = SimClient.create(tmp_path / "tree", version="2.12.9", filesystems=[("scratch", 4, 1)], seed=4)
     d = spool.open_spool(tmp_path / "spool")

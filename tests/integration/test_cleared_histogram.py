@@ -10,7 +10,7 @@ from lustre_jobreport import config
 from lustre_jobreport.report import view as render, document as report
 from lustre_jobreport.acquire import snapshot
 from lustre_sim import SimClient
-from privpmcd import PrivatePmcd
+from kit.privpmcd import PrivatePmcd
 
 HIST = ("lustreclient.fs.rpc.read", "lustreclient.fs.rpc.write")
 CLEARED = "node2"

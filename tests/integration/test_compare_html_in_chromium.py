@@ -1,7 +1,7 @@
 """The compare HTML report in a real browser: headless Chromium loads it, runs no script, and
 draws its charts and the regression's text.
 
-The comparison is made from synthetic job rows (tests/reporter/test_compare_rows.py) through
+The comparison is made from synthetic job rows (tests/kit/compare_rows.py) through
 compare.compare and comparerender.render: one regression (read RPCs turned small on 2.16.0), one
 improvement and 44 groups without change, so all three kinds of chart appear: the group's
 RPC-size histograms (baseline against candidate), the named effect-size bars and the histogram
@@ -26,7 +26,6 @@ import os
 import select
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -38,8 +37,7 @@ from lustre_jobreport.compare import charts
 from lustre_jobreport.present.chartkit import READ, WRITE
 from lustre_jobreport.compare import model as compare, view as comparerender
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reporter"))
-from test_compare_rows import jobs, table  # noqa: E402
+from kit.compare_rows import jobs, table
 
 CHROMIUM = shutil.which("chromium")
 # would run if the name reached the page as markup; $x$ and $$ are math to matplotlib; OSC 52

@@ -1,6 +1,6 @@
 """compare catches a Lustre client regression across an upgrade, through the real path.
 
-A simulated cluster (tests/integration/fleet.py: the real agent in private pmcds on simulator
+A simulated cluster (tests/kit/fleet.py: the real agent in private pmcds on simulator
 trees, snapshots over PCP, report.build, records.store) runs six applications, 8 jobs each per
 side, before (October) and after (November) a change of its clients. Then, as an admin would:
 `lustre-jobreport records compact`, then `lustre-jobreport compare --baseline until=2026-11-01
@@ -35,7 +35,7 @@ from lustre_jobreport import cli, config
 from lustre_jobreport.compare import model as compare
 from lustre_jobreport.records import recordset
 
-from fleet import APPS, BASELINE_MONTH, CANDIDATE_MONTH, IMAGE, SPLIT, Client, Fleet
+from kit.fleet import APPS, BASELINE_MONTH, CANDIDATE_MONTH, IMAGE, SPLIT, Client, Fleet
 
 JOBS = 8
 KIND = {a.name: a.kind for a in APPS}

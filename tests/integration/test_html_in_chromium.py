@@ -20,7 +20,7 @@ from lustre_jobreport.report import view as render, document as report
 from lustre_jobreport import config
 from lustre_jobreport.acquire import snapshot
 from lustre_sim import SimClient
-from privpmcd import PrivatePmcd
+from kit.privpmcd import PrivatePmcd
 
 CHROMIUM = shutil.which("chromium")
 ODD_HOST = "node1 $\\frac{1}{0}$ $$ \x1b]52;c;cm0gLXJmIH4K\x07"

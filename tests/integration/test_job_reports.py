@@ -20,7 +20,7 @@ from lustre_jobreport.report import view as render, document as report
 from lustre_jobreport.acquire import snapfile, snapshot
 from lustre_sim import SimClient
 from lustre_sim.workloads import TABLE_I_BUCKETS, TABLE_I_READ, TABLE_I_WRITE   # the Enzo job (notes/io-findings.md)
-from privpmcd import PrivatePmcd, free_port
+from kit.privpmcd import PrivatePmcd, free_port
 
 BIN = Path(sys.executable).parent
 CFG = config.Config()

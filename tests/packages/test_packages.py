@@ -6,7 +6,7 @@
 2. `apt-get install ./*.deb` into this system; the agent's ./Install into the system pmcd
    (started and stopped by PID when none runs) on a simulated Lustre client; pmrep, pmlogconf
    and pmieconf find the installed views, group and rules by name.
-3. A real Slurm (tests/slurmkit.py) whose slurm.conf names the installed hooks, with the
+3. A real Slurm (tests/kit/slurmkit.py) whose slurm.conf names the installed hooks, with the
    installed config as an admin edits it: an unprivileged user's Enzo job gets its report at
    the end of its output, with the numbers of the I/O it did; the installed
    `lustre-jobreport records compact` gathers its record into the dataset.
@@ -34,10 +34,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from hookkit import REPO, SIM, ensure_user, is_root, world_dir
+from kit.hookkit import REPO, SIM, ensure_user, is_root, world_dir
 from lustre_sim.workloads import TABLE_I_BUCKETS, TABLE_I_READ, TABLE_I_WRITE, TABLE_II   # the Enzo job (notes/io-findings.md)
-from slurmkit import Cluster, install_if_missing, job_users_tree
-from syspmcd import PMCD_CONF, SystemPmcd, pmcd_conf_entries, pminfo
+from kit.slurmkit import Cluster, install_if_missing, job_users_tree
+from kit.syspmcd import PMCD_CONF, SystemPmcd, pmcd_conf_entries, pminfo
 
 # Installs into this system and acts on its pmcd: only when asked for (make test-packages), as root
 pytestmark = [pytest.mark.skipif(os.environ.get("LJR_TEST_PACKAGES") != "1",

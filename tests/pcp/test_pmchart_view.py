@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import pcpkit
+from kit import pcpkit
 
 VIEW = Path(__file__).resolve().parents[2] / "packaging" / "pcp" / "pmchart" / "Lustre"
 ENV = pcpkit.ENV

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import pcpkit
+from kit import pcpkit
 
 RULES = Path(__file__).resolve().parents[2] / "packaging" / "pcp" / "pmieconf" / "lustre"
 PCP_GLOBAL = Path("/var/lib/pcp/config/pmieconf/global")    # pmieconf's $hosts$ and actions, from pcp

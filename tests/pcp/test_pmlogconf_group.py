@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from lustre_sim import SimClient
-import pcpkit
-from privpmcd import PrivatePmcd
+from kit import pcpkit
+from kit.privpmcd import PrivatePmcd
 
 REPO = Path(__file__).resolve().parents[2]
 GROUP = REPO / "packaging" / "pcp" / "pmlogconf" / "lustreclient"

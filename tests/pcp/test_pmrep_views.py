@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from lustre_sim import SimClient
-import pcpkit
-from privpmcd import PrivatePmcd
+from kit import pcpkit
+from kit.privpmcd import PrivatePmcd
 
 VIEWS = Path(__file__).resolve().parents[2] / "packaging" / "pcp" / "pmrep" / "lustreclient.conf"
 ENV = pcpkit.ENV

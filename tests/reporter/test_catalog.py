@@ -2,16 +2,21 @@
 reads roles and source files from it (and from the PMIDs snapshots carry), never from names."""
 
 import re
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from lustre_jobreport import agentcontract, catalog, config
 from lustre_jobreport.report import document as report
 from lustre_jobreport.report.aggregate import aggregate
 from lustre_jobreport.report.diff import diff
 
-from snapshots import host, node, snap
+from kit.snapshots import host, node, snap
 
 PMNS = Path(__file__).resolve().parents[2] / "pmda-lustre" / "pmns"
+# the package's subsystem folders, each of which a scan of the package must read
+SUBSYSTEMS = {"acquire", "report", "hooks", "records", "compare", "present", "safeio"}
 
 
 def agent_pmids() -> dict[str, tuple[int, int]]:
@@ -69,9 +74,44 @@ def test_the_job_view_is_the_agents_item_for_item():
         assert (metric.source, metric.indom) == (by_key[key].source, by_key[key].indom), name
 
 
-def test_a_snapshot_takes_exactly_the_catalogued_metrics():
-    assert set(catalog.SNAPSHOT_METRICS) == set(catalog.BY_NAME)
-    assert all(catalog.wanted(m) for m in catalog.SNAPSHOT_METRICS)
+@pytest.fixture(scope="module")
+def agent(tmp_path_factory):
+    """A private pmcd running the real agent on a simulated client tree."""
+    pytest.importorskip("pcp.pmapi")
+    from lustre_sim import SimClient
+    from kit.privpmcd import PrivatePmcd
+    tmp = tmp_path_factory.mktemp("catalog")
+    SimClient.create(tmp / "tree", version="2.15.4", filesystems=[("scratch", 4, 1), ("home", 2, 1)], seed=5)
+    with PrivatePmcd(tmp / "pmcd", tmp / "tree") as p:
+        yield p
+
+
+def served_with_values(pminfo_dfm: str) -> set[str]:
+    """The metrics a `pminfo -dfm` answer gives a value of (not "No value(s) available!")."""
+    served, name = set(), None
+    for line in pminfo_dfm.splitlines():
+        if line and not line[0].isspace():
+            name = line.split()[0]
+        elif name and re.match(r"^\s+(inst \[.*?\] )?value ", line):
+            served.add(name)
+    return served
+
+
+def test_a_snapshot_takes_exactly_the_catalogued_metrics(agent):
+    """Against the real agent's whole tree (real pminfo): a snapshot, by either backend, holds
+    every catalogued metric the agent gives a value of and nothing else, and reading pminfo's
+    answer for the whole tree keeps the same metrics (catalog.wanted)."""
+    from lustre_jobreport.acquire import pminfoparse, snapshot
+    whole = subprocess.run(["pminfo", "-h", agent.spec, "-dfm", "lustreclient"], capture_output=True, text=True,
+                           timeout=60).stdout
+    served = served_with_values(whole)
+    assert served - set(catalog.BY_NAME) and served & set(catalog.BY_NAME)   # the agent gives more than the catalog names
+    for backend in ("pmapi", "pminfo"):
+        taken = snapshot.take([snapshot.HostTarget("n1", agent.spec)], backend=backend,
+                              connect_timeout_s=10, fetch_timeout_s=30)
+        assert taken.hosts["n1"].ok, taken.hosts["n1"].error
+        assert set(taken.metrics) == served & set(catalog.BY_NAME), backend
+    assert set(pminfoparse.parse_pminfo(whole, "n1", agent.spec, 0.0).metrics) == served & set(catalog.BY_NAME)
     assert not catalog.wanted("lustreclient.osc.rpc.read")   # per-OSC histograms stay live-only
 
 
@@ -157,8 +197,10 @@ def test_no_module_but_the_catalog_picks_metrics_by_name_prefix():
     """What a metric is (its instance domain, role, file) is the catalog's to say: a module that
     picks "the OSC metrics" by name would miss or mislabel one the agent names otherwise."""
     package = Path(catalog.__file__).parent
-    found = [f"{path.name}:{n}: {line.strip()}"
-             for path in sorted(package.rglob("*.py")) if path.name != "catalog.py"
+    paths = sorted(package.rglob("*.py"))
+    assert {p.parent.name for p in paths} >= SUBSYSTEMS                     # it read every folder
+    found = [f"{path.relative_to(package)}:{n}: {line.strip()}"
+             for path in paths if path.name != "catalog.py"
              for n, line in enumerate(path.read_text().splitlines(), 1) if _NAME_BY_PREFIX.search(line)]
     assert found == []
 

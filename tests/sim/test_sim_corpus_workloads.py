@@ -9,7 +9,7 @@ import pytest
 
 from lustre_sim import SimClient
 
-import simreader as rd
+from kit import simreader as rd
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 

@@ -12,7 +12,7 @@ import pytest
 
 from lustre_sim import SimClient, state
 
-import simreader as rd
+from kit import simreader as rd
 
 ROOTS = rd.ROOTS
 CLOCK = 1_700_000_000

@@ -12,7 +12,7 @@ import pytest
 from lustre_sim import SimClient, formats
 from lustre_sim.version import profile
 
-import simreader as rd
+from kit import simreader as rd
 
 NOW = 1_700_000_123_004_567_890
 INIT = 1_700_000_000_000_000_001

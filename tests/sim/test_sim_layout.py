@@ -9,7 +9,7 @@ import pytest
 
 from lustre_sim import SimClient
 
-import simreader as rd
+from kit import simreader as rd
 
 PROC, SYSFS, DEBUG = "proc/fs/lustre", "sys/fs/lustre", "sys/kernel/debug/lustre"
 

@@ -1,13 +1,13 @@
 """sim/lustre-sim.1 stays true to lustre-sim's command line: every subcommand has its SYNOPSIS
 form with every option and choice; every workload, quirk and setting key is named; the page
-renders (tests/test_manpages.py)."""
+renders (tests/docs/test_manpages.py)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-import manpages
+from kit import manpages
 from lustre_sim import cli, faults, settings, workloads
 
 PAGE = Path(__file__).resolve().parents[2] / "sim" / "lustre-sim.1"

@@ -19,7 +19,7 @@ from lustre_sim import SimClient, formats, workloads
 from lustre_sim.model import Client, ap_log2_counts
 from lustre_sim.version import profile
 
-import simreader as rd
+from kit import simreader as rd
 
 KiB, MiB = 1 << 10, 1 << 20
 

@@ -9,7 +9,7 @@ import pytest
 
 from lustre_sim import SimClient
 
-import simreader as rd
+from kit import simreader as rd
 
 P = 4096
 LABELS = [1, 2, 4, 8, 16, 32, 64, 128, 256]          # pages; x 4 KiB = the paper's 4K .. 1024K

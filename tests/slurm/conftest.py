@@ -1,4 +1,4 @@
-"""The real single-node Slurm of the end-to-end hook test (tests/slurmkit.py): the tree's
+"""The real single-node Slurm of the end-to-end hook test (tests/kit/slurmkit.py): the tree's
 hooks through wrappers, and one private pmcd with the real agent on a sim tree standing for the
 node's Lustre client; the config maps the Slurm node name to it.
 """
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from hookkit import ensure_user, is_root, world_dir
-from privpmcd import PrivatePmcd
-from slurmkit import Cluster, install_if_missing, job_users_tree
+from kit.hookkit import ensure_user, is_root, world_dir
+from kit.privpmcd import PrivatePmcd
+from kit.slurmkit import Cluster, install_if_missing, job_users_tree
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from hookkit import SIM
+from kit.hookkit import SIM
 from lustre_jobreport.records import store as records
 from lustre_jobreport.report import view as render
 from lustre_sim.workloads import TABLE_I_BUCKETS, TABLE_I_READ, TABLE_I_WRITE, TABLE_II   # the Enzo job (notes/io-findings.md)

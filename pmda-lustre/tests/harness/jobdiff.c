@@ -1,10 +1,10 @@
 /*
  * The job view's pure rules (src/jobdiff.c) behind a flat API for ctypes:
- * tests/reporter/test_diff_differential.py builds each host's begin and now
+ * tests/report/test_diff_differential.py builds each host's begin and now
  * records from random snapshots, diffs them with lc_job_diff and reads back
  * the deltas, the left-out list and what the slot would serve
  * (lc_job_answer), to hold them against the reporter's diff.py; and the
- * slot table (lc_job_begin, lc_job_end) for tests/reporter/test_jobview_slots.py.
+ * slot table (lc_job_begin, lc_job_end) for tests/report/test_jobview_slots.py.
  *
  * Test-only: built as tests/out/libjobdiff.so by "make test" (target
  * harness), never linked into the agent.  Every call is checked by the

@@ -438,7 +438,7 @@ test_not_read(void)
 
 /*
  * Rules diff.py has that the agent lacked, found by the differential test
- * (tests/reporter/test_diff_differential.py): each was a device's values left
+ * (tests/report/test_diff_differential.py): each was a device's values left
  * out, or a histogram counted short, without a word.
  */
 static void

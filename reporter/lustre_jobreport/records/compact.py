@@ -9,7 +9,7 @@ extension types, so DuckDB, Spark and Trino read the files as they are), zstd-co
 sorted by job end in row groups of up to ROW_GROUP_ROWS rows. year and month are in the directory names only
 (read_parquet(..., hive_partitioning=true) gives them back as integers).
 
-What a run guarantees (tests/reporter/test_compact.py shows each):
+What a run guarantees (tests/records/test_compact.py shows each):
 - The dataset is the truth: a job (jobrow.record_id) is in it at most once. A record whose id
   the dataset already holds, or that a run meets twice (a copy in two day directories, a report
   re-added), is a duplicate: counted, not added.

@@ -179,7 +179,7 @@ class Coverage:
     A filesystem's own values (llite, its RPC histogram) existed on the hosts that have it
     mounted at the end or whose values of it the diff left out (unmounted during the job). An
     OSC's or MDC's value not counted on a host was left out, whichever way the job was read
-    (the same rule both ways, so that they report alike: tests/reporter/test_diff_differential.py)
+    (the same rule both ways, so that they report alike: tests/report/test_diff_differential.py)
       - where the diff left that device's stats file out on that host (JobDelta.left_out: the
         agent's left_out.<source> codes through the job view, which sends no delta of 0);
       - where the host's device listing at the end has the device (stats files every Lustre
