@@ -97,3 +97,17 @@ def test_the_admin_files_it_points_to_exist_and_it_is_linked():
     for view in ("lustre-rpc", "lustre-md", "lustre-ost", "lustre-health"):
         assert named(f":{view}"[1:]) and f"[{view}]" in (REPO / "packaging/pcp/pmrep/lustreclient.conf").read_text()
     assert "docs/design.md" in (REPO / "README.md").read_text()
+
+
+def test_the_map_names_every_subsystem_and_every_module_in_it():
+    """§3.0's table has a row per folder of the package, and the row names exactly the folder's
+    modules: the map a newcomer reads is the package as it is."""
+    section = DOC[DOC.index("### 3.0"):DOC.index("### 3.1")]
+    rows = re.findall(r"^\| `(\w+)/` \| [^|]+ \| ([^|]+) \|$", section, re.M)
+    package = REPO / "reporter" / "lustre_jobreport"
+    folders = {p.name for p in package.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert {folder for folder, _ in rows} == folders and len(folders) >= 7
+    for folder, modules in rows:
+        named_there = set(re.findall(r"`(\w+)`", modules))
+        on_disk = {p.stem for p in (package / folder).glob("*.py") if p.stem != "__init__"}
+        assert named_there == on_disk, folder

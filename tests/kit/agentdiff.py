@@ -268,7 +268,8 @@ class Record:
     """A record in the C harness (struct lc_jobrec) of these devices, freed with the object."""
 
     def __init__(self, devices: list[Device]):
-        c, tbl = lib(), table()
+        c = lib()
+        table()                 # the C table checked against the catalog once
         self.ptr = c.jd_rec_new()
         if not self.ptr:
             raise HarnessError("out of memory")

@@ -10,7 +10,7 @@ ours.
 
 from __future__ import annotations
 
-from kit.corpuskit import (GiB, KiB, MiB, Case, Cluster, Fault, Run, flag, fsd, on_all, on_node0,
+from kit.corpuskit import (GiB, KiB, MiB, Case, Cluster, Fault, Run, flag, fsd, on_all,
                        ost_bytes, rpcs)
 
 TABLE_I_READ = {"4K": 12243, "8K": 264, "16K": 56, "32K": 81, "64K": 242, "128K": 269,

@@ -100,7 +100,6 @@ def put(records_dir, job_id: str = "1", cluster: str = "c1", **kw):
 
 def rows_table(*job_ids: str, **kw):
     """The dataset table of these jobs' records (report_doc(job_id, **kw))."""
-    from lustre_jobreport.records import compact
     return dataset.to_table([r for j in job_ids for r in jobrow.rows(record_doc(j, **kw))])
 
 
