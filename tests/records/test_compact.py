@@ -700,33 +700,29 @@ def test_a_run_that_stops_after_setting_a_file_aside_names_it(dirs, tmp_path):
     assert (ds / ".unreadable" / f"{rel}.why").exists() and len(live(rec)) == 2
 
 
-def test_a_dataset_file_the_system_will_not_let_the_run_read_is_never_set_aside(tmp_path):
+def test_a_dataset_file_the_system_will_not_let_the_run_read_is_never_set_aside(tmp_path, other_user):
     """A file the run may not read (here: root's, 0600, in an admin's dataset) is not called
     corrupt or moved: one line naming it and the system's reason, exit 2, nothing moved."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root to run as another user")
-    from kit.hookkit import ensure_user, world_dir
-    pw = ensure_user()
-    with world_dir("ljr-compact-") as w:
-        mine = w / "mine"
-        mine.mkdir()
-        put(w / "src", "1")
-        compact.compact(w / "src", mine / "dataset")
-        [f] = dataset_layer.part_files(mine / "dataset", (2026, 10))
-        put(mine / "records", "2")
-        subprocess.run(["chown", "-R", f"{pw.pw_uid}:{pw.pw_gid}", str(mine)], check=True)
-        os.chown(f, 0, 0)
-        os.chmod(f, 0o600)
-        cfg = w / "config.toml"
-        cfg.write_text("")
-        reporter = Path(sys.executable).parent / "lustre-jobreport"
-        r = subprocess.run(["runuser", "-u", pw.pw_name, "--", str(reporter), "--config", str(cfg), "records",
-                            "compact", "--records", str(mine / "records"), "--dataset", str(mine / "dataset")],
-                           capture_output=True, text=True)
-        assert (r.returncode, r.stdout) == (2, "")
-        assert r.stderr == f"lustre-jobreport: error: {f}: cannot read: Permission denied\n"
-        assert f.exists() and not (mine / "dataset" / ".unreadable").exists()
-        assert live(mine / "records") == ["2026/10/15/c1-2.json"]
+    pw, w = other_user
+    mine = w / "mine"
+    mine.mkdir()
+    put(w / "src", "1")
+    compact.compact(w / "src", mine / "dataset")
+    [f] = dataset_layer.part_files(mine / "dataset", (2026, 10))
+    put(mine / "records", "2")
+    subprocess.run(["chown", "-R", f"{pw.pw_uid}:{pw.pw_gid}", str(mine)], check=True)
+    os.chown(f, 0, 0)
+    os.chmod(f, 0o600)
+    cfg = w / "config.toml"
+    cfg.write_text("")
+    reporter = Path(sys.executable).parent / "lustre-jobreport"
+    r = subprocess.run(["runuser", "-u", pw.pw_name, "--", str(reporter), "--config", str(cfg), "records",
+                        "compact", "--records", str(mine / "records"), "--dataset", str(mine / "dataset")],
+                       capture_output=True, text=True)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == f"lustre-jobreport: error: {f}: cannot read: Permission denied\n"
+    assert f.exists() and not (mine / "dataset" / ".unreadable").exists()
+    assert live(mine / "records") == ["2026/10/15/c1-2.json"]
 
 
 def test_one_run_at_a_time(dirs):
@@ -838,36 +834,32 @@ def test_no_records_dir_yet_is_not_an_error(dirs):
     assert not rec.exists()
 
 
-def test_a_non_root_admin_compacts_their_own_directories_and_not_roots(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("needs root to run as another user")
-    from kit.hookkit import ensure_user, world_dir
-    pw = ensure_user()
-    with world_dir("ljr-compact-") as w:
-        mine = w / "mine"
-        mine.mkdir()
-        os.chown(mine, pw.pw_uid, pw.pw_gid)
-        for i in range(2):
-            put(w / "src", str(i))
-        shutil.copytree(w / "src", mine / "records")
-        subprocess.run(["chown", "-R", f"{pw.pw_uid}:{pw.pw_gid}", str(mine / "records")], check=True)
-        cfg = w / "config.toml"
-        cfg.write_text("")
-        os.chmod(cfg, 0o644)
-        reporter = Path(sys.executable).parent / "lustre-jobreport"
+def test_a_non_root_admin_compacts_their_own_directories_and_not_roots(tmp_path, other_user):
+    pw, w = other_user
+    mine = w / "mine"
+    mine.mkdir()
+    os.chown(mine, pw.pw_uid, pw.pw_gid)
+    for i in range(2):
+        put(w / "src", str(i))
+    shutil.copytree(w / "src", mine / "records")
+    subprocess.run(["chown", "-R", f"{pw.pw_uid}:{pw.pw_gid}", str(mine / "records")], check=True)
+    cfg = w / "config.toml"
+    cfg.write_text("")
+    os.chmod(cfg, 0o644)
+    reporter = Path(sys.executable).parent / "lustre-jobreport"
 
-        def run(*args):
-            return subprocess.run(["runuser", "-u", pw.pw_name, "--", str(reporter), "--config", str(cfg),
-                                   "records", "compact", *args], capture_output=True, text=True)
+    def run(*args):
+        return subprocess.run(["runuser", "-u", pw.pw_name, "--", str(reporter), "--config", str(cfg),
+                               "records", "compact", *args], capture_output=True, text=True)
 
-        r = run("--records", str(mine / "records"), "--dataset", str(mine / "dataset"))
-        assert r.returncode == 0, r.stderr
-        assert "2 jobs added" in r.stdout
-        [f] = (mine / "dataset").rglob("*.parquet")
-        assert os.stat(f).st_uid == pw.pw_uid
-        r = run("--records", str(w / "src"), "--dataset", str(mine / "dataset2"))
-        assert r.returncode == 2 and r.stderr.count("\n") == 1
-        assert r.stderr.endswith(f"{w / 'src'}: owned by uid 0, not {pw.pw_uid}; refusing it\n")
+    r = run("--records", str(mine / "records"), "--dataset", str(mine / "dataset"))
+    assert r.returncode == 0, r.stderr
+    assert "2 jobs added" in r.stdout
+    [f] = (mine / "dataset").rglob("*.parquet")
+    assert os.stat(f).st_uid == pw.pw_uid
+    r = run("--records", str(w / "src"), "--dataset", str(mine / "dataset2"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert r.stderr.endswith(f"{w / 'src'}: owned by uid 0, not {pw.pw_uid}; refusing it\n")
 
 
 def test_a_full_dataset_disk_is_one_line_and_moves_nothing(dirs, tmp_path):

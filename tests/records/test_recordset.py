@@ -267,30 +267,26 @@ def test_a_file_that_is_not_readable_parquet_is_named_left_out_and_counted(dirs,
     assert "\n" not in line
 
 
-def test_a_dataset_file_the_system_will_not_let_compare_read_is_one_error(dirs, tmp_path):
+def test_a_dataset_file_the_system_will_not_let_compare_read_is_one_error(dirs, tmp_path, other_user):
     """Not readable for a system reason (a root file of mode 0600 read by an admin): never taken
     for a corrupt file and left out, but one error line naming it and the reason."""
     import subprocess
     import sys
-    if os.geteuid() != 0:
-        pytest.skip("needs root to run as another user")
-    from kit.hookkit import ensure_user, world_dir
-    pw = ensure_user()
-    with world_dir("ljr-recordset-") as w:
-        rec, ds = w / "records", w / "dataset"
-        for i in range(1, 3):
-            put(rec, str(i))
-            compact.compact(rec, ds)
-        first = dataset.part_files(ds, (2026, 10))[0]
-        os.chmod(first, 0o600)
-        code = ("import sys; from lustre_jobreport.records import recordset\n"
-                "from lustre_jobreport.errors import JobReportError\n"
-                "try:\n    got = recordset.load('', None, sys.argv[1])\n"
-                "except JobReportError as e:\n    print('error:', e)\n"
-                "else:\n    print(got.table.num_rows, got.warnings)\n")
-        r = subprocess.run(["runuser", "-u", pw.pw_name, "--", sys.executable, "-c", code, str(ds)],
-                           capture_output=True, text=True)
-        assert (r.returncode, r.stderr) == (0, "") and r.stdout == f"error: {first}: cannot read: Permission denied\n"
+    pw, w = other_user
+    rec, ds = w / "records", w / "dataset"
+    for i in range(1, 3):
+        put(rec, str(i))
+        compact.compact(rec, ds)
+    first = dataset.part_files(ds, (2026, 10))[0]
+    os.chmod(first, 0o600)
+    code = ("import sys; from lustre_jobreport.records import recordset\n"
+            "from lustre_jobreport.errors import JobReportError\n"
+            "try:\n    got = recordset.load('', None, sys.argv[1])\n"
+            "except JobReportError as e:\n    print('error:', e)\n"
+            "else:\n    print(got.table.num_rows, got.warnings)\n")
+    r = subprocess.run(["runuser", "-u", pw.pw_name, "--", sys.executable, "-c", code, str(ds)],
+                       capture_output=True, text=True)
+    assert (r.returncode, r.stderr) == (0, "") and r.stdout == f"error: {first}: cannot read: Permission denied\n"
 
 
 def test_a_file_of_a_newer_schema_version_is_one_error_naming_it_and_its_version(dirs):
@@ -344,34 +340,30 @@ def test_a_file_merged_away_under_the_listing_is_listed_again(dirs, monkeypatch)
     assert got.table.num_rows == 1 and len(calls) >= 3
 
 
-def test_directories_compare_may_not_read_are_one_line_each(dirs, tmp_path):
+def test_directories_compare_may_not_read_are_one_line_each(dirs, tmp_path, other_user):
     """An admin without root running compare on root's 0750 records and dataset: a warning for
     the records, one error line for the dataset (never a traceback)."""
     import subprocess
     import sys
-    if os.geteuid() != 0:
-        pytest.skip("needs root to run as another user")
-    from kit.hookkit import ensure_user, world_dir
-    pw = ensure_user()
-    with world_dir("ljr-recordset-") as w:
-        rec, ds = w / "records", w / "dataset"
-        put(rec, "1")
-        compact.compact(rec, ds)
-        put(rec, "2")
-        for d in (rec, ds):
-            os.chmod(d, 0o750)
-        code = ("import sys; from lustre_jobreport.records import recordset\n"
-                "from lustre_jobreport.errors import JobReportError\n"
-                "try:\n    got = recordset.load('', sys.argv[1], sys.argv[2])\n"
-                "except JobReportError as e:\n    print('error:', e)\n"
-                "else:\n    print(got.table.num_rows, got.warnings)\n")
-        run = lambda *a: subprocess.run(["runuser", "-u", pw.pw_name, "--", sys.executable, "-c", code, *map(str, a)],  # noqa: E731
-                                        capture_output=True, text=True)
-        r = run(rec, w / "none")
-        assert (r.returncode, r.stderr) == (0, "") and r.stdout == (f"0 ['{rec}: cannot open: Permission denied; "
-                                                           "no record under it read']\n")
-        r = run(w / "none", ds)
-        assert (r.returncode, r.stderr) == (0, "") and r.stdout == f"error: {ds}: cannot list: Permission denied\n"
+    pw, w = other_user
+    rec, ds = w / "records", w / "dataset"
+    put(rec, "1")
+    compact.compact(rec, ds)
+    put(rec, "2")
+    for d in (rec, ds):
+        os.chmod(d, 0o750)
+    code = ("import sys; from lustre_jobreport.records import recordset\n"
+            "from lustre_jobreport.errors import JobReportError\n"
+            "try:\n    got = recordset.load('', sys.argv[1], sys.argv[2])\n"
+            "except JobReportError as e:\n    print('error:', e)\n"
+            "else:\n    print(got.table.num_rows, got.warnings)\n")
+    run = lambda *a: subprocess.run(["runuser", "-u", pw.pw_name, "--", sys.executable, "-c", code, *map(str, a)],  # noqa: E731
+                                    capture_output=True, text=True)
+    r = run(rec, w / "none")
+    assert (r.returncode, r.stderr) == (0, "") and r.stdout == (f"0 ['{rec}: cannot open: Permission denied; "
+                                                       "no record under it read']\n")
+    r = run(w / "none", ds)
+    assert (r.returncode, r.stderr) == (0, "") and r.stdout == f"error: {ds}: cannot list: Permission denied\n"
 
 
 # -- directories others can write in -------------------------------------------------------------
@@ -419,30 +411,26 @@ def test_a_records_dir_others_can_write_is_one_warning_and_no_record_read(dirs, 
     assert got.warnings == [f"{rec}: {why}; no record under it read"] and got.records_dirs_skipped == 1
 
 
-def test_a_non_root_reader_takes_roots_and_its_own_directories_not_another_users(tmp_path):
+def test_a_non_root_reader_takes_roots_and_its_own_directories_not_another_users(tmp_path, other_user):
     """compare may run as root or as an admin: a records directory of root's or of the user
     running it is read, one of a third user's is not."""
     import subprocess
     import sys
-    if os.geteuid() != 0:
-        pytest.skip("needs root to run as another user")
-    from kit.hookkit import ensure_user, world_dir
-    pw = ensure_user()
-    with world_dir("ljr-recordset-") as w:
-        rec = w / "records"
-        put(rec, "root", end="2026-10-14T12:00:00Z")
-        mine = put(rec, "mine", end="2026-10-15T12:00:00Z")
-        theirs = put(rec, "theirs", end="2026-10-16T12:00:00Z")
-        os.chown(mine.parent, pw.pw_uid, pw.pw_gid)
-        os.chown(theirs.parent, 54321, 54321)
-        code = ("import sys; from lustre_jobreport.records import recordset\n"
-                "got = recordset.load('', sys.argv[1], None)\n"
-                "print(sorted(r['job_id'] for r in got.table.to_pylist()), got.warnings)\n")
-        r = subprocess.run(["runuser", "-u", pw.pw_name, "--", sys.executable, "-c", code, str(rec)],
-                           capture_output=True, text=True)
-        assert (r.returncode, r.stderr) == (0, "")
-        assert r.stdout == (f"['mine', 'root'] ['{theirs.parent}: owned by uid 54321, not 0 or {pw.pw_uid}; "
-                            "no record under it read']\n")
+    pw, w = other_user
+    rec = w / "records"
+    put(rec, "root", end="2026-10-14T12:00:00Z")
+    mine = put(rec, "mine", end="2026-10-15T12:00:00Z")
+    theirs = put(rec, "theirs", end="2026-10-16T12:00:00Z")
+    os.chown(mine.parent, pw.pw_uid, pw.pw_gid)
+    os.chown(theirs.parent, 54321, 54321)
+    code = ("import sys; from lustre_jobreport.records import recordset\n"
+            "got = recordset.load('', sys.argv[1], None)\n"
+            "print(sorted(r['job_id'] for r in got.table.to_pylist()), got.warnings)\n")
+    r = subprocess.run(["runuser", "-u", pw.pw_name, "--", sys.executable, "-c", code, str(rec)],
+                       capture_output=True, text=True)
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout == (f"['mine', 'root'] ['{theirs.parent}: owned by uid 54321, not 0 or {pw.pw_uid}; "
+                        "no record under it read']\n")
 
 
 # -- columns, month directories, paths ---------------------------------------------------------
