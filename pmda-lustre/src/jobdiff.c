@@ -614,11 +614,14 @@ lc_job_item(unsigned item)
 size_t
 lc_job_answer_max(const struct lc_jobrec *e, const struct lc_jobres *res, unsigned item)
 {
-    if (item < LC_JOB_NMETRICS)
+    switch (lc_job_item(item)) {
+    case LC_JI_DELTA:
 	return e->n[lc_job_kind(item)] * lc_job_nval(item);
-    if (item >= LC_JOB_LEFT_OUT_ITEM && item < LC_JOB_LEFT_OUT_ITEM + LC_JOB_NSOURCES)
+    case LC_JI_LEFT_OUT:
 	return res->nleft;
-    return 0;
+    default:
+	return 0;
+    }
 }
 
 /* left_out.<source>: the reason of each device of the source left out */
@@ -641,23 +644,28 @@ int
 lc_job_answer(const struct lc_jobrec *e, const struct lc_jobres *res, unsigned item,
 	      lc_job_value_fn fn, void *arg)
 {
-    unsigned	kind, nv, o, b;
+    unsigned	kind, nv, o, b, nval;
     size_t	i;
     int		sts;
 
-    if (item >= LC_JOB_LEFT_OUT_ITEM && item < LC_JOB_LEFT_OUT_ITEM + LC_JOB_NSOURCES)
+    switch (lc_job_item(item)) {
+    case LC_JI_LEFT_OUT:
 	return answer_left_out(res, item - LC_JOB_LEFT_OUT_ITEM, fn, arg);
-    if (item >= LC_JOB_NMETRICS)
+    case LC_JI_DELTA:
+	break;
+    default:
 	return -1;
+    }
     kind = lc_job_kind(item);
     nv = lc_job_kind_nval(kind);
     o = lc_job_off(item);
+    nval = lc_job_nval(item);
     for (i = 0; i < e->n[kind]; i++) {
 	const struct lc_jobdev *d = &e->dev[kind][i];
 
-	for (b = 0; b < lc_job_nval(item); b++) {
+	for (b = 0; b < nval; b++) {
 	    uint64_t v = res->delta[kind][i * nv + o + b];
-	    int inst = lc_job_nval(item) > 1 ? d->binst[b] : d->inst;
+	    int inst = nval > 1 ? d->binst[b] : d->inst;
 
 	    /* zero deltas are not sent for OSCs and MDCs (hundreds a client, most of
 	     * them idle in a job); a filesystem's and a bucket's are, so that "0"
