@@ -106,6 +106,7 @@ def _sent(end: Snapshot, rows: np.ndarray, left: dict[catalog.JobSource, LeftOut
     zeros are zeros, as in diff's tables, not a counter no host had."""
     out = []
     oscs, listed = _listing(end, rows)
+    listed_at = {d: c for c, d in enumerate(oscs)}
     for m in catalog.with_role(*catalog.SUMMED):
         t = end.metrics.get(catalog.job_view_name(m.name))
         if t is None and not (m.indom == catalog.OSC and oscs):
@@ -126,11 +127,9 @@ def _sent(end: Snapshot, rows: np.ndarray, left: dict[catalog.JobSource, LeftOut
             instances += unsent
             values = np.hstack([values, np.zeros((len(rows), len(unsent)), dtype=np.uint64)])
             present = np.hstack([present, np.zeros((len(rows), len(unsent)), dtype=bool)])
-            at = {d: c for c, d in enumerate(oscs)}
+            col_of = np.array([listed_at.get(d, -1) for d in instances], dtype=np.intp)
             there = present.copy()
-            for i, d in enumerate(instances):
-                if d in at:
-                    there[:, i] |= listed[:, at[d]]
+            there[:, col_of >= 0] |= listed[:, col_of[col_of >= 0]]
         js = next(j for j in catalog.JOB_SOURCES if j.source == m.source and j.indom == m.indom)
         devices = [device_of(i) for i in instances]
         col = _columns(left[js], devices)
