@@ -15,11 +15,10 @@ import json
 
 from . import metrics as comparemetrics
 from .model import HYBRID_EXPECTED, Comparison
-from ..present.text import (columns, compact, displayable, environment, fill_lines, human_bytes, render_as,
+from ..present.text import (NAME_COLS, columns, compact, displayable, environment, fill_lines, human_bytes, render_as,
                             shorten)
 
 WIDTH = 100
-NAME_COLS = 32
 TEXT_REGRESSIONS, TEXT_IMPROVEMENTS, TEXT_EXPECTED, TEXT_SMALL = 50, 20, 20, 10
 HTML_CHARTS, HTML_EFFECT_GROUPS, HTML_SMALL = 10, 40, 200
 

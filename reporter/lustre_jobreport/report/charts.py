@@ -68,8 +68,3 @@ def host_spread(hosts: dict[str, dict]) -> str:
     fig, ax = figure(max(5.0, 0.3 * len(moved) + 1.5))
     _stacked(ax, [h for h, _, _ in moved], floats(r for _, r, _ in moved), floats(w for _, _, w in moved))
     return svg(fig)
-
-
-# -- compare (lustre-jobreport compare, comparerender) ------------------------------------------
-
-
