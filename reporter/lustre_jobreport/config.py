@@ -10,10 +10,14 @@ import copy
 import json
 import math
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+
+try:                        # Python 3.11+
+    from tomllib import TOMLDecodeError, loads as toml_loads
+except ImportError:         # the node side on older Pythons: their distributions' TOML reader
+    from toml import TomlDecodeError as TOMLDecodeError, loads as toml_loads
 
 from .errors import ConfigError
 
@@ -317,8 +321,8 @@ def load(path: str | Path | None = None, *, strict: bool = True) -> Config:
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
     try:
-        override = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        override = toml_loads(text)
+    except TOMLDecodeError as exc:
         raise ConfigError(f"config file {path}: {exc}") from None
     problems: list[Problem] = []
     _overlay(values, override, "", problems)

@@ -4,12 +4,13 @@ text): the instance names and their values, uint64 for numbers, str for strings.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Union
 
 import numpy as np
 
 SINGULAR = ""          # the instance name of a metric without an instance domain (PM_IN_NULL)
 
-Value = int | str
+Value = Union[int, str]     # (evaluated at run time: no `|` of types before Python 3.10)
 
 
 @dataclass
