@@ -30,8 +30,10 @@ FLOAT_CAP = 1e300                      # beyond floats (and stacked twice): draw
 
 
 # Local to each chart (matplotlib.rc_context), never set globally: names are not math, and no
-# site matplotlibrc turns labels over to LaTeX.
-PLAIN_TEXT = {"text.parse_math": False, "text.usetex": False}
+# site matplotlibrc turns labels over to LaTeX. matplotlib before 3.5 has no text.parse_math:
+# there, plain_label escapes the "$" of each name instead.
+MATH_SWITCH = "text.parse_math" in matplotlib.rcParams
+PLAIN_TEXT = {"text.parse_math": False, "text.usetex": False} if MATH_SWITCH else {"text.usetex": False}
 
 
 
@@ -42,6 +44,21 @@ def plain_text(chart: Callable[..., str]) -> Callable[..., str]:
         with matplotlib.rc_context(PLAIN_TEXT):
             return chart(*args, **kwargs)
     return drawn
+
+
+
+def plain_label(name: str) -> str:
+    """A name as a chart label drawn as it is written: where matplotlib cannot switch math text
+    off, each "$" escaped (matplotlib draws "\\$" as a plain "$")."""
+    return name if MATH_SWITCH else name.replace("$", r"\$")
+
+
+
+def set_xlabels(ax, labels: list[str], **text) -> None:
+    """One x tick per label, at 0, 1, 2, ... (set_xticks takes the labels itself only from
+    matplotlib 3.5 on)."""
+    ax.set_xticks(list(range(len(labels))))
+    ax.set_xticklabels([plain_label(label) for label in labels], **text)
 
 
 
@@ -56,9 +73,13 @@ def svg(fig: Figure) -> str:
 
 def figure(width: float, height: float = 2.6) -> tuple[Figure, object]:
     fig = Figure(figsize=(width, height), dpi=96)
-    fig.set_layout_engine("tight")
+    if hasattr(fig, "set_layout_engine"):     # matplotlib 3.6+
+        fig.set_layout_engine("tight")
+    else:
+        fig.set_tight_layout(True)
     ax = fig.add_subplot()
-    ax.spines[["top", "right"]].set_visible(False)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
     return fig, ax
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from matplotlib.ticker import FuncFormatter, LogFormatter
 
-from ..present.chartkit import LABEL_COLS, READ, WRITE, byte_unit, count_label, figure, floats, plain_text, svg
+from ..present.chartkit import (LABEL_COLS, READ, WRITE, byte_unit, count_label, figure, floats, plain_text,
+                                 set_xlabels, svg)
 from ..present.text import shorten
 
 
@@ -21,7 +22,7 @@ def rpc_histogram(rpc: dict[str, dict[str, int]], labels: list[str]) -> str:
     writes = floats((rpc.get("write") or {}).get(l) for l in labels)
     ax.bar([x - 0.2 for x in xs], reads, 0.4, color=READ, label="read")
     ax.bar([x + 0.2 for x in xs], writes, 0.4, color=WRITE, label="write")
-    ax.set_xticks(list(xs), labels)
+    set_xlabels(ax, labels)
     if any(reads) or any(writes):
         ax.set_yscale("log")
         # a range within a decade has its labels on minor ticks: plain numbers there too
@@ -43,7 +44,7 @@ def _stacked(ax, names: list[str], reads: list[float], writes: list[float]) -> N
     ax.bar(xs, writes, bottom=reads, color=WRITE, label="write")
     ax.set_ylabel(unit)
     n = len(names)
-    ax.set_xticks(xs, [shorten(name, LABEL_COLS) for name in names])
+    set_xlabels(ax, [shorten(name, LABEL_COLS) for name in names])
     ax.tick_params(axis="x", labelrotation=90 if n > 12 else 45 if n > 4 else 0, labelsize=8)
     for label in ax.get_xticklabels():
         label.set_horizontalalignment("right" if 4 < n <= 12 else "center")
