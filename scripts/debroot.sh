@@ -54,6 +54,8 @@ python_pkgs=$(IFS=,; echo "${pkgs[*]}" | sed 's/,python3-pcp//; s/,pcp//')
 debootstrap --variant=minbase --include="$python_pkgs" "$release" "$part" "$mirror" >"$part.log" 2>&1 \
     || { echo "debroot: debootstrap failed, see $part.log" >&2; exit 1; }
 
+# minbase writes no /etc/hosts: without one, "localhost" does not resolve in the root
+[[ -e $part/etc/hosts ]] || printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$part/etc/hosts"
 printf '#!/bin/sh\nexit 101\n' >"$part/usr/sbin/policy-rc.d"
 chmod +x "$part/usr/sbin/policy-rc.d"
 mkdir -p "$part/opt/debroot-shim"
