@@ -40,11 +40,11 @@ SI_SUFFIXES = ("k", "M", "G", "T", "P", "E", "Z", "Y")
 
 
 def templates_dir() -> Path:
-    """LUSTRE_JOBREPORT_TEMPLATES, else the source tree's templates/, else the installed copy."""
+    """LUSTRE_JOBREPORT_TEMPLATES, else the package's own templates/ (in the source tree, the
+    .deb, the RPM and the wheel alike)."""
     env = os.environ.get("LUSTRE_JOBREPORT_TEMPLATES")
     candidates = [Path(env)] if env else []
-    candidates += [Path(__file__).resolve().parents[3] / "templates",
-                   Path("/usr/share/lustre-jobreport/templates")]
+    candidates.append(Path(__file__).resolve().parents[1] / "templates")
     for c in candidates:
         if (c / "report.txt.j2").is_file():
             return c
