@@ -3,7 +3,7 @@
 #   make demo-compare - a simulated cluster's Lustre upgrade caught by `lustre-jobreport compare`
 #   make test   - install what is missing, run every test (C unit, dbpmda golden, pytest)
 #   make bench  - performance figures (see bench/)
-#   make deb    - the Debian 12 packages in build/packages (make rpm: the RPMs, from the same layout)
+#   make deb    - the Debian packages in build/packages: agent, node, admin (make rpm: the RPMs)
 #   make test-packages - build both, install the .debs for real, run a Slurm job, remove them
 #   make fuzz   - long randomized runs (not part of make test): fuzz-diff, the property tests (the
 #                 diff rules, their C twin against them, left-out values, record counts) with
@@ -17,7 +17,7 @@ SYSPYTHON := /usr/bin/python3
 STAMP     := $(VENV)/.installed
 
 .PHONY: all deps deps-test venv agent demo demo-compare test lint-imports test-packages bench clean \
-	install install-agent install-reporter deb rpm fuzz fuzz-diff fuzz-agent
+	install install-agent install-reporter install-admin deb rpm fuzz fuzz-diff fuzz-agent
 
 all: agent venv
 
@@ -90,9 +90,12 @@ PKGDIR  ?= build/packages
 install: install-agent install-reporter
 install-agent: agent
 	sh packaging/install.sh agent "$(or $(DESTDIR),/)"
-install-reporter: venv
-	PIP_PYTHON=$(CURDIR)/$(PY) sh packaging/install.sh reporter "$(or $(DESTDIR),/)"
-
+# the node package's layout; its bytecode compiled for the system's python3, as the .deb's postinst does
+install-reporter:
+	sh packaging/install.sh node "$(or $(DESTDIR),/)"
+	/usr/bin/python3 -m compileall -q --invalidation-mode unchecked-hash "$(or $(DESTDIR),/)usr/lib/lustre-jobreport/python"
+install-admin: venv
+	PIP_PYTHON=$(CURDIR)/$(PY) sh packaging/install.sh admin "$(or $(DESTDIR),/)"
 deb: agent venv
 	PIP_PYTHON=$(CURDIR)/$(PY) sh packaging/deb/build.sh $(PKGDIR)
 

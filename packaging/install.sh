@@ -1,27 +1,34 @@
 #!/bin/sh
-# The one file layout of lustre-jobreport's two packages. `make install-agent` and
-# `make install-reporter` run this; so do `make deb` (packaging/deb/build.sh) and the RPM spec
-# (packaging/rpm/lustre-jobreport.spec), so the .deb and the .rpm hold the same files
-# (tests/packages checks the two lists against each other).
+# The one file layout of lustre-jobreport's three packages. `make install-agent`,
+# `make install-reporter` and `make install-admin` run this; so do `make deb`
+# (packaging/deb/build.sh) and the RPM spec (packaging/rpm/), so the .debs and the RPMs hold
+# the same files (tests/packages checks the lists against each other).
 #
-#   packaging/install.sh agent|reporter DESTDIR
+#   packaging/install.sh agent|node|admin DESTDIR
 #
-# agent     pcp-pmda-lustreclient: the agent in PCP's layout (files in /usr/lib/pcp/pmdas/
-#           lustreclient, the symlinks pmcd.conf and Install/Remove use in /var/lib/pcp/pmdas/
-#           lustreclient, as Debian's own PCP agents), its man page, and the pmrep views,
-#           pmlogconf group, pmieconf rules and pmchart view where PCP looks for them.
-# reporter  lustre-jobreport: /usr/bin/lustre-jobreport on the system's python3 with its pinned
-#           Python packages in a private directory, the hooks, templates, shipped config,
-#           systemd and tmpfiles.d files, man page and docs.
+# agent  pcp-pmda-lustreclient: the agent in PCP's layout (files in /usr/lib/pcp/pmdas/
+#        lustreclient, the symlinks pmcd.conf and Install/Remove use in /var/lib/pcp/pmdas/
+#        lustreclient, as Debian's own PCP agents), its man page, and the pmrep views,
+#        pmlogconf group, pmieconf rules and pmchart view where PCP looks for them.
+# node   lustre-jobreport, for every compute node: /usr/bin/lustre-jobreport on the system's
+#        python3 and the package's own code in a private directory, and no third-party library
+#        (numpy, Jinja2, matplotlib, PCP's bindings, a TOML reader and python-hostlist are the
+#        distribution's); the hooks, shipped config, tmpfiles.d file, man page and docs.
+#        No bytecode: the package's installer compiles it for the python3 it finds (the .deb's
+#        postinst, the RPM's build), so one package serves every Python from 3.9 on.
+# admin  lustre-jobreport-admin, for the node that compacts records and runs compare: pyarrow
+#        and DuckDB at the versions of requirements.txt in a private directory (no distribution
+#        packages them; scipy is the distribution's), the simulator (lustre-sim, to try the
+#        agent without a Lustre client) and the nightly compaction's systemd service and timer.
 #
 # Environment:
-#   PIP_PYTHON  reporter: a Python with pip, of the same version as $PYTHON (it installs the
+#   PIP_PYTHON  admin: a Python with pip, of the same version as $PYTHON (it installs the
 #               wheels of requirements.txt; a different version would install unusable ones)
-#   PYTHON      the interpreter /usr/bin/lustre-jobreport runs (default /usr/bin/python3)
-#   UNITDIR     systemd units (default /lib/systemd/system, Debian 12's place)
+#   PYTHON      the interpreter the commands run (default /usr/bin/python3)
+#   UNITDIR     systemd units (default /lib/systemd/system, Debian's place)
 # The agent must be built (make agent) before.
 set -eu
-what=${1:?agent or reporter}
+what=${1:?agent, node or admin}
 DESTDIR=${2:?DESTDIR}
 case $DESTDIR in /*) ;; *) DESTDIR=$(pwd)/$DESTDIR ;; esac
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,6 +37,7 @@ UNITDIR=${UNITDIR:-/lib/systemd/system}
 PMDA_LIBDIR=/usr/lib/pcp/pmdas/lustreclient
 PMDA_DIR=/var/lib/pcp/pmdas/lustreclient
 LIBDIR=/usr/lib/lustre-jobreport
+ADMINDIR=$LIBDIR/admin
 SHAREDIR=/usr/share/lustre-jobreport
 MAN1=/usr/share/man/man1
 
@@ -59,59 +67,29 @@ agent() {
     f 0644 "$TOP/packaging/copyright" "$doc/copyright"
 }
 
-reporter() {
-    : "${PIP_PYTHON:?PIP_PYTHON: a python with pip, the version of $PYTHON}"
-    want=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-    have=$("$PIP_PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-    [ "$want" = "$have" ] || { echo "install.sh: PIP_PYTHON is Python $have, $PYTHON is $want" >&2; exit 1; }
-
-    # The reporter's runtime dependencies (reporter/pyproject.toml) at the versions of
-    # requirements.txt, the project's one place for pins, and nothing the tests alone need.
-    py=$DESTDIR$LIBDIR/python
-    rm -rf "$py"
-    deps=$("$PIP_PYTHON" -c 'import sys, tomllib; print(" ".join(tomllib.load(open(sys.argv[1], "rb"))["project"]["dependencies"]))' \
-        "$TOP/reporter/pyproject.toml")
-    # shellcheck disable=SC2086
-    "$PIP_PYTHON" -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
-        --no-compile --target "$py" -c "$TOP/requirements.txt" $deps
-    "$PIP_PYTHON" - "$TOP/requirements.txt" "$py" <<'EOF'
-import pathlib, re, sys
-# every package installed must be pinned: a dependency that is not would change under us
-pins = {re.sub(r"[-_.]+", "-", l.split("==")[0]).lower(): l.split("==")[1].strip()
-        for l in open(sys.argv[1]) if "==" in l and not l.startswith("#")}
-for info in pathlib.Path(sys.argv[2]).glob("*.dist-info"):
-    name, version = info.name[:-len(".dist-info")].rsplit("-", 1)
-    name = re.sub(r"[-_.]+", "-", name).lower()
-    if pins.get(name) != version:
-        sys.exit(f"install.sh: {name} {version} is not pinned in requirements.txt")
-EOF
-    # their command-line scripts name the build's Python, and their man pages are not ours
-    rm -rf "$py/bin" "$py/share"
-    # the package with its subsystem folders: every .py below reporter/lustre_jobreport
-    (cd "$TOP/reporter" && find lustre_jobreport -name '*.py' -not -path '*/__pycache__/*') |
-    while read -r f; do
-        install -D -m 0644 "$TOP/reporter/$f" "$py/$f"
+package_tree() {	# SOURCE_DIR PACKAGE TARGET: a Python package's code and templates
+    (cd "$1" && find "$2" \( -name '*.py' -o -name '*.j2' \) -not -path '*/__pycache__/*') |
+    while read -r p; do
+        install -D -m 0644 "$1/$p" "$DESTDIR$3/$p"
     done
-    # bytecode shipped, so that nothing is written under /usr at run time (the hooks run as
-    # root) and removal leaves nothing; unchecked-hash: valid whatever the files' times
-    "$PIP_PYTHON" -m compileall -q -j 0 --invalidation-mode unchecked-hash -d "$LIBDIR/python" "$py" >/dev/null
+}
 
+launcher() {	# COMMAND MODULE: /usr/bin/COMMAND, MODULE's main() on $PYTHON
     mkdir -p "$DESTDIR/usr/bin"
-    sed -e "s|@PYTHON@|$PYTHON|" -e "s|@LIBDIR@|$LIBDIR|" "$TOP/packaging/lustre-jobreport.in" \
-        > "$DESTDIR/usr/bin/lustre-jobreport"
-    chmod 0755 "$DESTDIR/usr/bin/lustre-jobreport"
+    sed -e "s|@PYTHON@|$PYTHON|" -e "s|@LIBDIR@|$LIBDIR|" -e "s|@MODULE@|$2|" \
+        "$TOP/packaging/lustre-jobreport.in" > "$DESTDIR/usr/bin/$1"
+    chmod 0755 "$DESTDIR/usr/bin/$1"
+}
 
-    for t in report.txt.j2 report.html.j2 compare.html.j2; do
-        f 0644 "$TOP/templates/$t" "$SHAREDIR/templates/$t"
-    done
+node() {
+    package_tree "$TOP/reporter" lustre_jobreport "$LIBDIR/python"
+    launcher lustre-jobreport lustre_jobreport.cli
     f 0644 "$TOP/hooks/lib.sh" "$SHAREDIR/hooks/lib.sh"
     for h in slurm/prolog slurm/epilog pbs/prologue pbs/epilogue; do
         f 0755 "$TOP/hooks/$h" "$SHAREDIR/hooks/$h"
     done
     f 0644 "$TOP/packaging/config.toml" /etc/lustre-jobreport/config.toml
     f 0644 "$TOP/packaging/lustre-jobreport.default" /etc/default/lustre-jobreport
-    f 0644 "$TOP/systemd/lustre-jobreport-compact.service" "$UNITDIR/lustre-jobreport-compact.service"
-    f 0644 "$TOP/systemd/lustre-jobreport-compact.timer" "$UNITDIR/lustre-jobreport-compact.timer"
     f 0644 "$TOP/systemd/lustre-jobreport.conf" /usr/lib/tmpfiles.d/lustre-jobreport.conf
     man "$TOP/reporter/lustre-jobreport.1"
     doc=/usr/share/doc/lustre-jobreport
@@ -120,13 +98,48 @@ EOF
         f 0644 "$TOP/docs/$d.md" "$doc/$d.md"
     done
     f 0644 "$TOP/hooks/README.md" "$doc/hooks.md"
+    f 0644 "$TOP/packaging/copyright" "$doc/copyright"
+}
+
+# What the admin package bundles: those of the `records` extra's libraries (reporter/
+# pyproject.toml) that no distribution packages; the others (scipy) are the distribution's.
+ADMIN_BUNDLED="pyarrow duckdb"
+
+admin() {
+    : "${PIP_PYTHON:?PIP_PYTHON: a python with pip, the version of $PYTHON}"
+    want=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    have=$("$PIP_PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    [ "$want" = "$have" ] || { echo "install.sh: PIP_PYTHON is Python $have, $PYTHON is $want" >&2; exit 1; }
+    lib=$DESTDIR$ADMINDIR
+    rm -rf "$lib"
+    # exactly the bundled libraries, at the versions of requirements.txt (the project's one place
+    # for pins); --no-deps: what they use beyond themselves (numpy) is the distribution's
+    # shellcheck disable=SC2086
+    "$PIP_PYTHON" -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
+        --no-compile --no-deps --target "$lib" -c "$TOP/requirements.txt" $ADMIN_BUNDLED
+    # shellcheck disable=SC2086
+    "$PIP_PYTHON" "$TOP/packaging/check_bundled.py" "$TOP/requirements.txt" "$lib" $ADMIN_BUNDLED
+    # their command-line scripts name the build's Python, and their man pages are not ours
+    rm -rf "${lib:?}/bin" "${lib:?}/share"
+    package_tree "$TOP/sim" lustre_sim "$ADMINDIR"
+    # bytecode shipped (the package is built for one Python), so that nothing is written under
+    # /usr at run time (compaction runs as root) and removal leaves nothing; unchecked-hash:
+    # valid whatever the files' times
+    "$PIP_PYTHON" -m compileall -q -j 0 --invalidation-mode unchecked-hash -d "$ADMINDIR" "$lib" >/dev/null
+    launcher lustre-sim lustre_sim.cli
+    man "$TOP/sim/lustre-sim.1"
+    f 0644 "$TOP/systemd/lustre-jobreport-compact.service" "$UNITDIR/lustre-jobreport-compact.service"
+    f 0644 "$TOP/systemd/lustre-jobreport-compact.timer" "$UNITDIR/lustre-jobreport-compact.timer"
+    doc=$DESTDIR/usr/share/doc/lustre-jobreport-admin
+    mkdir -p "$doc"
     { cat "$TOP/packaging/copyright"
-      "$PIP_PYTHON" "$TOP/packaging/bundled_licenses.py" "$py" "$LIBDIR/python"; } > "$DESTDIR$doc/copyright"
-    chmod 0644 "$DESTDIR$doc/copyright"
+      "$PIP_PYTHON" "$TOP/packaging/bundled_licenses.py" "$lib" "$ADMINDIR"; } > "$doc/copyright"
+    chmod 0644 "$doc/copyright"
 }
 
 case $what in
 agent) agent ;;
-reporter) reporter ;;
-*) echo "install.sh: agent or reporter, not $what" >&2; exit 2 ;;
+node) node ;;
+admin) admin ;;
+*) echo "install.sh: agent, node or admin, not $what" >&2; exit 2 ;;
 esac

@@ -57,7 +57,7 @@ agent_purge() {
     rmdir /var/lib/pcp/pmdas/lustreclient 2>/dev/null || true
 }
 
-# --- lustre-jobreport ---------------------------------------------------------------------------
+# --- lustre-jobreport, lustre-jobreport-admin -------------------------------------------------
 # The spool and records directories, root's, in the modes the hooks check (tmpfiles.d). The
 # nightly compaction timer is not enabled: it belongs on one admin node, not on every compute
 # node that runs the hooks (docs/admin.md).
@@ -72,7 +72,21 @@ reporter_dirs() {
     systemd_reload
 }
 
-# Removal: the compaction timer stops, and is disabled if the admin enabled it.
+# The node package ships its code without bytecode, as Debian's Python packages do: it is
+# compiled here for the python3 that runs it, so that the hooks, which run as root with
+# bytecode writing off, start from it; removal takes it away with the code.
+REPORTER_PYTHON_DIR=/usr/lib/lustre-jobreport/python
+reporter_compile() {
+    python3 -m compileall -q --invalidation-mode unchecked-hash "$REPORTER_PYTHON_DIR" >/dev/null 2>&1 ||
+        echo "lustre-jobreport: could not compile $REPORTER_PYTHON_DIR (it runs, more slowly)" >&2
+}
+reporter_uncompile() {
+    [ -d "$REPORTER_PYTHON_DIR" ] || return 0
+    find "$REPORTER_PYTHON_DIR" -depth -type d -name __pycache__ -exec rm -rf {} + 2>/dev/null || true
+}
+
+# Removal of the admin package: the compaction timer stops, and is disabled if the admin
+# enabled it.
 reporter_timer_off() {
     command -v systemctl >/dev/null 2>&1 || return 0
     if [ -d /run/systemd/system ]; then

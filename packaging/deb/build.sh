@@ -1,15 +1,21 @@
 #!/bin/sh
-# Build the two Debian 12 packages from the tree (make deb):
-#   pcp-pmda-lustreclient_<version>_<arch>.deb   the agent, PCP's views and rules
-#   lustre-jobreport_<version>_<arch>.deb        the reporter, hooks, config, systemd files
+# Build the Debian packages from the tree (make deb):
+#   pcp-pmda-lustreclient_<version>_<arch>.deb   the agent, PCP's views and rules (built against
+#                                                this system's PCP)
+#   lustre-jobreport_<version>_all.deb           the node package: the reporter's code, hooks,
+#                                                config; any Debian with python3 >= 3.9
+#   lustre-jobreport-admin_<version>_<arch>.deb  the admin node's: pyarrow and DuckDB for this
+#                                                python3's minor version, the simulator, the
+#                                                compaction timer
 # Files come from packaging/install.sh (the layout the RPM spec uses too); this script adds
 # what Debian needs: control (dependencies from dpkg-shlibdeps), conffiles (everything under
 # /etc), maintainer scripts, md5sums, changelog.Debian.gz. Plain dpkg-deb, not debhelper: the
-# reporter bundles prebuilt wheels that dh_strip and dh_shlibdeps would rewrite or reject.
+# admin package bundles prebuilt wheels that dh_strip and dh_shlibdeps would rewrite or reject.
 #
 #   packaging/deb/build.sh OUTDIR
-# Environment: PIP_PYTHON as for install.sh; DEB_VERSION (default <pyproject version>-1);
-# DEB_ONLY=<package> builds that one alone; DEB_COMPRESS (default zstd, which dpkg 1.21 reads).
+# Environment: PIP_PYTHON as for install.sh (the admin package); DEB_VERSION (default
+# <pyproject version>-1); DEB_ONLY="<package> ..." builds those alone; DEB_COMPRESS (default
+# zstd, which dpkg 1.21 reads; xz for older dpkg).
 set -eu
 OUT=${1:?output directory}
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,7 +28,7 @@ VERSION=${DEB_VERSION:-$UPSTREAM-1}
 ARCH=$(dpkg --print-architecture)
 PYTHON=${PYTHON:-/usr/bin/python3}
 export PYTHON
-# the reporter's wheels are for this python3's minor version, and for no other
+# the admin package's wheels are for this python3's minor version, and for no other
 PYDEPENDS=$("$PYTHON" -c 'import sys; v = sys.version_info; print(f"python3 (>= {v[0]}.{v[1]}~), python3 (<< {v[0]}.{v[1] + 1})")')
 rm -rf "$W"
 mkdir -p "$W/shlibs/debian"
@@ -38,8 +44,8 @@ shlibs() {	# ROOT: the Depends of the ELF files under ROOT (libraries bundled th
         sed -n 's/^shlibs:Depends=//p'
 }
 
-build() {	# PACKAGE PART
-    pkg=$1 root=$W/$1
+build() {	# PACKAGE PART ARCH
+    pkg=$1 root=$W/$1 arch=$3
     sh "$TOP/packaging/install.sh" "$2" "$root"
     doc=$root/usr/share/doc/$pkg
     sed "s/@VERSION@/$VERSION/" "$HERE/changelog" | gzip -9n > "$doc/changelog.Debian.gz"
@@ -54,7 +60,7 @@ build() {	# PACKAGE PART
         chmod 0755 "$root/DEBIAN/$s"
     done
     size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
-    sed -e "s/@VERSION@/$VERSION/" -e "s/@ARCH@/$ARCH/" -e "s/@SIZE@/$size/" \
+    sed -e "s/@VERSION@/$VERSION/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" \
         -e "s/@SHLIBS@/$(shlibs "$root")/" \
         -e "s/@PYDEPENDS@/$PYDEPENDS/" \
         "$HERE/$pkg/control" > "$root/DEBIAN/control"
@@ -62,12 +68,13 @@ build() {	# PACKAGE PART
         xargs -d '\n' md5sum) > "$root/DEBIAN/md5sums"
     chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"
     [ -f "$root/DEBIAN/conffiles" ] && chmod 0644 "$root/DEBIAN/conffiles"
-    deb=$OUT/${pkg}_${VERSION}_$ARCH.deb
+    deb=$OUT/${pkg}_${VERSION}_$arch.deb
     dpkg-deb --root-owner-group -Z"${DEB_COMPRESS:-zstd}" --build "$root" "$deb" >/dev/null
     echo "$deb"
 }
 
-for p in pcp-pmda-lustreclient:agent lustre-jobreport:reporter; do
-    [ -z "${DEB_ONLY:-}" ] || [ "$DEB_ONLY" = "${p%%:*}" ] && build "${p%%:*}" "${p#*:}"
+for p in pcp-pmda-lustreclient:agent:$ARCH lustre-jobreport:node:all lustre-jobreport-admin:admin:$ARCH; do
+    pkg=${p%%:*} rest=${p#*:}
+    case " ${DEB_ONLY:-$pkg} " in *" $pkg "*) build "$pkg" "${rest%%:*}" "${rest#*:}" ;; esac
 done
 rm -rf "$W"
