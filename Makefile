@@ -16,7 +16,7 @@ PY        := $(VENV)/bin/python
 SYSPYTHON := /usr/bin/python3
 STAMP     := $(VENV)/.installed
 
-.PHONY: all deps deps-test venv agent demo demo-compare test lint-imports test-packages bench clean \
+.PHONY: all deps deps-test venv agent demo demo-compare test lint-imports test-packages test-matrix bench clean \
 	install install-agent install-reporter install-admin deb rpm fuzz fuzz-diff fuzz-agent
 
 all: agent venv
@@ -27,7 +27,8 @@ deps:
 # What only the tests need: a browser to check the HTML report's charts; Slurm and munge for
 # the end-to-end scheduler-hook test (tests/slurm), which starts its own daemons.
 # rpm: rpmbuild, to build the RPMs of the package test (tests/packages).
-TEST_PKGS := chromium slurmctld slurmd slurm-client munge pcp-gui xvfb xauth rpm
+# debootstrap, iproute2: the package matrix's Debian roots and their network namespaces.
+TEST_PKGS := chromium slurmctld slurmd slurm-client munge pcp-gui xvfb xauth rpm debootstrap iproute2
 deps-test:
 	@scripts/install-deps.sh $(TEST_PKGS)
 
@@ -60,6 +61,7 @@ test: agent venv deps-test
 	$(PY) -m pytest -q tests
 	$(MAKE) -C pmda-lustre test-install
 	$(MAKE) test-packages
+	$(MAKE) test-matrix
 
 # The property tests (each states its cases for make test: tests/kit/proptest.py; the differential
 # test builds the agent's rules as a library, pmda-lustre's harness target) under hypothesis's
@@ -83,6 +85,13 @@ fuzz-agent:
 # last, never beside other agent tests; `pytest tests` alone skips it.
 test-packages: agent venv deps-test
 	LJR_TEST_PACKAGES=1 $(PY) -m pytest -q tests/packages
+
+# The agent, the node package and the hooks in a minimal root of each Debian release (11, 12,
+# 13) with its own PCP, Python, Slurm (tests/matrix/test_matrix.py). The roots are built once
+# from the package mirror and kept in LJR_ROOTS (a fresh machine builds them: a few minutes).
+LJR_ROOTS ?= /var/cache/lustre-jobreport/roots
+test-matrix: venv deps-test
+	LJR_TEST_MATRIX=1 LJR_ROOTS=$(LJR_ROOTS) $(PY) -m pytest -q -s tests/matrix
 
 # --- installing and packaging: one file layout (packaging/install.sh) for the .deb and the .rpm
 DESTDIR ?=

@@ -1,7 +1,7 @@
-"""Refuse a bundled directory holding anything but the meant libraries at their pinned versions:
+"""Refuse a bundled directory holding anything but the libraries of a pin file, at its versions:
 a library that is not pinned (a dependency pulled in) would change under us.
 
-    python3 packaging/check_bundled.py REQUIREMENTS DIR NAME...
+    python3 packaging/check_bundled.py PINS DIR
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ def norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def main(requirements: str, lib: str, meant: list[str]) -> int:
+def main(pin_file: str, lib: str) -> int:
     pins = {norm(line.split("==")[0]): line.split("==")[1].strip()
-            for line in open(requirements) if "==" in line and not line.startswith("#")}
-    wanted = {norm(n) for n in meant}
+            for line in open(pin_file) if "==" in line and not line.startswith("#")}
+    wanted = set(pins)
     found = set()
     for info in Path(lib).glob("*.dist-info"):
         name, version = info.name[:-len(".dist-info")].rsplit("-", 1)
@@ -34,4 +34,4 @@ def main(requirements: str, lib: str, meant: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[3:]))
+    sys.exit(main(sys.argv[1], sys.argv[2]))

@@ -17,13 +17,13 @@
 #        No bytecode: the package's installer compiles it for the python3 it finds (the .deb's
 #        postinst, the RPM's build), so one package serves every Python from 3.9 on.
 # admin  lustre-jobreport-admin, for the node that compacts records and runs compare: pyarrow
-#        and DuckDB at the versions of requirements.txt in a private directory (no distribution
-#        packages them; scipy is the distribution's), the simulator (lustre-sim, to try the
+#        and DuckDB at the versions of packaging/admin-bundle.txt in a private directory (no
+#        distribution packages them; scipy is the distribution's), the simulator (lustre-sim, to try the
 #        agent without a Lustre client) and the nightly compaction's systemd service and timer.
 #
 # Environment:
 #   PIP_PYTHON  admin: a Python with pip, of the same version as $PYTHON (it installs the
-#               wheels of requirements.txt; a different version would install unusable ones)
+#               wheels of admin-bundle.txt; a different version would install unusable ones)
 #   PYTHON      the interpreter the commands run (default /usr/bin/python3)
 #   UNITDIR     systemd units (default /lib/systemd/system, Debian's place)
 # The agent must be built (make agent) before.
@@ -101,9 +101,6 @@ node() {
     f 0644 "$TOP/packaging/copyright" "$doc/copyright"
 }
 
-# What the admin package bundles: those of the `records` extra's libraries (reporter/
-# pyproject.toml) that no distribution packages; the others (scipy) are the distribution's.
-ADMIN_BUNDLED="pyarrow duckdb"
 
 admin() {
     : "${PIP_PYTHON:?PIP_PYTHON: a python with pip, the version of $PYTHON}"
@@ -112,13 +109,11 @@ admin() {
     [ "$want" = "$have" ] || { echo "install.sh: PIP_PYTHON is Python $have, $PYTHON is $want" >&2; exit 1; }
     lib=$DESTDIR$ADMINDIR
     rm -rf "$lib"
-    # exactly the bundled libraries, at the versions of requirements.txt (the project's one place
-    # for pins); --no-deps: what they use beyond themselves (numpy) is the distribution's
-    # shellcheck disable=SC2086
+    # exactly the libraries of packaging/admin-bundle.txt at its versions; --no-deps: what they
+    # use beyond themselves (numpy) is the distribution's
     "$PIP_PYTHON" -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
-        --no-compile --no-deps --target "$lib" -c "$TOP/requirements.txt" $ADMIN_BUNDLED
-    # shellcheck disable=SC2086
-    "$PIP_PYTHON" "$TOP/packaging/check_bundled.py" "$TOP/requirements.txt" "$lib" $ADMIN_BUNDLED
+        --no-compile --no-deps --target "$lib" -r "$TOP/packaging/admin-bundle.txt"
+    "$PIP_PYTHON" "$TOP/packaging/check_bundled.py" "$TOP/packaging/admin-bundle.txt" "$lib"
     # their command-line scripts name the build's Python, and their man pages are not ours
     rm -rf "${lib:?}/bin" "${lib:?}/share"
     package_tree "$TOP/sim" lustre_sim "$ADMINDIR"

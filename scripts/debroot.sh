@@ -3,7 +3,10 @@
 # own Python and the libraries the node side uses (numpy, Jinja2, matplotlib, a TOML reader where
 # Python has none, PCP and its Python bindings), for running the node side on that release.
 #
-#   scripts/debroot.sh RELEASE DIR        e.g. scripts/debroot.sh bullseye /work/cache/roots/bullseye
+#   scripts/debroot.sh RELEASE DIR [PACKAGE...]    e.g. scripts/debroot.sh bullseye /var/cache/roots/bullseye
+#
+# PACKAGEs: more of the release's packages to install in the root (the package matrix's build and
+# test tools); they are part of the stamp.
 #
 # Idempotent and cacheable: a finished root carries a stamp naming what it was built with and is
 # reused as it is; an unfinished one (DIR.part) is thrown away and built anew. The root is built in
@@ -14,9 +17,11 @@
 # does on the host, a no-op systemctl comes first on PATH, and policy-rc.d forbids starting any.
 set -euo pipefail
 
-usage() { echo "usage: $0 RELEASE DIR" >&2; exit 2; }
-[[ $# -eq 2 ]] || usage
+usage() { echo "usage: $0 RELEASE DIR [PACKAGE...]" >&2; exit 2; }
+[[ $# -ge 2 ]] || usage
 release=$1 dir=${2%/}
+shift 2
+extra=("$@")
 
 # The TOML reader: Python 3.11 has tomllib; bullseye's 3.9 needs python3-toml.
 pkgs=(python3 python3-numpy python3-jinja2 python3-matplotlib python3-pcp pcp)
@@ -35,11 +40,21 @@ host_mirror() {
 mirror=${MIRROR:-$(host_mirror)}
 [[ -n $mirror ]] || { echo "debroot: no Debian mirror in /etc/apt: set MIRROR=URL" >&2; exit 1; }
 
-stamp="$release ${pkgs[*]}"
+# one builder of a root at a time; a second waits, then finds it built
+mkdir -p "$(dirname "$dir")"
+exec 9>"$dir.lock"
+flock 9
+
+stamp="$release ${pkgs[*]}${extra[*]:+ + ${extra[*]}}"
 if [[ -f $dir/.debroot-stamp && $(cat "$dir/.debroot-stamp") == "$stamp" ]]; then
     exit 0
 fi
-[[ -e $dir ]] && { echo "debroot: $dir exists but is not a root built for: $stamp" >&2; exit 1; }
+if [[ -f $dir/.debroot-stamp ]]; then
+    # a root this script built for another release or other packages: built anew
+    echo "debroot: $dir was built for: $(cat "$dir/.debroot-stamp"); rebuilding it"
+    rm -rf "$dir"
+fi
+[[ -e $dir ]] && { echo "debroot: $dir exists but is not a root this script built" >&2; exit 1; }
 [[ $(id -u) -eq 0 ]] || { echo "debroot: run as root (debootstrap and chroot need it)" >&2; exit 1; }
 command -v debootstrap >/dev/null || { echo "debroot: debootstrap missing (scripts/install-deps.sh debootstrap)" >&2; exit 1; }
 
@@ -67,10 +82,10 @@ in_root() {
 }
 mount -t proc proc "$part/proc"
 trap 'umount "$part/proc" 2>/dev/null || true' EXIT
-in_root apt-get install -y -q --no-install-recommends python3-pcp pcp >>"$part.log" 2>&1 || true
+in_root apt-get install -y -q --no-install-recommends python3-pcp pcp "${extra[@]}" >>"$part.log" 2>&1 || true
 in_root dpkg --configure -a >>"$part.log" 2>&1 \
     || { echo "debroot: packages failed to configure, see $part.log" >&2; exit 1; }
-for p in "${pkgs[@]}"; do
+for p in "${pkgs[@]}" "${extra[@]}"; do
     st=$(in_root dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
     [[ $st == ii* ]] || { echo "debroot: $p not installed in $part, see $part.log" >&2; exit 1; }
 done

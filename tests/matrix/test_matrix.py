@@ -1,0 +1,163 @@
+"""The package matrix (`make test-matrix`, run by `make test` after the package test): the agent,
+the node package and the hooks on each Debian release a Lustre client site may run, with that
+release's own PCP, Python and libraries, in a minimal root of the release.
+
+For each release (Debian 11 bullseye: Python 3.9, PCP 5.2; 12 bookworm: 3.11, PCP 6.0; 13 trixie:
+3.13, PCP 6.3):
+1. scripts/matrix-roots.sh builds the roots once, in parallel (debootstrap from this machine's
+   mirror, with the build and test tools) and keeps them in LJR_ROOTS; each run works on an
+   overlay of its root, so the cached root stays as built and a run leaves nothing behind.
+2. The tree's files are copied in; in the root, the agent is built against the release's PCP and
+   its unit, dbpmda, PMNS, missing-file and job-view tests run (pmda-lustre's Makefile).
+3. tests/packages/test_packages.py runs in the root, on its python3 and pytest: the agent's and
+   the node's .debs built there, installed with apt-get, the agent's ./Install under the root's
+   pmcd on a simulated client, an Enzo job through the installed hooks under the release's Slurm
+   with the exact numbers in its record, upgrade, remove and purge. On bookworm, whose python3 is
+   this machine's, the admin .deb built here goes in too (`records compact`).
+Each root runs in its own PID and network namespaces (unshare): its pmcd, Slurm and munge see
+only themselves (PCP's scripts act on processes by name), bind their ports apart from this
+machine's, and all end with the namespace.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from kit.hookkit import REPO, is_root
+
+pytestmark = [pytest.mark.skipif(os.environ.get("LJR_TEST_MATRIX") != "1",
+                                 reason="builds Debian roots and installs into them: make test-matrix"),
+              pytest.mark.skipif(not is_root(), reason="debootstrap, chroot and unshare need root (CI is)")]
+
+RELEASES = os.environ.get("LJR_MATRIX_RELEASES", "bullseye bookworm trixie").split()
+ROOTS = Path(os.environ.get("LJR_ROOTS", "/var/cache/lustre-jobreport/roots"))
+# The agent's tests that need no system pmcd (test-install does: the package test covers it)
+AGENT_TESTS = "default harness test-unit test-pmns test-dbpmda test-missing test-cache test-pmcd test-jobs"
+HOST_PYTHON = "%d.%d" % sys.version_info[:2]
+
+
+def host(*cmd: str, timeout: float = 1800, check: bool = True, **kw) -> subprocess.CompletedProcess:
+    proc = subprocess.run(list(cmd), capture_output=True, text=True, timeout=timeout, **kw)
+    if check:
+        assert proc.returncode == 0, f"{cmd}: exit {proc.returncode}\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    return proc
+
+
+class Root:
+    """An overlay of a cached release root, with the tree's files in /src."""
+
+    def __init__(self, release: str, base: Path, work: Path):
+        self.release, self.base, self.work = release, base, work
+        self.path = work / "merged"
+
+    def mount(self) -> None:
+        for d in ("upper", "ovlwork", "merged"):
+            (self.work / d).mkdir()
+        host("mount", "-t", "overlay", "overlay", "-o",
+             f"lowerdir={self.base},upperdir={self.work / 'upper'},workdir={self.work / 'ovlwork'}", str(self.path))
+
+    def unmount(self) -> None:
+        host("umount", "-l", str(self.path), check=False)
+
+    def copy_tree(self) -> None:
+        """The tree's files as a fresh clone has them (tracked, and new ones not ignored), no
+        build products."""
+        files = host("git", "-C", str(REPO), "ls-files", "-co", "--exclude-standard", "-z").stdout
+        src = self.path / "src"
+        src.mkdir()
+        host("tar", "-C", str(REPO), "--null", "-T", "-", "-cf", str(self.work / "tree.tar"), input=files)
+        host("tar", "-C", str(src), "-xf", str(self.work / "tree.tar"))
+
+    def run(self, script: str, *, env: dict[str, str] | None = None, network: bool = False,
+            timeout: float = 1800) -> subprocess.CompletedProcess:
+        """SCRIPT (sh) in /src of the root, in new PID (and, unless NETWORK, network) namespaces
+        with their own /proc; a clean environment."""
+        variables = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "HOME": "/root",
+                     "DEBIAN_FRONTEND": "noninteractive", **(env or {})}
+        inner = ["chroot", str(self.path), "/usr/bin/env", "-i",
+                 *(f"{k}={v}" for k, v in variables.items()), "/bin/sh", "-c", f"cd /src && {script}"]
+        ns = ["unshare", "--pid", "--fork", f"--mount-proc={self.path}/proc"]
+        if not network:
+            ns.append("--net")
+            # the new network namespace's loopback starts down: up, by this machine's ip, then in
+            inner = ["/bin/sh", "-c", 'ip link set lo up && exec "$@"', "sh", *inner]
+        t0 = time.monotonic()
+        proc = subprocess.run(ns + inner, capture_output=True, text=True, timeout=timeout)
+        proc.seconds = time.monotonic() - t0
+        return proc
+
+
+@pytest.fixture(scope="module")
+def roots() -> Path:
+    """The releases' roots, built in parallel by scripts/matrix-roots.sh where not cached."""
+    t0 = time.monotonic()
+    host("bash", str(REPO / "scripts" / "matrix-roots.sh"), *RELEASES, env=dict(os.environ, LJR_ROOTS=str(ROOTS)))
+    print(f"\nmatrix: roots of {', '.join(RELEASES)} ready in {time.monotonic() - t0:.0f} s ({ROOTS})")
+    return ROOTS
+
+
+@pytest.fixture(scope="module")
+def admin_deb():
+    """The admin package built on this machine: for the release whose python3 is this one's."""
+    with tempfile.TemporaryDirectory(prefix="ljr-matrix-admin-") as out:
+        env = dict(os.environ, PIP_PYTHON=sys.executable, DEB_ONLY="lustre-jobreport-admin", DEB_COMPRESS="xz")
+        built = host("sh", str(REPO / "packaging" / "deb" / "build.sh"), out, env=env, timeout=900).stdout.split()
+        yield Path(built[-1])
+
+
+@pytest.fixture(scope="module", params=RELEASES)
+def root(request, roots, admin_deb):
+    release = request.param
+    base = roots / release
+    with tempfile.TemporaryDirectory(prefix=f"ljr-matrix-{release}-", dir="/var/tmp") as work:
+        r = Root(release, base, Path(work))
+        r.mount()
+        try:
+            r.copy_tree()
+            r.python = r.run("python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'").stdout.strip()
+            r.admin = None
+            if r.python == HOST_PYTHON:
+                r.admin = "/src/" + admin_deb.name
+                shutil.copy(admin_deb, r.path / "src")
+            r.versions = r.run("dpkg-query -W -f='${Package} ${Version}\\n' python3 python3-numpy python3-jinja2 "
+                               "python3-matplotlib pcp slurmd python3-hostlist 2>/dev/null").stdout
+            print(f"\nmatrix: {release}: " + "; ".join(r.versions.splitlines()))
+            yield r
+        finally:
+            r.unmount()
+
+
+def report(proc: subprocess.CompletedProcess, what: str) -> str:
+    return f"{what}: exit {proc.returncode} after {proc.seconds:.0f} s\n{proc.stdout[-6000:]}\n{proc.stderr[-4000:]}"
+
+
+def test_the_agent_builds_against_the_release_pcp_and_passes_its_tests(root):
+    proc = root.run(f"make -s -C pmda-lustre {AGENT_TESTS}")
+    assert proc.returncode == 0, report(proc, f"{root.release}: the agent's tests")
+    assert "pmda-lustre: all tests passed" in proc.stdout or "passed" in proc.stdout, proc.stdout[-2000:]
+    print(f"\nmatrix: {root.release}: agent built and tested in {proc.seconds:.0f} s")
+
+
+def test_the_packages_install_and_a_slurm_job_gets_its_report(root):
+    env = {"LJR_TEST_PACKAGES": "1", "LJR_MATRIX_RELEASE": root.release, "PYTHONPATH": "/src/tests:/src/sim:/src/reporter"}
+    if root.admin:
+        env["LJR_ADMIN_DEB"] = root.admin
+    # pytest 6 (Debian 11) knows no `pythonpath` ini key: PYTHONPATH; tests/conftest.py's
+    # hypothesis profiles are not needed here
+    proc = root.run("python3 -m pytest -q -s -p no:cacheprovider --noconftest tests/packages/test_packages.py",
+                    env=env)
+    assert proc.returncode == 0, report(proc, f"{root.release}: the package test")
+    passed = re.search(r"(\d+) passed", proc.stdout)
+    assert passed and int(passed.group(1)) >= 7, proc.stdout[-3000:]
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("packages:")]
+    print(f"\nmatrix: {root.release}: package test {passed.group(0)} in {proc.seconds:.0f} s\n" + "\n".join(lines))
