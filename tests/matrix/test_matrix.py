@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -68,6 +69,12 @@ class Root:
 
     def unmount(self) -> None:
         host("umount", "-l", str(self.path), check=False)
+
+    def name_this_host(self) -> None:
+        """The root shares this machine's host name (UTS namespace): resolvable there too, as on
+        a real node, where pmcd's "local:*" access and Slurm's node name rely on it."""
+        with open(self.path / "etc" / "hosts", "a") as hosts:
+            hosts.write(f"127.0.0.1\t{socket.gethostname()}\n")
 
     def copy_tree(self) -> None:
         """The tree's files as a fresh clone has them (tracked, and new ones not ignored), no
@@ -123,6 +130,7 @@ def root(request, roots, admin_deb):
         r = Root(release, base, Path(work))
         r.mount()
         try:
+            r.name_this_host()
             r.copy_tree()
             r.python = r.run("python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'").stdout.strip()
             r.admin = None
