@@ -26,9 +26,9 @@ deps:
 
 # What only the tests need: a browser to check the HTML report's charts; Slurm and munge for
 # the end-to-end scheduler-hook test (tests/slurm), which starts its own daemons.
-# rpm: rpmbuild, to build the RPMs of the package test (tests/packages).
+# rpm: rpmbuild, to build the RPMs of the package test (tests/packages); rpmlint, which checks them.
 # debootstrap, iproute2: the package matrix's Debian roots and their network namespaces.
-TEST_PKGS := chromium slurmctld slurmd slurm-client munge pcp-gui xvfb xauth rpm debootstrap iproute2
+TEST_PKGS := chromium slurmctld slurmd slurm-client munge pcp-gui xvfb xauth rpm rpmlint debootstrap iproute2
 deps-test:
 	@scripts/install-deps.sh $(TEST_PKGS)
 
@@ -108,8 +108,9 @@ install-admin: venv
 deb: agent venv
 	PIP_PYTHON=$(CURDIR)/$(PY) sh packaging/deb/build.sh $(PKGDIR)
 
-# The spec builds the agent and its own Python packages from a tarball of the tree: rpmbuild
-# (Debian's rpm) and the agent's build dependencies, not this tree's build or venv.
+# The specs build the agent and take the node package's files from a tarball of the tree:
+# rpmbuild (Debian's rpm) and the agent's build dependencies, not this tree's build or venv.
+# The RPMs in $(PKGDIR), their source RPMs in $(PKGDIR)/srpm (EL hosts rebuild those).
 rpm: deps
 	@scripts/install-deps.sh rpm
 	sh packaging/rpm/build.sh $(PKGDIR)

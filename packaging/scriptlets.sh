@@ -1,6 +1,6 @@
 # What the packages do when installed, upgraded and removed: shell functions that both the
 # Debian maintainer scripts (packaging/deb/<package>/<script>, which call them by dpkg's
-# arguments) and the RPM scriptlets (packaging/rpm/lustre-jobreport.spec, by rpm's counts)
+# arguments) and the RPM scriptlets (packaging/rpm/*.spec.in, by rpm's counts)
 # include, so the two formats do the same things. POSIX sh; nothing here fails the package
 # operation.
 

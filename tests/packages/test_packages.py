@@ -61,6 +61,9 @@ PKGS = (AGENT, NODE) if MATRIX_RELEASE and not ADMIN_DEB else (AGENT, NODE, ADMI
 SYSTEMCTL = shutil.which("systemctl") is not None
 # dpkg 1.20 (Debian 11) reads no zstd: xz, which every dpkg reads
 DEB_COMPRESS = "xz" if MATRIX_RELEASE else "zstd"
+# The RPMs: the agent and the node package; no admin RPM (pyarrow and DuckDB are in no EL
+# repository: the admin side is a Python 3.10+ venv there, docs/admin.md)
+RPM_PKGS = (AGENT, NODE)
 UPSTREAM = re.search(r'^version = "(.*)"$', (REPO / "reporter" / "pyproject.toml").read_text(), re.M).group(1)
 ENV = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""), DEBIAN_FRONTEND="noninteractive")
 # What the comparison of the system before and after looks at: everything a package or the
@@ -140,7 +143,7 @@ def built():
         print(f"\npackages: .debs built in {t_deb:.1f} s, RPMs in {t_rpm:.1f} s; MiB: {sizes}")
         yield SimpleNamespace(dir=out, debs={pkg: Path(next(d for d in debs if Path(d).name.startswith(pkg + "_")))
                                              for pkg in PKGS},
-                              rpms={pkg: Path(r) for pkg in PKGS for r in rpms
+                              rpms={pkg: Path(r) for pkg in RPM_PKGS for r in rpms
                                     if Path(r).name.startswith(pkg + f"-{UPSTREAM}")},
                               upgrade=Path(upgrade[0]))
 
@@ -167,25 +170,44 @@ def rpm_entries(rpm: Path) -> dict[str, tuple[str, int]]:
     return out
 
 
+REPORTER_PYTHON_DIR = "/usr/lib/lustre-jobreport/python/"
+
+
+def rpm_bytecode(path: str) -> bool:
+    """What the node RPM adds by itself: the bytecode of its code, compiled at build
+    (%py_byte_compile), where the .deb's postinst compiles it on the node."""
+    return path.startswith(REPORTER_PYTHON_DIR) and "/__pycache__" in path
+
+
 def test_the_rpms_hold_the_files_of_the_debs(built):
     """Same layout: every file and symlink with its mode, the same conffiles (%config), the RPM's
-    own directories among the .deb's. Two differences by design: Debian's changelog.Debian.gz,
-    and systemd units in /lib/systemd/system (Debian 12) against %{_unitdir} — the same
-    directory on a merged /usr."""
+    directories among the .deb's and the packages' own all in the RPM. What each format adds by itself is left out: Debian's
+    changelog.Debian.gz, the node RPM's bytecode (checked to be there for each module)."""
     if not built.rpms:
         pytest.skip("no RPMs are built in the matrix's Debian roots")
-    for pkg in built.rpms:
+    for pkg in RPM_PKGS:
         deb, rpm = deb_entries(built.debs[pkg]), rpm_entries(built.rpms[pkg])
-        deb_files = {p.replace("/lib/systemd/", "/usr/lib/systemd/", 1) if p.startswith("/lib/systemd/") else p: e
-                     for p, e in deb.items() if e[0] != "d" and p != f"/usr/share/doc/{pkg}/changelog.Debian.gz"}
-        rpm_files = {p: e for p, e in rpm.items() if e[0] != "d"}
+        deb_files = {p: e for p, e in deb.items() if e[0] != "d" and p != f"/usr/share/doc/{pkg}/changelog.Debian.gz"}
+        rpm_files = {p: e for p, e in rpm.items() if e[0] != "d" and not rpm_bytecode(p)}
         assert set(deb_files) == set(rpm_files), (pkg, sorted(set(deb_files) ^ set(rpm_files))[:20])
         modes = {p for p in deb_files if deb_files[p][0] != "l" and deb_files[p] != rpm_files[p]}
         assert not modes, (pkg, [(p, deb_files[p], rpm_files[p]) for p in sorted(modes)[:10]])
-        assert {p for p, e in rpm.items() if e[0] == "d"} <= set(deb), pkg
+        rpm_dirs = {p for p, e in rpm.items() if e[0] == "d" and not rpm_bytecode(p)}
+        assert rpm_dirs <= set(deb), pkg
+        # and owns its own directories, every one down to the deepest (rpm -qf names the package)
+        assert {p for p, e in deb.items() if e[0] == "d" and "lustre" in p} <= rpm_dirs, pkg
         conffiles = run("dpkg-deb", "--info", str(built.debs[pkg]), "conffiles").stdout.split()
         assert sorted(conffiles) == sorted(run("rpm", "-qpc", str(built.rpms[pkg])).stdout.split()), pkg
         assert conffiles and all(c.startswith("/etc/") for c in conffiles)
+    # the node package holds every module of the reporter and its templates, and the RPM each
+    # module's bytecode
+    tree = REPO / "reporter"
+    code = {REPORTER_PYTHON_DIR + str(f.relative_to(tree)) for f in (tree / "lustre_jobreport").rglob("*")
+            if f.suffix in (".py", ".j2") and "__pycache__" not in f.parts}
+    assert code and code <= set(deb_entries(built.debs["lustre-jobreport"]))
+    compiled = {re.sub(r"/__pycache__/([^/]+)\.cpython-\d+\.pyc$", r"/\1.py", p)
+                for p in rpm_entries(built.rpms["lustre-jobreport"]) if rpm_bytecode(p)}
+    assert {p for p in code if p.endswith(".py")} <= compiled
     # both formats run the same scriptlet functions at the same points
     deb_prerm = run("dpkg-deb", "--info", str(built.debs["pcp-pmda-lustreclient"]), "prerm").stdout
     rpm_scripts = run("rpm", "-qp", "--scripts", str(built.rpms["pcp-pmda-lustreclient"])).stdout
