@@ -3,7 +3,8 @@
 #   make demo-compare - a simulated cluster's Lustre upgrade caught by `lustre-jobreport compare`
 #   make test   - install what is missing, run every test (C unit, dbpmda golden, pytest)
 #   make bench  - performance figures (see bench/)
-#   make deb    - the Debian packages in build/packages: agent, node, admin (make rpm: the RPMs)
+#   make deb    - the agent's and the node's .debs in build/packages (make deb-admin: the admin
+#                 node's; make rpm: the RPMs)
 #   make test-packages - build both, install the .debs for real, run a Slurm job, remove them
 #   make fuzz   - long randomized runs (not part of make test): fuzz-diff, the property tests (the
 #                 diff rules, their C twin against them, left-out values, record counts) with
@@ -17,7 +18,7 @@ SYSPYTHON := /usr/bin/python3
 STAMP     := $(VENV)/.installed
 
 .PHONY: all deps deps-test venv agent demo demo-compare test lint-imports test-packages test-matrix bench clean \
-	install install-agent install-reporter install-admin deb rpm fuzz fuzz-diff fuzz-agent
+	install install-agent install-reporter install-admin deb deb-admin rpm fuzz fuzz-diff fuzz-agent
 
 all: agent venv
 
@@ -105,8 +106,12 @@ install-reporter:
 	/usr/bin/python3 -m compileall -q --invalidation-mode unchecked-hash "$(or $(DESTDIR),/)usr/lib/lustre-jobreport/python"
 install-admin: venv
 	PIP_PYTHON=$(CURDIR)/$(PY) sh packaging/install.sh admin "$(or $(DESTDIR),/)"
-deb: agent venv
-	PIP_PYTHON=$(CURDIR)/$(PY) sh packaging/deb/build.sh $(PKGDIR)
+# deb: what every compute node gets, the agent's package (against this machine's PCP) and the
+# node's (the same on every release); deb-admin: the admin node's, for this machine's python3
+deb: agent
+	DEB_ONLY="pcp-pmda-lustreclient lustre-jobreport" sh packaging/deb/build.sh $(PKGDIR)
+deb-admin: venv
+	DEB_ONLY=lustre-jobreport-admin PIP_PYTHON=$(CURDIR)/$(PY) sh packaging/deb/build.sh $(PKGDIR)
 
 # The specs build the agent and take the node package's files from a tarball of the tree:
 # rpmbuild (Debian's rpm) and the agent's build dependencies, not this tree's build or venv.

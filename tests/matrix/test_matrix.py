@@ -36,9 +36,16 @@ import pytest
 
 from kit.hookkit import REPO, is_root
 
-pytestmark = [pytest.mark.skipif(os.environ.get("LJR_TEST_MATRIX") != "1",
-                                 reason="builds Debian roots and installs into them: make test-matrix"),
-              pytest.mark.skipif(not is_root(), reason="debootstrap, chroot and unshare need root (CI is)")]
+# what builds roots and runs in them: only when asked for (make test-matrix), as root
+in_roots = [pytest.mark.skipif(os.environ.get("LJR_TEST_MATRIX") != "1",
+                               reason="builds Debian roots and installs into them: make test-matrix"),
+            pytest.mark.skipif(not is_root(), reason="debootstrap, chroot and unshare need root (CI is)")]
+
+
+def matrix(test):
+    for mark in in_roots:
+        test = mark(test)
+    return test
 
 RELEASES = os.environ.get("LJR_MATRIX_RELEASES", "bullseye bookworm trixie").split()
 ROOTS = Path(os.environ.get("LJR_ROOTS", "/var/cache/lustre-jobreport/roots"))
@@ -149,6 +156,7 @@ def report(proc: subprocess.CompletedProcess, what: str) -> str:
     return f"{what}: exit {proc.returncode} after {proc.seconds:.0f} s\n{proc.stdout[-6000:]}\n{proc.stderr[-4000:]}"
 
 
+@matrix
 def test_the_agent_builds_against_the_release_pcp_and_passes_its_tests(root):
     proc = root.run(f"make -s -C pmda-lustre {AGENT_TESTS}")
     assert proc.returncode == 0, report(proc, f"{root.release}: the agent's tests")
@@ -156,6 +164,7 @@ def test_the_agent_builds_against_the_release_pcp_and_passes_its_tests(root):
     print(f"\nmatrix: {root.release}: agent built and tested in {proc.seconds:.0f} s")
 
 
+@matrix
 def test_the_packages_install_and_a_slurm_job_gets_its_report(root):
     env = {"LJR_TEST_PACKAGES": "1", "LJR_MATRIX_RELEASE": root.release, "PYTHONPATH": "/src/tests:/src/sim:/src/reporter"}
     if root.admin:
@@ -169,3 +178,45 @@ def test_the_packages_install_and_a_slurm_job_gets_its_report(root):
     assert passed and int(passed.group(1)) >= 7, proc.stdout[-3000:]
     lines = [l for l in proc.stdout.splitlines() if l.startswith("packages:")]
     print(f"\nmatrix: {root.release}: package test {passed.group(0)} in {proc.seconds:.0f} s\n" + "\n".join(lines))
+
+
+# --- the administrator's guide, as written ------------------------------------------------------
+
+GUIDE = REPO / "docs" / "admin.md"
+
+
+def guide_blocks() -> dict[str, str]:
+    """The shell blocks of docs/admin.md marked `<!-- guide-test: NAME -->`, by name."""
+    return dict(re.findall(r"^<!-- guide-test: ([\w-]+) -->\n```sh\n(.*?)^```$", GUIDE.read_text(), re.M | re.S))
+
+
+def test_the_guide_marks_the_blocks_this_test_runs():
+    assert set(guide_blocks()) == {"install-node", "install-admin", "agent", "agent-on-simulator"}
+
+
+@matrix
+def test_a_new_admin_follows_the_guide(root):
+    """A fresh overlay of the root (the package test's purge left it as built), then docs/admin.md's
+    blocks as written, each after the one before, in one shell: build and install the node's
+    packages, start pmcd and ./Install the agent (no Lustre client here: the guide says what
+    pminfo answers then), and where the admin package is (it carries the simulator) the agent on
+    a simulated client. `make deb-admin` is the one block not run in a root (it needs the venv's
+    pip and the package index): the host's admin .deb stands for its output."""
+    blocks = guide_blocks()
+    steps = [("install-node", blocks["install-node"]), ("agent", blocks["agent"])]
+    if root.admin:
+        os.makedirs(root.path / "src" / "build" / "packages", exist_ok=True)
+        shutil.copy(root.path / root.admin.lstrip("/"), root.path / "src" / "build" / "packages")
+        admin_install = [l for l in blocks["install-admin"].splitlines() if not l.startswith("make deb-admin")]
+        steps += [("install-admin", "\n".join(admin_install)), ("agent-on-simulator", blocks["agent-on-simulator"])]
+    script = "set -e\n" + "".join(f"echo '=== {name}'\ncd /src\n{text}\n" for name, text in steps)
+    proc = root.run(script, env={"DEBIAN_FRONTEND": "noninteractive"})
+    assert proc.returncode == 0, report(proc, f"{root.release}: the guide")
+    out = dict(re.findall(r"^=== ([\w-]+)\n(.*?)(?=^=== |\Z)", proc.stdout, re.M | re.S))
+    assert re.search(r"Check lustreclient metrics have appeared \.\.\. \d+ metrics", out["agent"]), out["agent"]
+    # no Lustre here: what the guide says pminfo answers on such a node
+    assert re.search(r"lustreclient\.version\n\s*No value\(s\) available!", out["agent"]), out["agent"]
+    if root.admin:
+        sim = out["agent-on-simulator"]
+        assert re.search(r'lustreclient\.llite\.mount_id\n\s*inst \[\d+ or "scratch[^"]*"\] value "scratch', sim), sim
+    print(f"\nmatrix: {root.release}: the guide's blocks {', '.join(n for n, _ in steps)} ran in {proc.seconds:.0f} s")
