@@ -5,6 +5,7 @@
 #   make bench  - performance figures (see bench/)
 #   make deb    - the agent's and the node's .debs in build/packages (make deb-admin: the admin
 #                 node's; make rpm: the RPMs)
+#   make wheel  - the reporter's and the simulator's wheels in build/wheels (pip install elsewhere)
 #   make test-packages - build both, install the .debs for real, run a Slurm job, remove them
 #   make fuzz   - long randomized runs (not part of make test): fuzz-diff, the property tests (the
 #                 diff rules, their C twin against them, left-out values, record counts) with
@@ -18,7 +19,7 @@ SYSPYTHON := /usr/bin/python3
 STAMP     := $(VENV)/.installed
 
 .PHONY: all deps deps-test venv agent demo demo-compare test lint-imports test-packages test-matrix bench clean \
-	install install-agent install-reporter install-admin deb deb-admin rpm fuzz fuzz-diff fuzz-agent
+	install install-agent install-reporter install-admin deb deb-admin rpm wheel fuzz fuzz-diff fuzz-agent
 
 all: agent venv
 
@@ -119,6 +120,24 @@ deb-admin: venv
 rpm: deps
 	@scripts/install-deps.sh rpm
 	sh packaging/rpm/build.sh $(PKGDIR)
+
+# The wheels for `pip install` where no package fits (docs/admin.md, "Installing with pip"):
+# lustre_jobreport-VERSION-py3-none-any.whl and lustre_sim-VERSION-py3-none-any.whl, built with the
+# venv's pip, setuptools and wheel (pinned in requirements.txt) from a copy of reporter/ and sim/
+# without what earlier builds and runs left there (build/, *.egg-info, __pycache__), dated by the
+# last commit: the same tree gives the same bytes. tests/packages/wheelcheck.py installs them.
+WHEELDIR := build/wheels
+WHEELSRC := build/wheel-src
+wheel: venv
+	rm -rf $(WHEELSRC) $(WHEELDIR)/lustre_jobreport-*.whl $(WHEELDIR)/lustre_sim-*.whl
+	mkdir -p $(WHEELSRC) $(WHEELDIR)
+	tar -cf - --exclude=build --exclude='*.egg-info' --exclude=__pycache__ --exclude='*.pyc' reporter sim \
+	    | tar -xf - -C $(WHEELSRC)
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 315532800) \
+	    $(PY) -m pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation \
+	    -w $(WHEELDIR) $(WHEELSRC)/reporter $(WHEELSRC)/sim
+	rm -rf $(WHEELSRC)
+	@ls $(WHEELDIR)/lustre_jobreport-*.whl $(WHEELDIR)/lustre_sim-*.whl
 
 # Performance figures as ratios against a floor or peer measured in the same run.
 bench: agent venv
