@@ -5,13 +5,17 @@ library, the own expansion is the one the CLI uses."""
 import subprocess
 import sys
 
-import hostlist
 import pytest
 from hypothesis import example, given, strategies as st
 
 from kit.blockimport import env_without
 from kit.proptest import runs
 from lustre_jobreport.acquire import hostnames
+
+try:
+    import hostlist
+except ImportError:          # as on Debian 11: the own expansion still serves (the last test)
+    hostlist = None
 
 # pieces that make valid lists and every way of breaking one
 TOKENS = ["n", "gpu", "r", "-ib", ".", "_", "0", "7", "01", "010", "-", ",", "[", "]", "[]", "[,]",
@@ -39,6 +43,7 @@ def own(nodelist):
         return None
 
 
+@pytest.mark.skipif(hostlist is None, reason="python-hostlist is not installed: nothing to compare with")
 @runs(3000)
 @given(NODE_LISTS)
 @example("node[01-04,7],gpu1")
