@@ -19,7 +19,6 @@ the prolog imports it.
 from __future__ import annotations
 
 import re
-from typing import Callable, List
 
 try:
     import hostlist as _library
@@ -33,19 +32,15 @@ _NOT_IN_A_NAME = re.compile(r"[\x00-\x20\x7f-\x9f\s]")
 
 
 class BadNodeList(ValueError):
-    """The node list does not follow the grammar (the message says where it went wrong)."""
+    """The node list does not follow the grammar (the message says what is wrong with it)."""
 
 
-def expand(nodelist: str) -> List[str]:
+def expand(nodelist: str) -> list[str]:
     """The hosts of a scheduler node list, in order, each once; BadNodeList if it is not one."""
     bad = _NOT_IN_A_NAME.search(nodelist)
     if bad:
         raise BadNodeList(f"a host name cannot hold {bad.group()!r}")
-    return _expansion()(nodelist)
-
-
-def _expansion() -> Callable[[str], List[str]]:
-    return _library_expand if _library is not None else expand_own
+    return _library_expand(nodelist) if _library is not None else expand_own(nodelist)
 
 
 def using_library() -> bool:
@@ -53,22 +48,22 @@ def using_library() -> bool:
     return _library is not None
 
 
-def _library_expand(nodelist: str) -> List[str]:
+def _library_expand(nodelist: str) -> list[str]:
     try:
         return _library.expand_hostlist(nodelist)
     except (_library.BadHostlist, ValueError) as exc:   # ValueError: a number too long for int()
         raise BadNodeList(str(exc)) from None
 
 
-def expand_own(nodelist: str) -> List[str]:
+def expand_own(nodelist: str) -> list[str]:
     """python-hostlist's expand_hostlist(nodelist) without the library."""
-    hosts: List[str] = []
+    hosts: list[str] = []
     for part in _top_level_parts(nodelist):
         hosts.extend(_expand_part(part))
     return list(dict.fromkeys(hosts))
 
 
-def _top_level_parts(nodelist: str) -> List[str]:
+def _top_level_parts(nodelist: str) -> list[str]:
     """Split at commas outside brackets; non-empty parts only. Checks the brackets."""
     parts, current, depth = [], [], 0
     for c in nodelist:
@@ -91,7 +86,7 @@ def _top_level_parts(nodelist: str) -> List[str]:
     return [p for p in parts if p]
 
 
-def _expand_part(part: str) -> List[str]:
+def _expand_part(part: str) -> list[str]:
     """One part: text and bracket groups, every combination, the leftmost group slowest."""
     hosts = [""]
     for text, group in reversed(_segments(part)):
@@ -102,7 +97,7 @@ def _expand_part(part: str) -> List[str]:
     return hosts
 
 
-def _segments(part: str) -> List[tuple]:
+def _segments(part: str) -> list[tuple[str, str | None]]:
     """(text, group) pairs in order: the text before each bracket group and the group's inside
     (None after the last group). Brackets are balanced and flat here."""
     segments = []
@@ -117,14 +112,14 @@ def _segments(part: str) -> List[tuple]:
     return segments
 
 
-def _expand_group(group: str) -> List[str]:
-    numbers: List[str] = []
+def _expand_group(group: str) -> list[str]:
+    numbers: list[str] = []
     for item in group.split(","):
         numbers.extend(_expand_range(item))
     return numbers
 
 
-def _expand_range(item: str) -> List[str]:
+def _expand_range(item: str) -> list[str]:
     if _NUMBER.fullmatch(item):
         return [item]
     m = _RANGE.fullmatch(item)
