@@ -2,14 +2,17 @@
 records (add, compact) and compare.
 
 Errors the user can act on (bad files, bad config) print one line and exit 2, never a traceback;
-so does running out of memory (a snapshot within the caps, read under a ulimit). Every line
-printed to standard error shows its hidden characters as escapes (textsafe.escaped): they echo
-names and texts from files. The snapshot path imports no Jinja2: it runs in job prologs.
+so does running out of memory (a snapshot within the caps, read under a ulimit), and so does an
+admin-side command (records add and compact, compare) on a node without the admin's libraries
+(pyarrow, DuckDB, scipy: it names those missing and what to install). Every line printed to
+standard error shows its hidden characters as escapes (textsafe.escaped): they echo names and
+texts from files. The snapshot path imports no Jinja2: it runs in job prologs.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 
@@ -19,10 +22,29 @@ from .present.textsafe import escaped
 
 PROG = "lustre-jobreport"
 
+# The admin side's libraries (the `records` extra): the Parquet dataset and compare need them, the
+# node side (hooks, snapshot, report, JSON records) never imports them.
+ADMIN_INSTALL = "install lustre-jobreport-admin, or pip install 'lustre-jobreport[records]'"
+RECORDS = ("pyarrow",)
+COMPARE = ("pyarrow", "duckdb", "scipy")
+
 
 def complain(level: str, message: str) -> None:
     """One line to standard error, whatever the message holds."""
     print(f"{PROG}: {level}: {escaped(message)}", file=sys.stderr)
+
+
+def require(modules: tuple[str, ...]) -> None:
+    """JobReportError naming those of the modules that cannot be imported, and what to install."""
+    missing = []
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            plain = isinstance(exc, ModuleNotFoundError) and exc.name == name
+            missing.append(name if plain else f"{name} ({exc})")
+    if missing:
+        raise JobReportError(f"needs {', '.join(missing)}: {ADMIN_INSTALL}")
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
@@ -168,11 +190,11 @@ def parser() -> argparse.ArgumentParser:
     ra.add_argument("report", metavar="REPORT.json")
     ra.add_argument("--records", metavar="DIR", help="records directory (default: [hooks] records_dir)")
     ra.add_argument("--cluster", help="cluster name in the record (default: [hooks] cluster)")
-    ra.set_defaults(func=_cmd_records_add)
+    ra.set_defaults(func=_cmd_records_add, needs=RECORDS)   # it checks the record would compact
     rc = rsub.add_parser("compact", help="gather the JSON records into the Parquet dataset")
     rc.add_argument("--records", metavar="DIR", help="records directory (default: [hooks] records_dir)")
     rc.add_argument("--dataset", metavar="DIR", help="dataset directory (default: [records] dataset_dir)")
-    rc.set_defaults(func=_cmd_records_compact)
+    rc.set_defaults(func=_cmd_records_compact, needs=RECORDS)
 
     c = sub.add_parser("compare", help="compare job records before and after a change (e.g. a Lustre upgrade)")
     c.add_argument("--baseline", required=True, metavar="SEL",
@@ -184,7 +206,7 @@ def parser() -> argparse.ArgumentParser:
                    "(default: [compare] group_by; known: job_name,user,nodes_class,account,partition,command,cluster)")
     c.add_argument("--format", choices=("text", "json", "html"), default="text")
     c.add_argument("-o", "--output", metavar="OUT", help="default: standard output")
-    c.set_defaults(func=_cmd_compare)
+    c.set_defaults(func=_cmd_compare, needs=COMPARE)
 
     for name, what in (("prolog", "job start (scheduler hook): snapshot all the job's hosts into the spool"),
                        ("epilog", "job end (scheduler hook): snapshot again, append the report to the "
@@ -204,6 +226,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
+        require(getattr(args, "needs", ()))
         return args.func(args)
     except JobReportError as exc:
         complain("error", str(exc))

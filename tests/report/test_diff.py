@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from lustre_jobreport.report.aggregate import aggregate
 from lustre_jobreport.catalog import Reason
 from lustre_jobreport.report.diff import diff

@@ -21,10 +21,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-import hostlist
-
 from .. import catalog
-from . import hostsnap
+from . import hostnames, hostsnap
 from ..config import Config
 from ..errors import JobReportError
 from .hostsnap import HostSnapshot
@@ -77,8 +75,8 @@ def read_hosts_file(path: str | Path, cfg: Config | None = None) -> list[HostTar
 def targets_for_nodes(nodelist: str, cfg: Config) -> list[HostTarget]:
     """A scheduler node list ("node[01-04,7],gpu1") -> hosts, each at its configured pmcd."""
     try:
-        nodes = hostlist.expand_hostlist(nodelist)
-    except hostlist.BadHostlist as exc:
+        nodes = hostnames.expand(nodelist)
+    except hostnames.BadNodeList as exc:
         raise JobReportError(f"bad node list {nodelist!r}: {exc}") from None
     return _unique([HostTarget(n, cfg.host_spec(n)) for n in nodes])
 

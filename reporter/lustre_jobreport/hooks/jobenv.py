@@ -25,8 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
-import hostlist
-
+from ..acquire import hostnames
 from .budget import MIN_SCHEDULER_S, Budget
 from ..errors import JobReportError
 from .hooklog import HookLog
@@ -94,8 +93,8 @@ def from_slurm(env: dict[str, str]) -> Job:
     nodelist = env.get("SLURM_NODELIST") or env.get("SLURM_JOB_NODELIST") or ""
     this = env.get("SLURMD_NODENAME") or short_hostname()
     try:
-        nodes = hostlist.expand_hostlist(nodelist) if nodelist else [this]
-    except hostlist.BadHostlist as exc:
+        nodes = hostnames.expand(nodelist) if nodelist else [this]
+    except hostnames.BadNodeList as exc:
         raise JobEnvError(f"bad SLURM_NODELIST {nodelist!r}: {exc}") from None
     return Job("slurm", job_id, env.get("SLURM_JOB_USER") or None,
                _int(env.get("SLURM_JOB_UID")), _int(env.get("SLURM_JOB_GID")), nodes, this,
@@ -291,8 +290,8 @@ def slurm_shared_nodes(job: Job, fields: dict[str, str], timeout_s: float,
         if o_start is None or not (o_start <= end and o_end >= start):  # 1 s resolution: inclusive
             continue
         try:
-            nodes = hostlist.expand_hostlist(parts[1])
-        except hostlist.BadHostlist:
+            nodes = hostnames.expand(parts[1])
+        except hostnames.BadNodeList:
             continue
         for n in mine.intersection(nodes):
             others.setdefault(n, []).append(parts[0])

@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from .. import catalog
+from .store import utc_time
 
 # Record schemas this reader understands; a newer one is refused with one line (the reader is
 # older than the writer), an older one is read with what it has.
@@ -93,19 +94,6 @@ def arrow_schema():
     kinds = {"string": pa.string(), "int64": pa.int64(), "int32": pa.int32(), "float64": pa.float64(),
              "bool": pa.bool_(), "timestamp": pa.timestamp("ms", tz="UTC")}
     return pa.schema([(name, kinds[kind]) for name, kind in _COLUMNS])
-
-
-def utc_time(text: Any) -> datetime | None:
-    """An ISO date and time as an aware UTC datetime ('Z' or an offset; a time without one is
-    UTC, never the local time zone); None if it is not one. The one reading of a record's times
-    (records' day directories, rows, compare's selections)."""
-    if not isinstance(text, str):
-        return None
-    try:
-        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return t.astimezone(timezone.utc) if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
 def _whole(v: Any, name: str) -> bool:

@@ -97,7 +97,7 @@ def glob_regex(pattern: str, multi: bool = False) -> str:
 
 def _moment(key: str, text: str) -> datetime:
     """A selection's date (its midnight, UTC) or date and time, read as records' times are."""
-    t = jobrow.utc_time(text)
+    t = records.utc_time(text)
     if t is None:
         raise SelectionError(f"{key}: {text!r} is not an ISO date or date and time "
                              "(e.g. 2026-10-01 or 2026-10-01T12:00Z)")

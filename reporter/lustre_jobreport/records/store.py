@@ -52,9 +52,21 @@ class RecordFileError(JobReportError):
         self.path, self.reason, self.stat = Path(path), reason, st
 
 
+def utc_time(text: Any) -> datetime | None:
+    """An ISO date and time as an aware UTC datetime ('Z' or an offset; a time without one is
+    UTC, never the local time zone); None if it is not one. The one reading of a record's times
+    (records' day directories, rows, compare's selections)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t.astimezone(timezone.utc) if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
 def _day(doc: dict) -> datetime:
     """The job's end, as its rows read it; now if the record has none."""
-    from .jobrow import utc_time
     return utc_time((doc.get("job") or {}).get("end")) or datetime.now(timezone.utc)
 
 
