@@ -180,6 +180,37 @@ def test_the_packages_install_and_a_slurm_job_gets_its_report(root):
     print(f"\nmatrix: {root.release}: package test {passed.group(0)} in {proc.seconds:.0f} s\n" + "\n".join(lines))
 
 
+@pytest.fixture(scope="module")
+def wheels():
+    """The wheels `make wheel` builds, as a site's admin would copy them in."""
+    host("make", "-s", "-C", str(REPO), "wheel", timeout=900)
+    return REPO / "build" / "wheels"
+
+
+# The admin side by pip needs Python 3.11 (DuckDB 2, pyarrow's numpy 2): not on Debian 11
+RECORDS_FROM = (3, 11)
+
+
+@matrix
+def test_pip_installs_the_wheels_on_the_release_python(root, wheels):
+    """tests/packages/wheelcheck.py on the root's python3, with the index and CA bundle this
+    machine's pip uses: the node side beside the distribution's libraries, and where Python is
+    new enough the admin side with the records extra."""
+    dest = root.path / "src" / "build" / "wheels"
+    shutil.copytree(wheels, dest, dirs_exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k.startswith("PIP_") and k != "PIP_FIND_LINKS"}
+    cert = os.environ.get("PIP_CERT", "/etc/ssl/certs/ca-certificates.crt")
+    if os.path.isfile(cert):
+        shutil.copy(cert, root.path / "src" / "pip-ca.crt")
+        env["PIP_CERT"] = "/src/pip-ca.crt"
+    records = tuple(int(x) for x in root.python.split(".")) >= RECORDS_FROM
+    proc = root.run("python3 tests/packages/wheelcheck.py python3 build/wheels /tmp/wheelcheck"
+                    + (" --records" if records else ""), env=env, network=True, timeout=1800)
+    assert proc.returncode == 0, report(proc, f"{root.release}: pip")
+    print(f"\nmatrix: {root.release}: pip (node{' and records' if records else ''}) in {proc.seconds:.0f} s\n"
+          + proc.stdout[-1500:])
+
+
 # --- the administrator's guide, as written ------------------------------------------------------
 
 GUIDE = REPO / "docs" / "admin.md"
