@@ -52,6 +52,7 @@ ROOTS = Path(os.environ.get("LJR_ROOTS", "/var/cache/lustre-jobreport/roots"))
 # The agent's tests that need no system pmcd (test-install does: the package test covers it)
 AGENT_TESTS = "default harness test-unit test-pmns test-dbpmda test-missing test-cache test-pmcd test-jobs"
 HOST_PYTHON = "%d.%d" % sys.version_info[:2]
+NODE_ADDRESS = "10.200.0.1"     # the node's address in a root's network namespace
 
 
 def host(*cmd: str, timeout: float = 1800, check: bool = True, **kw) -> subprocess.CompletedProcess:
@@ -103,8 +104,11 @@ class Root:
         ns = ["unshare", "--pid", "--fork", f"--mount-proc={self.path}/proc"]
         if not network:
             ns.append("--net")
-            # the new network namespace's loopback starts down: up, by this machine's ip, then in
-            inner = ["/bin/sh", "-c", 'ip link set lo up && exec "$@"', "sh", *inner]
+            # the new network namespace's loopback starts down: up, by this machine's ip, with an
+            # address beside 127.0.0.1 that stands for the node's own (getaddrinfo's
+            # AI_ADDRCONFIG, with which slurmd binds, counts no loopback address), then in
+            inner = ["/bin/sh", "-c", f'ip link set lo up && ip addr add {NODE_ADDRESS}/24 dev lo && exec "$@"',
+                     "sh", *inner]
         t0 = time.monotonic()
         proc = subprocess.run(ns + inner, capture_output=True, text=True, timeout=timeout)
         proc.seconds = time.monotonic() - t0
