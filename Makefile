@@ -34,9 +34,16 @@ TEST_PKGS := chromium slurmctld slurmd slurm-client munge pcp-gui xvfb xauth rpm
 deps-test:
 	@scripts/install-deps.sh $(TEST_PKGS)
 
-# Debian's Python, so PCP's bindings (python3-pcp) are importable beside the pinned packages.
+# Debian's Python, so that PCP's bindings (python3-pcp) are importable beside the pinned
+# packages: linked into the venv, they alone, not the whole of the system's dist-packages, where
+# the packages' dependencies (python3-matplotlib, once the package test has installed it) would
+# shadow pinned ones (its regular mpl_toolkits package wins over the pin's namespace package).
+PCP_BINDINGS = dpkg -L python3-pcp | grep '/dist-packages/[^/]*$$'
 $(STAMP): requirements.txt reporter/pyproject.toml sim/pyproject.toml | deps
-	test -x $(PY) || $(SYSPYTHON) -m venv --system-site-packages $(VENV)
+	test -x $(PY) || $(SYSPYTHON) -m venv $(VENV)
+	sed -i 's/^include-system-site-packages = true/include-system-site-packages = false/' $(VENV)/pyvenv.cfg
+	site=$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])') && \
+	    for f in $$($(PCP_BINDINGS)); do ln -sfn "$$f" "$$site/"; done
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e reporter -e sim
 	touch $@
