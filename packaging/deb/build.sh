@@ -14,8 +14,9 @@
 #
 #   packaging/deb/build.sh OUTDIR
 # Environment: PIP_PYTHON as for install.sh (the admin package); DEB_VERSION (default
-# <pyproject version>-1); DEB_ONLY="<package> ..." builds those alone; DEB_COMPRESS (default
-# zstd, which dpkg 1.21 reads; xz for older dpkg).
+# <pyproject version>-1); DEB_ONLY="<package> ..." builds those alone; DEB_COMPRESS (default:
+# xz for the node package, which goes on every release and Debian 11's dpkg 1.20 reads no zstd;
+# for the others, built on the release they go on, zstd where this dpkg-deb writes it).
 set -eu
 OUT=${1:?output directory}
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -69,7 +70,9 @@ build() {	# PACKAGE PART ARCH
     chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"
     [ -f "$root/DEBIAN/conffiles" ] && chmod 0644 "$root/DEBIAN/conffiles"
     deb=$OUT/${pkg}_${VERSION}_$arch.deb
-    dpkg-deb --root-owner-group -Z"${DEB_COMPRESS:-zstd}" --build "$root" "$deb" >/dev/null
+    comp=xz
+    [ "$arch" = all ] || ! dpkg-deb --help 2>/dev/null | grep -q zstd || comp=zstd
+    dpkg-deb --root-owner-group -Z"${DEB_COMPRESS:-$comp}" --build "$root" "$deb" >/dev/null
     echo "$deb"
 }
 

@@ -128,7 +128,7 @@ def roots() -> Path:
 def admin_deb():
     """The admin package built on this machine: for the release whose python3 is this one's."""
     with tempfile.TemporaryDirectory(prefix="ljr-matrix-admin-") as out:
-        env = dict(os.environ, PIP_PYTHON=sys.executable, DEB_ONLY="lustre-jobreport-admin", DEB_COMPRESS="xz")
+        env = dict(os.environ, PIP_PYTHON=sys.executable, DEB_ONLY="lustre-jobreport-admin")
         built = host("sh", str(REPO / "packaging" / "deb" / "build.sh"), out, env=env, timeout=900).stdout.split()
         yield Path(built[-1])
 

@@ -59,8 +59,6 @@ ADMIN_DEB = os.environ.get("LJR_ADMIN_DEB")                      # there: the ho
 PKGS = (AGENT, NODE) if MATRIX_RELEASE and not ADMIN_DEB else (AGENT, NODE, ADMIN)
 # systemctl enables units without systemd running (this machine); a minimal root has none
 SYSTEMCTL = shutil.which("systemctl") is not None
-# dpkg 1.20 (Debian 11) reads no zstd: xz, which every dpkg reads
-DEB_COMPRESS = "xz" if MATRIX_RELEASE else "zstd"
 # The RPMs: the agent and the node package; no admin RPM (pyarrow and DuckDB are in no EL
 # repository: the admin side is a Python 3.10+ venv there, docs/admin.md)
 RPM_PKGS = (AGENT, NODE)
@@ -124,7 +122,7 @@ def built_files(proc: subprocess.CompletedProcess) -> list[str]:
 @pytest.fixture(scope="module")
 def built():
     with world_dir("ljr-packages-") as out:       # apt's _apt user reads the .debs from here
-        env = dict(ENV, PIP_PYTHON=sys.executable, DEB_COMPRESS=DEB_COMPRESS,
+        env = dict(ENV, PIP_PYTHON=sys.executable,
                    DEB_ONLY=" ".join(p for p in PKGS if p != ADMIN or not ADMIN_DEB))
         t0 = time.monotonic()
         debs = built_files(run("sh", str(REPO / "packaging/deb/build.sh"), str(out), env=env, timeout=900))
@@ -374,8 +372,10 @@ def slurm_job(system):
     assert edited != text
     cfg.write_text(edited)
     cluster.write_files()
+    # the simulator: the venv's command, or in a matrix root the tree's package on its python3
+    sim = f"'{SIM}'" if SIM.exists() else f"PYTHONPATH='{REPO / 'sim'}' '{sys.executable}' -m lustre_sim"
     script = cluster.script("enzo.sh", f"""echo "job $SLURM_JOB_ID starts"
-'{SIM}' run '{system.tree}' enzo --fs scratch >/dev/null
+{sim} run '{system.tree}' enzo --fs scratch >/dev/null
 echo "job $SLURM_JOB_ID done"
 """)
     cluster.start()
