@@ -27,6 +27,12 @@ PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")
 DAEMONS = ("/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/bin/sbatch")
 
 
+def slurm_version() -> tuple[int, ...]:
+    """slurmd's version, (24, 11, 5) of "slurm-wlm 24.11.5"."""
+    out = subprocess.run(["slurmd", "-V"], capture_output=True, text=True, timeout=30).stdout
+    return tuple(int(x) for x in out.split()[-1].split("+")[0].split(".")[:3])
+
+
 def install_if_missing() -> None:
     if all(os.access(d, os.X_OK) for d in DAEMONS):
         return
@@ -107,6 +113,10 @@ Epilog={hooks["epilog"]}
 NodeName={self.node} NodeAddr=127.0.0.1 CPUs={os.cpu_count() or 1} State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """)
+        # Slurm 24.05 on starts its cgroup plugin whatever the other plugins, and a node without
+        # a cgroup filesystem (a minimal root) must say so; older slurmds know no "disabled"
+        if slurm_version() >= (24, 5):
+            (self.conf.parent / "cgroup.conf").write_text("CgroupPlugin=disabled\n")
 
     def _wrappers(self) -> dict[str, Path]:
         """The tree's hooks: the site config, the defaults file, and the two wrappers."""
