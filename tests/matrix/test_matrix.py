@@ -102,13 +102,15 @@ class Root:
         inner = ["chroot", str(self.path), "/usr/bin/env", "-i",
                  *(f"{k}={v}" for k, v in variables.items()), "/bin/sh", "-c", f"cd /src && {script}"]
         ns = ["unshare", "--pid", "--fork", f"--mount-proc={self.path}/proc"]
+        # In the namespace, before the chroot, with this machine's mount and ip: its /sys (slurmd
+        # looks for the cgroup filesystem there), and unless NETWORK a network namespace whose
+        # loopback is brought up with an address beside 127.0.0.1 that stands for the node's own
+        # (slurmd binds with getaddrinfo's AI_ADDRCONFIG, which counts no loopback address).
+        setup = f"mount --rbind /sys '{self.path}/sys'"
         if not network:
             ns.append("--net")
-            # the new network namespace's loopback starts down: up, by this machine's ip, with an
-            # address beside 127.0.0.1 that stands for the node's own (getaddrinfo's
-            # AI_ADDRCONFIG, with which slurmd binds, counts no loopback address), then in
-            inner = ["/bin/sh", "-c", f'ip link set lo up && ip addr add {NODE_ADDRESS}/24 dev lo && exec "$@"',
-                     "sh", *inner]
+            setup += f" && ip link set lo up && ip addr add {NODE_ADDRESS}/24 dev lo"
+        inner = ["/bin/sh", "-c", setup + ' && exec "$@"', "sh", *inner]
         t0 = time.monotonic()
         proc = subprocess.run(ns + inner, capture_output=True, text=True, timeout=timeout)
         proc.seconds = time.monotonic() - t0
@@ -175,11 +177,11 @@ def test_the_packages_install_and_a_slurm_job_gets_its_report(root):
         env["LJR_ADMIN_DEB"] = root.admin
     # pytest 6 (Debian 11) knows no `pythonpath` ini key: PYTHONPATH; tests/conftest.py's
     # hypothesis profiles are not needed here
-    proc = root.run("python3 -m pytest -v -s -p no:cacheprovider --noconftest tests/packages/test_packages.py",
+    proc = root.run("python3 -m pytest -q -rA -s -p no:cacheprovider --noconftest tests/packages/test_packages.py",
                     env=env)
     assert proc.returncode == 0, report(proc, f"{root.release}: the package test")
     # what must have run here, not been skipped: the install, the agent, the job, upgrade, removal
-    passed = set(re.findall(r"::(test_\w+) PASSED", proc.stdout))
+    passed = set(re.findall(r"^PASSED \S+::(test_\w+)", proc.stdout, re.M))
     must = {"test_the_debs_declare_what_they_need", "test_apt_installs_the_packages_where_pcp_and_admins_look",
             "test_the_agent_installs_into_the_system_pmcd", "test_a_slurm_job_gets_its_report_through_the_installed_hooks",
             "test_upgrading_the_agent_package_restarts_the_agent_with_the_admins_options",

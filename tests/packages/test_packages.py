@@ -43,7 +43,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kit.hookkit import REPO, SIM, ensure_user, is_root, world_dir
+from kit.hookkit import BIN, REPO, SIM, ensure_user, is_root, world_dir
 from lustre_sim.workloads import TABLE_I_BUCKETS, TABLE_I_READ, TABLE_I_WRITE, TABLE_II   # the Enzo job (notes/io-findings.md)
 from kit.slurmkit import Cluster, install_if_missing, job_users_tree
 from kit.syspmcd import PMCD_CONF, SystemPmcd, pmcd_conf_entries, pminfo
@@ -430,9 +430,16 @@ def test_the_admin_package_compacts_records_and_compares_them(system):
         put(recs, str(1000 + i), "adm", seed=i, lustre=lustre, end=end, name="wrf")
     run("/usr/bin/lustre-jobreport", "records", "compact", "--records", str(recs), "--dataset", str(data))
     assert list(data.rglob("*.parquet"))
-    out = run("/usr/bin/lustre-jobreport", "compare", "--records", str(recs), "--dataset", str(data),
-              "--baseline", "lustre=2.15.4", "--candidate", "lustre=2.15.5").stdout
-    assert "wrf" in out and "6" in out, out
+    args = ("compare", "--records", str(recs), "--dataset", str(data),
+            "--baseline", "lustre=2.15.4", "--candidate", "lustre=2.15.5", "--format", "json")
+    doc = json.loads(run("/usr/bin/lustre-jobreport", *args).stdout)
+    [group] = doc["groups"]
+    assert (group["key"]["job_name"], group["n_baseline"], group["n_candidate"]) == ("wrf", 6, 6), group
+    assert group["metrics"] and all(0 <= m["q_value"] <= 1 for m in group["metrics"] if m["q_value"] is not None)
+    # where the tree's venv is (this machine), its pinned libraries give the same comparison
+    venv = BIN / "lustre-jobreport"
+    if venv.exists():
+        assert json.loads(run(str(venv), *args).stdout) == doc
 
 
 def test_upgrading_the_agent_package_restarts_the_agent_with_the_admins_options(system, slurm_job):
