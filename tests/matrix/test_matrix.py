@@ -262,5 +262,8 @@ def test_a_new_admin_follows_the_guide(root):
     assert re.search(r"lustreclient\.version\n\s*No value\(s\) available!", out["agent"]), out["agent"]
     if root.admin:
         sim = out["agent-on-simulator"]
-        assert re.search(r'lustreclient\.llite\.mount_id\n\s*inst \[\d+ or "scratch[^"]*"\] value "scratch', sim), sim
+        # the agent reads the simulated client: scratch's mount, by the id lustre-sim made it with
+        made = re.search(r"client in /tmp/lustre-tree: scratch \((\w+)\)", sim)
+        assert made and re.search(r'lustreclient\.llite\.mount_id\n\s*inst \[\d+ or "scratch"\] value "%s"'
+                                  % made.group(1), sim), sim
     print(f"\nmatrix: {root.release}: the guide's blocks {', '.join(n for n, _ in steps)} ran in {proc.seconds:.0f} s")
