@@ -310,8 +310,9 @@ def test_apt_installs_the_packages_where_pcp_and_admins_look(system):
     assert os.path.isfile(probe[4]) and probe[4].startswith("/usr/lib/lustre-jobreport/python/"), probe
     node_files = set(run("dpkg", "-L", NODE).stdout.splitlines())
     pycache = {p for p in system.compiled if "/__pycache__/" in p and p.startswith("/usr/lib/lustre-jobreport/python/")}
+    agent_files = set(run("dpkg", "-L", AGENT).stdout.splitlines())
     print(f"packages: {NODE} on {MATRIX_RELEASE or 'this system'}: {kib(node_files)} KiB, "
-          f"with its bytecode {kib(node_files | pycache)} KiB")
+          f"with its bytecode {kib(node_files | pycache)} KiB; {AGENT}: {kib(agent_files)} KiB")
     if ADMIN in PKGS:
         where = run("/usr/bin/python3", "-I", "-c", "import sys; sys.path.append('/usr/lib/lustre-jobreport/admin');"
                     "import pyarrow, duckdb, scipy; print(pyarrow.__file__, duckdb.__file__, scipy.__file__)").stdout.split()
