@@ -56,7 +56,7 @@ agent: deps
 # The reporter's structure (reporter/pyproject.toml, [tool.importlinter]): subsystems import only
 # downward, no import circle anywhere in the package.
 lint-imports: venv
-	$(VENV)/bin/lint-imports reporter/pyproject.toml
+	$(PY) $(VENV)/bin/lint-imports reporter/pyproject.toml
 
 demo: agent venv
 	$(PY) scripts/demo.py
