@@ -118,9 +118,17 @@ def _stacked(taken: Taken, job_id: str) -> Taken:
 def job_view(job, cfg) -> bool:
     """Whether the job is read through the agents' job view: a Slurm job on at least [hooks]
     job_view_from_nodes nodes (Slurm runs the prolog on every node of a job, which the job view
-    needs; a PBS prologue runs on the primary host only)."""
+    needs; a PBS prologue runs on the primary host only), where PCP's Python bindings are there
+    to read it (without them, e.g. a pip install on a Python the distribution's python3-pcp is not
+    built for, the job is snapshotted through pminfo, as with job_view_from_nodes = 0)."""
     least = int(cfg.values["hooks"]["job_view_from_nodes"])
-    return job.scheduler == "slurm" and least > 0 and len(set(job.nodes)) >= least
+    return job.scheduler == "slurm" and least > 0 and len(set(job.nodes)) >= least and _have_bindings()
+
+
+def _have_bindings() -> bool:
+    from ..acquire.pcpfetch import HAVE_PMAPI
+
+    return HAVE_PMAPI
 
 
 STORE_TIMEOUT_S = 3.0     # a local pmcd answers a store in milliseconds; a hung one costs this
