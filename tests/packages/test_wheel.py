@@ -17,7 +17,6 @@ from __future__ import annotations
 import email.parser
 import hashlib
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -26,6 +25,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 import wheelcheck
 
@@ -68,8 +68,9 @@ def metadata(wheel: zipfile.ZipFile, dist_info: str):
 
 
 def requirement(text: str) -> str:
-    """A requirement as metadata spells it: no spaces, double quotes."""
-    return re.sub(r"\s+", "", text).replace("'", '"')
+    """A requirement in one spelling, whichever way pyproject or the metadata writes it (older
+    setuptools write "Jinja2 (>=2.11)"): as packaging reads it."""
+    return str(Requirement(text))
 
 
 @needs_network
