@@ -280,6 +280,11 @@ FOUND = {
     # a filesystem unmounted on one host: the OSC its other host had was said left out there too
     "another host's OSC": dc.make_case(dc.Layout("1.8.9", 4096), [("scratch", 1, 1)], 2, (
         Event("unmount"), Event("added")), 0),
+    # an OST's read and write bytes each below 2^63, their sum, on which UNDER_STRIPED rests, not:
+    # the flag carried it unsaid
+    "a flag's figure past int64": dc.make_case(dc.Layout("2.14.0", 65536), [("scratch", 4, 1)], 2, (
+        Event("clear"), Event("big_begin", host=1, file=26), Event("remount"), Event("remount", host=1),
+        Event("mount", host=1)), 0),
 }
 
 
@@ -289,6 +294,7 @@ FOUND = {
 @example(FOUND["new, unread at the end"])
 @example(FOUND["replaced OSC in the histogram"])
 @example(FOUND["another host's OSC"])
+@example(FOUND["a flag's figure past int64"])
 def test_the_diff_counts_the_true_io_and_says_everything_it_leaves_out(case):
     want = check(case)
     for reason in sorted({r.name for r in want.reasons.values()}):

@@ -113,6 +113,21 @@ def test_tiny_calls():
     assert fired(totals(read_bytes=99_999 * 10, read_calls=99_999)) == []
 
 
+def test_a_finding_whose_figures_add_up_past_int64_is_not_judged_and_said():
+    # each OST's read and write bytes below 2^63, their sum on the top OST not: a job record
+    # could not keep the finding's figures, and no job moves 8 EiB through one OST
+    t = totals(read_bytes=(1 << 62) + GIB, write_bytes=(1 << 62) + GIB)
+    t.ost_count = 16
+    t.osts = {"OST0000": ost_row(read=1 << 62, write=1 << 62), "OST0001": ost_row(read=GIB, write=GIB)}
+    issues = []
+    assert evaluate({"scratch": t}, CTX, config.Config(), issues) == []
+    [issue] = issues
+    assert (issue.id, issue.host, issue.fs) == ("VALUE_TOO_LARGE", None, "scratch")
+    assert "UNDER_STRIPED" in issue.detail and "not judged" in issue.detail
+    t.osts["OST0000"]["write_bytes"] = (1 << 62) - 1 - 3 * GIB     # the job's sum just below: judged
+    assert fired(t) == ["UNDER_STRIPED"]
+
+
 def test_under_striped_and_over_striped():
     t = totals(read_bytes=20 * GIB)
     t.ost_count = 16

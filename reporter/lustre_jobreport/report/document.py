@@ -83,7 +83,7 @@ def from_delta(delta: JobDelta, cfg: Config, *, job_id: str | None = None,
             delta.issues.append(Issue("SHARED_NODE", host, None,
                                       f"{host} ran other jobs too ({why}): its counters include their I/O"))
     ctx = JobContext(elapsed_s=delta.elapsed_s, n_hosts=len(delta.hosts), rates_judged=rates_judged)
-    flags = evaluate(totals, ctx, cfg)
+    flags = evaluate(totals, ctx, cfg, delta.issues)
     facts = facts or {}
     return {
         "schema": REPORT_SCHEMA,

@@ -24,6 +24,7 @@ from typing import Callable
 
 from .. import catalog
 from .aggregate import WAIT, Basis, FsTotals
+from .diff import DELTA_LIMIT, Issue
 from ..catalog import size_bytes
 from ..config import Config
 
@@ -424,7 +425,28 @@ def _said(flag: Flag, t: FsTotals) -> Flag | None:
     return flag
 
 
-def evaluate(totals: dict[str, FsTotals], ctx: JobContext, cfg: Config) -> list[Flag]:
-    flags = [f for t in totals.values() for rule in RULES
-             if (made := rule(t, ctx, cfg)) and (f := _said(made, t))]
+def evaluate(totals: dict[str, FsTotals], ctx: JobContext, cfg: Config,
+             issues: list[Issue] | None = None) -> list[Flag]:
+    """The findings of each filesystem's totals. A finding whose own figures (sums it makes,
+    e.g. an OST's read and write bytes) reach 2^63 is not made: a job record could not keep it,
+    and no job moves that much; it is said in ISSUES (VALUE_TOO_LARGE) instead."""
+    flags = []
+    for t in totals.values():
+        for rule in RULES:
+            made = rule(t, ctx, cfg)
+            if made is None:
+                continue
+            too_large = sorted(k for k, v in made.evidence.items() if _past_int64(v))
+            if too_large:
+                if issues is not None:
+                    issues.append(Issue("VALUE_TOO_LARGE", None, t.name,
+                                        f"{t.name}: {made.id} not judged: its {', '.join(too_large)} add up to "
+                                        "2^63 or more, past what a job record keeps"))
+                continue
+            if (said := _said(made, t)) is not None:
+                flags.append(said)
     return sorted(flags, key=lambda f: (SEVERITY_ORDER[f.severity], f.fs, f.id))
+
+
+def _past_int64(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= int(DELTA_LIMIT)
