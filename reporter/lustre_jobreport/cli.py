@@ -136,6 +136,20 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_show(args: argparse.Namespace) -> int:
+    from . import config
+    from .records import show
+    from .report import view as render
+
+    cfg = config.load(args.config)
+    doc, note = show.show(args.records or cfg.values["hooks"]["records_dir"], args.job_id,
+                          args.cluster or None)
+    if note:
+        complain("note", note)
+    _write(render.render(doc, args.format), args.output)
+    return 0
+
+
 def _cmd_hook(args: argparse.Namespace) -> int:
     from .hooks import entry as hooks  # never raises, always 0: a failing Slurm prolog/epilog drains the node
 
@@ -207,6 +221,14 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--format", choices=("text", "json", "html"), default="text")
     c.add_argument("-o", "--output", metavar="OUT", help="default: standard output")
     c.set_defaults(func=_cmd_compare, needs=COMPARE)
+
+    sh = sub.add_parser("show", help="a past job's report, from its record (your own jobs; root: any)")
+    sh.add_argument("job_id", metavar="JOBID")
+    sh.add_argument("--cluster", help="the cluster the job ran on, where job ids of several are kept")
+    sh.add_argument("--records", metavar="DIR", help="records directory (default: [hooks] records_dir)")
+    sh.add_argument("--format", choices=("text", "json", "html"), default="text")
+    sh.add_argument("-o", "--output", metavar="OUT", help="default: standard output")
+    sh.set_defaults(func=_cmd_show)
 
     for name, what in (("prolog", "job start (scheduler hook): snapshot all the job's hosts into the spool"),
                        ("epilog", "job end (scheduler hook): snapshot again, append the report to the "
