@@ -28,7 +28,7 @@ def test_a_job_the_job_view_would_read_is_snapshotted_without_the_bindings(wdir,
     ran = node.client.run("overflow", fs="scratch")
     hook("epilog")
     assert rig.errors() == [], rig.log_lines()
-    assert "pcp" in attempted_imports(tmp_path)         # the bindings were wanted, and done without
+    assert {"pcp", "cpmapi"} & set(attempted_imports(tmp_path))   # the bindings were wanted, and done without
     [path] = rig.record_files()
     fs = records.load(path)["filesystems"]["scratch"]
     assert (fs["read_bytes"], fs["write_bytes"]) == (ran["read_bytes"], ran["write_bytes"])

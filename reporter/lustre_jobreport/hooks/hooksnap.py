@@ -126,9 +126,14 @@ def job_view(job, cfg) -> bool:
 
 
 def _have_bindings() -> bool:
-    from ..acquire.pcpfetch import HAVE_PMAPI
-
-    return HAVE_PMAPI
+    """Whether PCP's Python bindings import here, by their C module (python3-pcp ships it with
+    pcp.pmapi): 2-3 ms, where importing pcpfetch (pcp.pmapi, numpy) would add ~100 ms to every
+    node's prolog of a large job."""
+    try:
+        import cpmapi  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 STORE_TIMEOUT_S = 3.0     # a local pmcd answers a store in milliseconds; a hung one costs this
