@@ -384,14 +384,14 @@ def aggregate(delta: JobDelta) -> dict[str, FsTotals]:
     return out
 
 
-def _past_int64(doc: Any, path: tuple[str, ...] = ()) -> Iterator[str]:
+def past_int64(doc: Any, path: tuple[str, ...] = ()) -> Iterator[str]:
     """The names ('rpc read 4K', 'osts OST0003 read_bytes') of the counts in doc of 2^63 or more."""
     if isinstance(doc, dict):
         for key, value in doc.items():
-            yield from _past_int64(value, path + (str(key),))
+            yield from past_int64(value, path + (str(key),))
     elif isinstance(doc, list):
         for value in doc:
-            yield from _past_int64(value, path)
+            yield from past_int64(value, path)
     elif isinstance(doc, int) and not isinstance(doc, bool) and doc >= int(DELTA_LIMIT):
         yield " ".join(path)
 
@@ -400,7 +400,7 @@ def _say_sums_past_int64(delta: JobDelta, out: dict[str, FsTotals]) -> None:
     """A filesystem's figures that add up to 2^63 or more over the job's hosts (each host's is
     below it): exact on the report, said, as the job record cannot keep them."""
     for fs, t in out.items():
-        names = sorted(set(_past_int64(t.to_json())))
+        names = sorted(set(past_int64(t.to_json())))
         if names:
             delta.issues.append(Issue("VALUE_TOO_LARGE", None, fs,
                                       f"{fs}: {summarise(names)} add up to 2^63 or more over the job's hosts: "

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .. import catalog
-from .aggregate import WAIT, Basis, FsTotals
-from .diff import DELTA_LIMIT, Issue
+from .aggregate import WAIT, Basis, FsTotals, past_int64
+from .diff import Issue
 from ..catalog import size_bytes
 from ..config import Config
 
@@ -436,7 +436,7 @@ def evaluate(totals: dict[str, FsTotals], ctx: JobContext, cfg: Config,
             made = rule(t, ctx, cfg)
             if made is None:
                 continue
-            too_large = sorted(k for k, v in made.evidence.items() if _past_int64(v))
+            too_large = sorted(set(past_int64(made.evidence)))
             if too_large:
                 if issues is not None:
                     issues.append(Issue("VALUE_TOO_LARGE", None, t.name,
@@ -446,7 +446,3 @@ def evaluate(totals: dict[str, FsTotals], ctx: JobContext, cfg: Config,
             if (said := _said(made, t)) is not None:
                 flags.append(said)
     return sorted(flags, key=lambda f: (SEVERITY_ORDER[f.severity], f.fs, f.id))
-
-
-def _past_int64(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= int(DELTA_LIMIT)
