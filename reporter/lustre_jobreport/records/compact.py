@@ -81,7 +81,6 @@ MERGE_OVER = 16              # a month with more part files than this is rewritt
 MAX_PENDING_TABLES = 256     # small tables a writer holds before joining them into one
 MAX_DIR_FDS = 64             # directories of records kept open while moving them
 LOCK_NAME = ".compact.lock"
-COMPACTED = ".compacted"
 
 
 Ident = tuple[int, int, int, int]
@@ -134,7 +133,7 @@ class CompactResult:
         head = (f"records compact: {_n(self.records_read, 'record')} read, {_n(self.records_added, 'job')} added "
                 f"({_n(self.rows_added, 'row')}) in {_n(len(self.files_written), 'file')}, "
                 f"{_n(self.duplicates, 'duplicate')} skipped, {len(self.set_aside)} set aside, "
-                f"{self.moved:,} moved to {COMPACTED}; {self.seconds:.2f} s; dataset {self.dataset_dir}")
+                f"{self.moved:,} moved to {records.COMPACTED}; {self.seconds:.2f} s; dataset {self.dataset_dir}")
         lines = [head]
         if self.no_rows:
             lines.append(f"records compact: {self.no_rows:,} record(s) of jobs without a Lustre filesystem "
@@ -431,10 +430,10 @@ class _Run:
     def move_all(self) -> None:
         for part in dict.fromkeys(self.committed):
             for rel, ident in self.added.pop(part, ()):
-                self.move(rel, ident, COMPACTED)
+                self.move(rel, ident, records.COMPACTED)
         for rel, ident, rid in self.dups:
             if rid is None or rid not in self.failed:    # its first copy was set aside: read it again
-                self.move(rel, ident, COMPACTED)
+                self.move(rel, ident, records.COMPACTED)
         for rel, why, ident in sorted(self.aside, key=lambda a: a[0]):
             if self.move(rel, ident, UNREADABLE, why):
                 self.res.set_aside.append((str(rel), why))
@@ -465,7 +464,7 @@ class _Run:
             _give_back(dst, target, src, name)
             self.res.left += 1
             return False
-        if where == COMPACTED:
+        if where == records.COMPACTED:
             self.res.moved += 1
         if why is not None:                   # beside it, in the directory already open and checked
             with replacing_at(dst, target + ".why", "wb", perm=securedir.FILE_MODE) as out:
@@ -726,7 +725,7 @@ def _compact(rdir: Path, ddir: Path, res: CompactResult) -> None:
                 run.remove_stale_temps()
                 records_here = os.path.isdir(rdir) and not os.path.islink(rdir)
                 if records_here:
-                    for sub in ((), (COMPACTED,), (UNREADABLE,)):
+                    for sub in ((), (records.COMPACTED,), (UNREADABLE,)):
                         os.close(_open_dir(rdir, sub))    # checked (and the two made) before any work
                 elif os.path.lexists(rdir):
                     _open_dir(rdir)                       # says what it is instead (a link, a file)

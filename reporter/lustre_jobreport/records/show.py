@@ -22,9 +22,6 @@ from pathlib import Path
 from . import store
 from ..errors import JobReportError
 
-COMPACTED = ".compacted"
-
-
 @dataclass(frozen=True)
 class Found:
     path: Path
@@ -45,7 +42,7 @@ def find(records_dir: str | Path, job_id: str, cluster: str | None = None) -> li
         raise JobReportError(f"job id {job_id!r}: not one a record is named by")
     name = re.compile(rf".+-{re.escape(job_id)}(\.\d+)?\.json")
     found = []
-    for top in (Path(records_dir), Path(records_dir) / COMPACTED):
+    for top in (Path(records_dir), Path(records_dir) / store.COMPACTED):
         check = store.DirCheck(top, owners=(0, os.geteuid()))   # as compare reads them
         for path in store.iter_records(top, check=check):
             if not name.fullmatch(path.name):

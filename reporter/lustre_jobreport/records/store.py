@@ -37,6 +37,7 @@ MAX_RECORD_BYTES = 64 << 20
 
 # What the record's file name is made of (config.py checks [hooks] cluster the same way).
 CLUSTER_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+COMPACTED = ".compacted"      # records_dir/.compacted/YYYY/MM/DD/: records compaction is done with
 JOB_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\[\]+@:-]{0,127}")
 _YEAR_RE = re.compile(r"\d{4}")
 _TWO_RE = re.compile(r"\d{2}")
