@@ -218,6 +218,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--dataset", metavar="DIR", help="Parquet dataset (default: [records] dataset_dir)")
     c.add_argument("--by", metavar="KEYS", help="group jobs by these keys, comma-separated "
                    "(default: [compare] group_by; known: job_name,user,nodes_class,account,partition,command,cluster)")
+    c.add_argument("--coarsen", metavar="KEYS", help="keys dropped, one more at each level, to pool groups "
+                   "too small to judge, comma-separated; '' for none (default: [compare] coarsen)")
     c.add_argument("--format", choices=("text", "json", "html"), default="text")
     c.add_argument("-o", "--output", metavar="OUT", help="default: standard output")
     c.set_defaults(func=_cmd_compare, needs=COMPARE)

@@ -65,7 +65,11 @@ DEFAULTS: dict[str, Any] = {
         # 4-7, 8-15 ... nodes) on the same filesystem. Keys: job_name, user, nodes_class, account,
         # partition, command, cluster (fs is always part of the group).
         "group_by": ["job_name", "user", "nodes_class"],
-        "q": 0.05,              # false discovery rate over all groups x metrics (Benjamini-Hochberg)
+        # A group with fewer than min_jobs trusted jobs on a side is pooled with the other such
+        # groups without the first of these keys, then without the next too, before it is
+        # not_enough_data (the pooled node classes or users compared stratum by stratum).
+        "coarsen": ["nodes_class", "user"],
+        "q": 0.05,              # false discovery rate: of the groups that moved, then of their metrics
         "min_jobs": 5,          # fewer jobs on either side of a group: not_enough_data
         "min_ratio": 1.25,      # and the medians must differ by at least this factor ...
         "min_cliffs_delta": 0.33,   # ... and the effect be at least medium, to be a verdict
@@ -216,6 +220,7 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     "flags.min_elapsed_s": _COUNT,
     "records.dataset_dir": _path(False),
     "compare.group_by": lambda v: _group_by(v),
+    "compare.coarsen": lambda v: _group_by(v),
     "compare.q": _number(0, 1, above=True),
     "compare.min_jobs": _number(2, whole=True),
     "compare.min_ratio": _number(1),

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, strategies as st
 from scipy import stats
 
-from lustre_jobreport.compare import model as compare, metrics as comparemetrics, stats as compare_stats, view as comparerender
+from lustre_jobreport.compare import model as compare, metrics as comparemetrics, stats as compare_stats, twostage, \
+    view as comparerender
 from lustre_jobreport import config
 from lustre_jobreport.records import jobrow
 from lustre_jobreport.compare.model import Settings
@@ -203,6 +204,21 @@ def test_a_settings_change_alone_is_cause_settings_not_a_lustre_regression():
     assert [c["what"] for c in g["changes"]] == ["lustre", "kernel", "max_pages_per_rpc"]
 
 
+def test_the_same_several_values_on_both_sides_are_no_change():
+    """Both sides ran on two Lustre versions and two max_pages_per_rpc values: the sets are the
+    same, so neither differs (and one side with one value more does)."""
+    rng = np.random.default_rng(19)
+    def mixed(prefix, extra=()):
+        return [jobs(rng, 4, lustre="2.15.4", settings={"max_pages_per_rpc": 256}, record_prefix=prefix + "a"),
+                jobs(rng, 4, lustre="2.15.5", settings={"max_pages_per_rpc": 1024}, record_prefix=prefix + "b"),
+                *extra]
+    g = group(run(mixed("b"), mixed("c")), job_name="enzo")
+    assert g["changes"] == [] and g["cause"] == "none"
+    more = [jobs(rng, 2, lustre="2.15.5", settings={"max_pages_per_rpc": 4096}, record_prefix="cx")]
+    g = group(run(mixed("b"), mixed("c", more)), job_name="enzo")
+    assert g["changes"] == [{"what": "max_pages_per_rpc", "baseline": [256, 1024], "candidate": [256, 1024, 4096]}]
+
+
 def test_a_setting_the_baseline_did_not_record_is_not_a_change():
     rng = np.random.default_rng(9)
     r = run([jobs(rng, 10)], [jobs(rng, 10, settings={"hybrid_io": 1, "hybrid_io_read_threshold_bytes": 8 * MiB})])
@@ -257,7 +273,11 @@ def test_false_regressions_on_null_data_stay_under_q_thanks_to_bh(monkeypatch):
         return bad / len(seeds)
     with_bh = runs(range(200))
     assert with_bh <= 0.05 + 0.03
-    monkeypatch.setattr(compare, "bh", lambda p: p.copy())     # broken: raw p-values as q
+    def raw(p_metric, p_combined, member, q):                  # broken: raw p-values as q
+        d, _, G = p_metric.shape
+        nan = np.full((d, G), np.nan)
+        return twostage.TwoStage(nan, nan, np.where(member[None], p_metric, np.nan), 0, 0)
+    monkeypatch.setattr(compare.twostage, "two_stage", raw)
     without = runs(range(40))
     assert without > 0.5, without
     print(f"runs with a false verdict: {with_bh:.3f} with BH, {without:.3f} without")
@@ -296,7 +316,8 @@ def test_groups_sorted_regressions_first_then_strongest_effect():
 
 # ---- renderings --------------------------------------------------------------------------------
 
-GROUP_KEYS = ["key", "fs", "n_baseline", "n_candidate", "verdict", "cause", "changes", "left_out", "metrics"]
+GROUP_KEYS = ["key", "fs", "level", "pooled", "n_baseline", "n_candidate", "verdict", "cause", "changes", "left_out",
+              "tests", "detectable", "metrics"]
 METRIC_KEYS = ["id", "baseline_median", "candidate_median", "effect", "ratio", "p_value", "q_value", "verdict",
                "n_baseline", "n_candidate"]
 
@@ -311,8 +332,9 @@ def test_json_keys_exactly_and_no_nan_or_infinity():
             [jobs(rng, 10, small_read=0.5, hybrid_read=True), jobs(rng, 3, job_name="tiny", record_prefix="u")])
     text = comparerender.render_json(r)
     doc = json.loads(text, parse_constant=_no_constants)
-    assert list(doc) == ["schema", "baseline", "candidate", "groups", "fleet", "summary", "data_quality"]
-    assert doc["schema"] == "lustre-jobreport-compare/1"
+    assert list(doc) == ["schema", "baseline", "candidate", "groups", "fleet", "summary", "tests", "not_judged",
+                         "data_quality"]
+    assert doc["schema"] == "lustre-jobreport-compare/2"
     for side in ("baseline", "candidate"):
         assert list(doc[side])[:2] == ["selection", "jobs"]
         assert {"rows", "lustre", "since", "until", "left_out"} <= set(doc[side])
@@ -408,9 +430,11 @@ def test_what_older_records_did_not_keep_is_said_as_not_recorded():
 
 def test_html_of_many_groups_adds_the_histogram_of_every_group():
     rng = np.random.default_rng(16)
-    names = np.repeat(np.array([f"app{i}" for i in range(45)], dtype=object), 10)
-    r = run([jobs(rng, 450, job_name=names)],
-            [jobs(rng, 450, job_name=names, small_read=np.where(names == "app3", 0.9, 0.02),
+    per_app = np.where(np.arange(45) == 7, 20, 10)       # a shift of one metric alone: 20 jobs a side
+    names = np.repeat(np.array([f"app{i}" for i in range(45)], dtype=object), per_app)
+    n = len(names)
+    r = run([jobs(rng, n, job_name=names)],
+            [jobs(rng, n, job_name=names, small_read=np.where(names == "app3", 0.9, 0.02),
                   read_latency_us=np.where(names == "app7", 60.0, 300.0), record_prefix="c")])
     assert r.doc["summary"]["regression"] >= 1 and r.doc["summary"]["improvement"] >= 1
     html = comparerender.render_html(r)

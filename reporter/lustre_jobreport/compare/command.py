@@ -70,7 +70,7 @@ def overlap(baseline, candidate) -> int:
 
 def main(args, cfg) -> str:
     """The comparison the command line asked for, rendered (cli writes it out)."""
-    settings = Settings.of(cfg.values["compare"], getattr(args, "by", None))
+    settings = Settings.of(cfg.values["compare"], getattr(args, "by", None), getattr(args, "coarsen", None))
     records_dir = args.records or cfg.values["hooks"]["records_dir"]
     dataset_dir = args.dataset or cfg.values["records"]["dataset_dir"]
     # one side at a time, only the columns compare reads (recordset reads no other)

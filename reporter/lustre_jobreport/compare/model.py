@@ -2,38 +2,44 @@
 
 Two selections of job rows (jobrow.COLUMNS: one row per job and filesystem), a baseline and a
 candidate (e.g. Lustre 2.15.* against 2.16.*), are split into groups of "the same job": the
-configured keys ([compare] group_by, default job_name, user, nodes_class) and the filesystem.
-Per group and metric (comparemetrics.METRICS) the two sides' per-job values are compared with
-a Mann-Whitney U test, Cliff's delta and the ratio of medians; p-values are adjusted over every
-test of the run (Benjamini-Hochberg), and a verdict needs a significant, large and consistent
-shift in the metric's worse (or better) direction. Each group also says what differs in the
-clients between the sides (Lustre version, kernel/OS, settings): a tunable changed by an OS
-image must not pass for a Lustre regression.
+configured keys ([compare] group_by, default job_name, user, nodes_class) and the filesystem;
+what is too small there is pooled at coarser keys ([compare] coarsen; levels). Per group and
+metric (comparemetrics.METRICS) the two sides' per-job values are compared with a Mann-Whitney
+U test (van Elteren's stratified test in a pooled group), Cliff's delta and the ratio of
+medians; which shifts are discoveries is decided in two stages, groups then their metrics
+(twostage), and a verdict needs a discovery that is also large and consistent in the metric's
+worse (or better) direction. Each group also says what differs in the clients between the
+sides (Lustre version, kernel/OS, settings): a tunable changed by an OS image must not pass for
+a Lustre regression; and a group that found nothing says what it could have found (detectable).
 
 Verdicts. A metric of a group: not_enough_data when either side has fewer than min_jobs
-jobs with a value; regression when q <= q, |Cliff's delta| >= min_cliffs_delta and both the
-delta and the ratio of medians (>= min_ratio, or <= 1/min_ratio) point the metric's worse way;
-improvement the same the better way; else no_change. A group: not_enough_data when either side
-has fewer than min_jobs trusted jobs, or no deciding metric could be tested; else regression when a deciding metric regressed, else
-improvement when one improved, else no_change. Context metrics (the application's own call
-size) and expected shifts (hybrid I/O) keep their statistics and verdicts but decide nothing.
+jobs with a value (in a pooled group: in strata with values on both sides); regression when its
+two-stage q <= q, |Cliff's delta| >= min_cliffs_delta and both the delta and the ratio of
+medians (>= min_ratio, or <= 1/min_ratio) point the metric's worse way; improvement the same
+the better way; else no_change. A group: not_enough_data when either side has fewer than
+min_jobs trusted jobs (pooled: comparable ones), or no deciding metric could be tested; else
+regression when a deciding metric regressed, else improvement when one improved, else
+no_change. Context metrics (the application's own call size) and expected shifts (hybrid I/O)
+keep their statistics and verdicts but decide nothing.
 
 Everything is computed over all rows at once with numpy: groups by np.unique over key codes,
-one sort per metric for the ranks in every group, p-values for all groups at once.
+one sort per metric for the ranks in every stratum, p-values for all groups at once.
 
-The document (compare(); JSON rendering in comparerender) follows DESIGN §3:
-  {"schema": "lustre-jobreport-compare/1", "baseline": {...}, "candidate": {...},
-   "groups": [{"key", "fs", "n_baseline", "n_candidate", "verdict", "cause", "changes",
-               "left_out", "metrics": [{"id", "baseline_median", "candidate_median", "effect",
-               "ratio", "p_value", "q_value", "verdict", "expected"?, "n_baseline",
-               "n_candidate"}]}],
+The document (compare(); JSON rendering in comparerender) follows docs/compare.md §9:
+  {"schema": "lustre-jobreport-compare/2", "baseline": {...}, "candidate": {...},
+   "groups": [{"key", "fs", "level", "pooled", "n_baseline", "n_candidate", "verdict", "cause",
+               "changes", "left_out", "tests", "detectable", "metrics": [{"id",
+               "baseline_median", "candidate_median", "effect", "ratio", "p_value", "q_value",
+               "verdict", "expected"?, "n_baseline", "n_candidate"}]}],
    "fleet": {...}, "summary": {"regression", "improvement", "no_change", "not_enough_data"},
+   "tests": {"group_tests", "passed"}, "not_judged": {"groups", "jobs_a_side", "shift"},
    "data_quality": [{"id", "side", "direction", "detail"}]}
 Numbers that are not finite never reach JSON: an undefined value (no test, no median) is null,
-and a ratio of medians whose baseline median is 0 (and candidate's not) is the string "inf".
-A group without enough trusted jobs on a side carries no metrics ("metrics": []). Counts summed
-over rows (the RPC-size histograms) are exact integers however large (comparemetrics.KeySums);
-a fleet figure of 2^63 or more, past what many JSON readers hold, is said in data_quality.
+and a ratio of medians whose baseline median is 0 (and candidate's not) is the string "inf",
+as is a detectable ratio when no shift would have been found. A group without enough trusted
+jobs on a side carries no metrics ("metrics": []). Counts summed over rows (the RPC-size
+histograms) are exact integers however large (comparemetrics.KeySums); a fleet figure of 2^63
+or more, past what many JSON readers hold, is said in data_quality.
 """
 
 from __future__ import annotations
@@ -46,14 +52,16 @@ from typing import Any
 
 import numpy as np
 
+from . import levels as grouplevels
 from . import metrics as comparemetrics
 from .. import config
 from ..records import jobrow
 from .metrics import METRICS, Columns
-from .stats import Tested, bh, median_ratio, rank_tests
+from . import detectable, twostage
+from .stats import Tested, group_medians, median_ratio, rank_tests, van_elteren
 from ..errors import JobReportError
 
-SCHEMA = "lustre-jobreport-compare/1"
+SCHEMA = "lustre-jobreport-compare/2"
 VERDICTS = ("regression", "improvement", "no_change", "not_enough_data")
 SIDES = ("baseline", "candidate")
 # Attribution: what a client is, per job (the row's columns), and how a difference is named.
@@ -82,20 +90,33 @@ class Settings:
     min_ratio: float = config.DEFAULTS["compare"]["min_ratio"]
     min_cliffs_delta: float = config.DEFAULTS["compare"]["min_cliffs_delta"]
     min_bytes: float = config.DEFAULTS["compare"]["min_bytes"]
+    coarsen: tuple[str, ...] = tuple(config.DEFAULTS["compare"]["coarsen"])
 
     @classmethod
-    def of(cls, values: dict[str, Any], by: str | None = None) -> "Settings":
-        """[compare] values, group keys overridden by --by (comma-separated)."""
-        keys = list(values["group_by"])
-        if by is not None:
-            keys = [k.strip() for k in by.split(",") if k.strip()]
-            bad = [k for k in keys if k not in config.GROUP_KEYS]
-            if bad:
-                raise CompareError(f"--by: unknown key {bad[0]!r} (known: {', '.join(config.GROUP_KEYS)})")
-            if len(set(keys)) != len(keys):
-                raise CompareError("--by: a key is listed twice")
+    def of(cls, values: dict[str, Any], by: str | None = None, coarsen: str | None = None) -> "Settings":
+        """[compare] values, group keys overridden by --by and the pooling keys by --coarsen
+        (comma-separated)."""
+        keys = list(values["group_by"]) if by is None else _key_list("--by", by)
+        pool = list(values.get("coarsen", cls.coarsen)) if coarsen is None else _key_list("--coarsen", coarsen)
         return cls(tuple(keys), float(values["q"]), int(values["min_jobs"]), float(values["min_ratio"]),
-                   float(values["min_cliffs_delta"]), float(values["min_bytes"]))
+                   float(values["min_cliffs_delta"]), float(values["min_bytes"]), tuple(pool))
+
+    @property
+    def levels(self) -> list[tuple[str, ...]]:
+        """The keys of each level a group may be judged at (levels.level_keys), by name."""
+        named = (*self.group_by, "fs")
+        return [tuple(named[i] for i in cols if i < len(self.group_by))
+                for cols in grouplevels.level_keys(self.group_by, self.coarsen)]
+
+
+def _key_list(option: str, text: str) -> list[str]:
+    keys = [k.strip() for k in text.split(",") if k.strip()]
+    bad = [k for k in keys if k not in config.GROUP_KEYS]
+    if bad:
+        raise CompareError(f"{option}: unknown key {bad[0]!r} (known: {', '.join(config.GROUP_KEYS)})")
+    if len(set(keys)) != len(keys):
+        raise CompareError(f"{option}: a key is listed twice")
+    return keys
 
 
 @dataclass
@@ -290,14 +311,12 @@ def _side_values(gs: np.ndarray, codes: np.ndarray, K: int, G: int):
     t_g, t_side = t_gs // 2, t_gs % 2
     has = np.zeros((G, 2), dtype=bool)
     has[t_g, t_side] = True
-    # a (group, value) seen on one side only: the sides' sets differ
+    # a (group, value) seen on one side only: the sides' sets differ (the triples are ordered
+    # by group, side, value: a value's two sides are not neighbours, so count them)
     pair = t_g * K + t_code
-    one_side = np.ones(len(pair), dtype=bool)
-    same = pair[1:] == pair[:-1]
-    one_side[1:] &= ~same
-    one_side[:-1] &= ~same
+    pairs, sides_seen = np.unique(pair, return_counts=True)
     differs = np.zeros(G, dtype=bool)
-    differs[t_g[one_side]] = True
+    differs[pairs[sides_seen == 1] // K] = True
     differs &= has[:, 0] & has[:, 1]
     return t_g, t_side, t_code, differs
 
@@ -330,23 +349,28 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
     # one pass over the RPC-size buckets: per-row sums for the metrics, per (group, side) sums
     # of the trusted rows for the fleet line and the charts
     rpc_sums = comparemetrics.rpc_pass(cols, np.where(groups.trusted, groups.keys, -1), 2 * groups.count)
-    stats = _tested(cols, groups, settings, threads)
+    excused = _hybrid_excused(cols, groups)
+    stats, combined = _tested(cols, groups, settings, excused, threads)
+    _two_stages(stats, combined, settings)
     verdict = _metric_verdicts(stats, settings)
-    expected = _hybrid_expected(cols, groups, verdict)
+    expected = excused & (verdict <= _IMPROVEMENT)
     cols.drop()                                    # the per-row arrays are not needed any more
     group_verdict = _group_verdicts(verdict, expected, stats.tested, groups.enough)
     charted = _charted(stats, verdict, expected, group_verdict)
     changes, lustre, unknown = _attribution(table, groups.gid, side, groups.trusted, groups.count)
-    key_of = _group_keys(groups)
-    order = _order(group_verdict, charted.strongest, key_of)
+    idents = _identities(groups, settings)
+    order = _order(group_verdict, charted.strongest, idents)
     fleet, group_rpc = _rpc_histograms(rpc_sums, [g for g in order if group_verdict[g] == _REGRESSION])
+    power = _Power.of(stats, groups, group_verdict, settings)
     doc = {"schema": SCHEMA,
            "baseline": _side_info(base_t, baseline_selection, baseline_info),
            "candidate": _side_info(cand_t, candidate_selection, candidate_info),
-           "groups": _group_docs(order, key_of, settings, groups, group_verdict, changes,
-                                 _MetricFigures.of(stats, verdict, expected)),
+           "groups": _group_docs(order, idents, groups, group_verdict, changes,
+                                 _MetricFigures.of(stats, verdict, expected), stats.stages, power),
            "fleet": fleet,
            "summary": dict(zip(VERDICTS, np.bincount(group_verdict, minlength=len(VERDICTS)).tolist())),
+           "tests": {"group_tests": stats.stages.tests, "passed": stats.stages.passed},
+           "not_judged": power.not_judged(group_verdict),
            "data_quality": fleet_past_int64(fleet)}
     return Comparison(doc, group_rpc, [charted.shown(g) for g in order], [lustre[g] for g in order], settings,
                       [unknown[g] for g in order])
@@ -358,8 +382,8 @@ _REGRESSION, _IMPROVEMENT, _NO_CHANGE, _NOT_ENOUGH_DATA = range(len(VERDICTS))
 
 @dataclass
 class _Groups:
-    """The groups of "the same job" (the configured keys and the filesystem) over both sides'
-    rows, and how many jobs each side has in each."""
+    """The groups of "the same job" over both sides' rows (levels.build: the configured keys and
+    the filesystem, coarser keys for what is too small), and how many jobs each side has in each."""
     gid: np.ndarray               # each row's group
     first: np.ndarray             # each group's first row
     key_codes: list[np.ndarray]   # per key (settings.group_by, then fs): each row's code, -1 null
@@ -369,7 +393,9 @@ class _Groups:
     keys: np.ndarray              # each row's (group, side) as one key: group * 2 + side
     jobs: np.ndarray              # [g, side]: rows
     good: np.ndarray              # [g, side]: trusted rows
-    enough: np.ndarray            # [g]: both sides have at least min_jobs trusted rows
+    enough: np.ndarray            # [g]: both sides have at least min_jobs trusted rows (pooled:
+                                  # in strata with trusted rows on both sides)
+    levels: grouplevels.Levels    # the strata, and each group's level
 
     @property
     def count(self) -> int:
@@ -394,61 +420,156 @@ def _key_codes(table, cols: Columns, keys: tuple[str, ...]) -> tuple[list[tuple[
 
 
 def _groups(table, cols: Columns, side: np.ndarray, settings: Settings) -> _Groups:
-    """The rows in groups of the configured keys and the filesystem, and their jobs per side."""
+    """The rows in groups (levels.build), and their jobs per side."""
     parts, labels = _key_codes(table, cols, (*settings.group_by, "fs"))
-    gid, first = _combine(parts, table.num_rows)
-    n_groups = len(first)
     trusted = _flag(table["trusted"])
-    keys = gid * 2 + side
+    lv = grouplevels.build(parts, side, trusted, settings.min_jobs,
+                           grouplevels.level_keys(settings.group_by, settings.coarsen), _combine)
+    n_groups = lv.count
+    keys = lv.gid * 2 + side
     jobs = np.bincount(keys, minlength=2 * n_groups).reshape(n_groups, 2)
     good = np.bincount(keys[trusted], minlength=2 * n_groups).reshape(n_groups, 2)
-    enough = (good >= settings.min_jobs).all(axis=1)
-    return _Groups(gid, first, [codes for codes, _ in parts], labels, side, trusted, keys, jobs, good, enough)
+    S = len(lv.stratum_first)
+    strata_good = np.bincount(lv.stratum[trusted] * 2 + side[trusted], minlength=2 * S).reshape(S, 2)
+    usable = np.zeros((n_groups, 2), dtype=np.int64)
+    np.add.at(usable, lv.stratum_group, grouplevels.comparable(strata_good))
+    enough = np.where(lv.pooled, (usable >= settings.min_jobs).all(axis=1), (good >= settings.min_jobs).all(axis=1))
+    return _Groups(lv.gid, lv.first, [codes for codes, _ in parts], labels, side, trusted, keys, jobs, good,
+                   enough, lv)
 
 
 @dataclass
 class _Stats(Tested):
     """The tests of every metric in every group: [m, g] for metric m (METRICS order) and group g
-    (Tested's figures, stacked), with the p-values adjusted over every test of the run (q) and
-    the candidate's median over the baseline's (ratio)."""
+    (Tested's figures, stacked: a pooled group's delta and p are van Elteren's), the metric's
+    values all the same (constant), its information and log spread (the detectable shift), its
+    two-stage q-value in the direction of its shift (q), and the candidate's median over the
+    baseline's (ratio); per group the combined rank statistic's and the two stages' figures."""
     q: np.ndarray
     ratio: np.ndarray
-
-    @classmethod
-    def of(cls, results: list[Tested]) -> "_Stats":
-        n_b, n_c, med_b, med_c, delta, p = (np.stack([getattr(r, name) for r in results])
-                                            for name in ("n_b", "n_c", "med_b", "med_c", "delta", "p"))
-        return cls(n_b, n_c, med_b, med_c, delta, p, bh(p.ravel()).reshape(p.shape), median_ratio(med_b, med_c))
+    constant: np.ndarray
+    size: np.ndarray           # [4, m, g]: detectable.sizes
+    log_sd: np.ndarray
+    stages: twostage.TwoStage | None = None
 
     @property
     def tested(self) -> np.ndarray:
         return ~np.isnan(self.p)
 
+    @property
+    def member(self) -> np.ndarray:
+        """[m, g]: the metric is in its group's family (tested, and its values not all the same)."""
+        return self.tested & ~self.constant
 
-def _test_metric(metric, cols: Columns, groups: _Groups, counted: np.ndarray, settings: Settings) -> Tested:
+
+@dataclass
+class _Tested:
+    """One metric's (or the combined statistic's) figures per group, and each row's centred
+    rank in its stratum (for the combined statistic)."""
+    group: Tested
+    constant: np.ndarray
+    size: np.ndarray           # [4, G]: detectable.sizes
+    log_sd: np.ndarray
+    rank: np.ndarray | None
+
+
+def _per_group(v: np.ndarray, groups: _Groups, min_jobs: int, keep_rank: bool,
+               spread_of: np.ndarray | None = None) -> _Tested:
+    """A value per row tested in every group: rank tests over the strata, a level-0 group being
+    its one stratum; a pooled group's delta and p from van Elteren's test over its strata, its
+    counts and medians over its rows; the log spread of spread_of (default v) per group."""
+    lv = groups.levels
+    S, G = len(lv.stratum_first), groups.count
+    strata = rank_tests(v, lv.stratum, groups.side, S, min_jobs)
+    out = Tested(*(np.full(G, np.nan) for _ in range(6)))
+    out.n_b, out.n_c = np.zeros(G, dtype=np.int64), np.zeros(G, dtype=np.int64)
+    constant = np.zeros(G, dtype=bool)
+    whole = lv.level[lv.stratum_group] == 0            # strata that are groups of their own
+    g0 = lv.stratum_group[whole]
+    for name in ("n_b", "n_c", "med_b", "med_c", "delta", "p"):
+        getattr(out, name)[g0] = getattr(strata, name)[whole]
+    constant[g0] = strata.constant[whole]
+    if lv.pooled.any():
+        pooled = lv.pooled
+        rows = pooled[lv.gid]
+        n_b, n_c, med_b, med_c = group_medians(np.where(rows, v, np.nan), lv.gid, groups.side, G)
+        ve = van_elteren(strata, lv.stratum_group, G, min_jobs, lv.stratum)
+        for name, arr in (("n_b", n_b), ("n_c", n_c), ("med_b", med_b), ("med_c", med_c),
+                          ("delta", ve.delta), ("p", ve.p)):
+            getattr(out, name)[pooled] = arr[pooled]
+        constant[pooled] = ve.constant[pooled]
+    size = detectable.sizes(strata.n_b, strata.n_c, lv.stratum_group, G)
+    log_sd = detectable.log_spread(v if spread_of is None else spread_of, lv.stratum, groups.side,
+                                   lv.stratum_group, G)
+    return _Tested(out, constant, size, log_sd, strata.rank.astype(np.float32) if keep_rank else None)
+
+
+def _test_metric(metric, cols: Columns, groups: _Groups, counted: np.ndarray, settings: Settings) -> _Tested:
     """One metric's rank tests in every group, over the counted rows."""
     v = comparemetrics.values(metric, cols, settings.min_bytes)
+    trusted = np.where(groups.trusted, v, np.nan)       # the spread: of every group's trusted jobs
     v[~counted] = np.nan
-    return rank_tests(v, groups.gid, groups.side, groups.count, settings.min_jobs)
+    return _per_group(v, groups, settings.min_jobs, keep_rank=not metric.context, spread_of=trusted)
 
 
-def _tested(cols: Columns, groups: _Groups, settings: Settings, threads: int | None) -> _Stats:
+def _tested(cols: Columns, groups: _Groups, settings: Settings, excused: np.ndarray,
+            threads: int | None) -> tuple[_Stats, Tested]:
     """Every metric tested in every group, over the trusted jobs of the groups that have enough
-    of them; in threads from 100,000 rows on (numpy's sorts release the GIL)."""
+    of them (in threads from 100,000 rows on: numpy's sorts release the GIL); and the combined
+    rank statistic of each group (_combined)."""
     counted = groups.trusted & groups.enough[groups.gid]
     run = functools.partial(_test_metric, cols=cols, groups=groups, counted=counted, settings=settings)
     workers = threads or (min(4, os.cpu_count() or 1) if len(groups.gid) >= 100_000 else 1)
     if workers > 1:
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            results: list[Tested] = list(pool.map(run, METRICS))
+            results: list[_Tested] = list(pool.map(run, METRICS))
     else:
         results = [run(m) for m in METRICS]
-    return _Stats.of(results)
+    combined = _combined(results, groups, excused, settings.min_jobs)
+    stack = {name: np.stack([getattr(r.group, name) for r in results])
+             for name in ("n_b", "n_c", "med_b", "med_c", "delta", "p")}
+    stats = _Stats(**stack, q=np.full(stack["p"].shape, np.nan), ratio=median_ratio(stack["med_b"], stack["med_c"]),
+                   constant=np.stack([r.constant for r in results]), size=np.stack([r.size for r in results], axis=1),
+                   log_sd=np.stack([r.log_sd for r in results]))
+    return stats, combined
+
+
+def _combined(results: list[_Tested], groups: _Groups, excused: np.ndarray, min_jobs: int) -> Tested:
+    """The combined rank statistic of each group, tested like a metric: per job, the mean of its
+    centred ranks in its stratum over the group's deciding metrics it has a value of, each
+    oriented so that higher is worse. A shift that several metrics show each a little adds up
+    here; metrics that did not move add noise only."""
+    total = np.zeros(len(groups.gid))
+    count = np.zeros(len(groups.gid))
+    sign = np.where(_worse_is_higher()[:, 0], 1.0, -1.0)
+    for i, r in enumerate(results):
+        if r.rank is None:
+            continue
+        use = ~np.isnan(r.rank) & ~excused[i][groups.gid]
+        total[use] += sign[i] * r.rank[use]
+        count[use] += 1
+        r.rank = None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = np.where(count > 0, total / count, np.nan)
+    return _per_group(score, groups, min_jobs, keep_rank=False).group
 
 
 def _worse_is_higher() -> np.ndarray:
     """[m, 1]: a higher value of metric m is the worse one."""
     return np.array([m.worse == "higher" for m in METRICS])[:, None]
+
+
+def _two_stages(stats: _Stats, combined: Tested, settings: Settings) -> None:
+    """The two stages (twostage) over the one-sided p-values of the metrics and of the combined
+    statistic; each metric's q is the one of the direction its shift points to."""
+    worse_way = stats.delta * np.where(_worse_is_higher(), 1.0, -1.0)
+    p_metric = np.stack([twostage.one_sided(stats.p, worse_way > 0), twostage.one_sided(stats.p, worse_way < 0)])
+    p_comb = np.stack([twostage.one_sided(combined.p, combined.delta > 0),
+                       twostage.one_sided(combined.p, combined.delta < 0)])
+    stages = twostage.two_stage(p_metric, p_comb, stats.member, settings.q)
+    stats.q = np.where(worse_way > 0, stages.metric_q[0],
+                       np.where(worse_way < 0, stages.metric_q[1], np.fmin(stages.metric_q[0], stages.metric_q[1])))
+    stats.stages = stages
 
 
 def _metric_verdicts(stats: _Stats, settings: Settings) -> np.ndarray:
@@ -468,21 +589,21 @@ def _metric_verdicts(stats: _Stats, settings: Settings) -> np.ndarray:
     return verdict
 
 
-def _hybrid_expected(cols: Columns, groups: _Groups, verdict: np.ndarray) -> np.ndarray:
-    """[m, g]: metric m's regression or improvement in group g is one hybrid I/O explains: the
-    candidate switched calls of the metric's direction in most of its jobs, the baseline not.
-    Among trusted rows a null switch count is a client without hybrid I/O (no values at either
-    end); a host that did not give it would have made the job untrusted (VALUES_MISSING)."""
+def _hybrid_excused(cols: Columns, groups: _Groups) -> np.ndarray:
+    """[m, g]: a shift of metric m in group g is one hybrid I/O would explain: the candidate
+    switched calls of the metric's direction in most of its jobs, the baseline not. Among
+    trusted rows a null switch count is a client without hybrid I/O (no values at either end);
+    a host that did not give it would have made the job untrusted (VALUES_MISSING)."""
     n_groups = groups.count
-    expected = np.zeros(verdict.shape, dtype=bool)
+    excused = np.zeros((len(METRICS), n_groups), dtype=bool)
     for d in ("read", "write"):
         switched = np.nan_to_num(cols(f"hybrid_{d}_switch")) > 0
         share = (np.bincount(groups.keys[groups.trusted & switched], minlength=2 * n_groups).reshape(n_groups, 2)
                  / np.maximum(groups.good, 1))
         hybrid = (share[:, 1] > HYBRID_MOST) & (share[:, 0] <= HYBRID_MOST)
         rows = np.array([m.direction == d and m.hybrid for m in METRICS])
-        expected[rows] = hybrid[None, :] & (verdict[rows] <= _IMPROVEMENT)
-    return expected
+        excused[rows] = hybrid[None, :]
+    return excused
 
 
 def _can_decide() -> np.ndarray:
@@ -533,16 +654,113 @@ def _charted(stats: _Stats, verdict: np.ndarray, expected: np.ndarray, group_ver
     return _Charted(strongest, badness, np.where(group_verdict == _IMPROVEMENT, best, worst))
 
 
-def _group_keys(groups: _Groups) -> list[list]:
-    """Each group's key values (settings.group_by's, then the filesystem), None for a null."""
-    return [[labels[codes[r]] if codes[r] >= 0 else None for codes, labels in zip(groups.key_codes, groups.labels)]
-            for r in groups.first.tolist()]
+@dataclass
+class _Identity:
+    """What names a group: its keys at its level (the filesystem last), and per key pooled over
+    the values its jobs had (a level-0 group pools nothing)."""
+    key: dict
+    fs: Any
+    pooled: dict
+
+    def sort_key(self) -> list:
+        return [(v is None, str(v)) for v in (*self.key.values(), self.fs)] + [str(sorted(self.pooled))]
 
 
-def _order(group_verdict: np.ndarray, strongest: np.ndarray, key_of: list[list]) -> list[int]:
+def _identities(groups: _Groups, settings: Settings) -> list[_Identity]:
+    """Each group's _Identity, from its first row and its strata."""
+    lv = groups.levels
+    names = settings.group_by
+    fs_at = len(names)
+
+    def label(k: int, row: int):
+        code = groups.key_codes[k][row]
+        return groups.labels[k][code] if code >= 0 else None
+
+    pooled_values: dict[int, dict[int, set]] = {}
+    for s_, g in enumerate(lv.stratum_group.tolist()):
+        lvl = int(lv.level[g])
+        if lvl:
+            row = int(lv.stratum_first[s_])
+            for k in range(fs_at):
+                if k not in lv.keys[lvl]:
+                    pooled_values.setdefault(g, {}).setdefault(k, set()).add(label(k, row))
+    out = []
+    for g, row in enumerate(groups.first.tolist()):
+        kept = lv.keys[int(lv.level[g])]
+        pooled = {names[k]: sorted(v, key=lambda x: (x is None, _label_order(names[k], x)))
+                  for k, v in sorted(pooled_values.get(g, {}).items())}
+        out.append(_Identity({names[k]: label(k, row) for k in kept if k < fs_at}, label(fs_at, row), pooled))
+    return out
+
+
+def _label_order(key: str, value):
+    """Node classes in size order ("2-3" before "16-31"), other values as text."""
+    if key == "nodes_class" and isinstance(value, str):
+        return (int(value.split("-")[0]), "")
+    return (0, str(value))
+
+
+def _order(group_verdict: np.ndarray, strongest: np.ndarray, idents: list[_Identity]) -> list[int]:
     """The groups in the document's order: regressions first, then by strongest effect, then key."""
-    return sorted(range(len(key_of)), key=lambda g: (int(group_verdict[g]), -float(strongest[g]),
-                                                     [(v is None, str(v)) for v in key_of[g]]))
+    return sorted(range(len(idents)), key=lambda g: (int(group_verdict[g]), -float(strongest[g]),
+                                                     idents[g].sort_key()))
+
+
+@dataclass
+class _Power:
+    """What the groups that found nothing could have found (detectable): per group the
+    smallest detectable ratio of medians of its deciding metrics and which metric it is; the
+    fleet's spread per metric; the jobs a side a group needs to see a 2x shift."""
+    ratio: np.ndarray           # [g]: NaN for a group that found something, or without a figure
+    metric: np.ndarray          # [g]: index into METRICS, -1 none
+    jobs_needed: int | None
+
+    @classmethod
+    def of(cls, stats: _Stats, groups: _Groups, group_verdict: np.ndarray, settings: Settings) -> "_Power":
+        G = groups.count
+        deciding = _can_decide()[:, 0]
+        fleet_sd = np.array([np.nanmedian(row) if np.isfinite(row).any() else np.nan for row in stats.log_sd])
+        members = stats.member.sum(axis=0)
+        typical_m = int(np.median(members[members > 0])) if (members > 0).any() else int(deciding.sum())
+        F = max(stats.stages.tests, 1)
+        alpha = settings.q / (F * (np.where(members > 0, members, typical_m) + 1))
+        # a group not judged: its trusted jobs (no metric was tested) and the fleet's spread
+        lv = groups.levels
+        S = len(lv.stratum_first)
+        good_s = np.bincount(lv.stratum[groups.trusted] * 2 + groups.side[groups.trusted],
+                             minlength=2 * S).reshape(S, 2)
+        size_jobs = detectable.sizes(good_s[:, 0], good_s[:, 1], lv.stratum_group, G)   # [4, G]
+        judged = stats.member.any(axis=0)
+        size = np.where(judged[None, None], stats.size, size_jobs[:, None, :])
+        sd = np.where(judged[None] & np.isfinite(stats.log_sd), stats.log_sd, fleet_sd[:, None])
+        r = detectable.detectable_ratio(size, sd, np.broadcast_to(alpha[None], sd.shape), settings.min_ratio,
+                                        settings.min_cliffs_delta)
+        r = np.where(deciding[:, None], r, np.nan)
+        quiet = (group_verdict == _NO_CHANGE) | (group_verdict == _NOT_ENOUGH_DATA)
+        has = ~np.isnan(r)                       # a figure, finite or inf (no shift would be seen)
+        filled = np.where(has, r, np.inf)
+        metric = np.where(has.any(axis=0), filled.argmin(axis=0), -1)
+        ratio = np.where(quiet & has.any(axis=0), filled.min(axis=0), np.nan)
+        metric = np.where(quiet, metric, -1)
+        alpha_fleet = settings.q / ((F + 2) * (typical_m + 1))
+        needed = [detectable.jobs_needed(float(fleet_sd[m]), alpha_fleet, settings.min_ratio,
+                                         settings.min_cliffs_delta, settings.min_jobs)
+                  for m in range(len(METRICS)) if deciding[m]]
+        needed = [n for n in needed if n is not None]
+        return cls(ratio, metric, min(needed) if needed else None)
+
+    def item(self, g: int) -> dict | None:
+        """Group g's "detectable", or None."""
+        if self.metric[g] < 0 or np.isnan(self.ratio[g]):
+            return None
+        r = float(self.ratio[g])
+        if np.isinf(r):          # no shift of any one metric, however large, would have been found
+            return {"ratio": "inf", "metric": None}
+        return {"ratio": r, "metric": METRICS[int(self.metric[g])].id}
+
+    def not_judged(self, group_verdict: np.ndarray) -> dict:
+        return {"groups": int((group_verdict == _NOT_ENOUGH_DATA).sum()),
+                "jobs_a_side": self.jobs_needed, "shift": detectable.TARGET_SHIFT}
 
 
 def _json_floats(arr: np.ndarray) -> list[list]:
@@ -590,17 +808,26 @@ class _MetricFigures:
         return out
 
 
-def _group_docs(order: list[int], key_of: list[list], settings: Settings, groups: _Groups,
-                group_verdict: np.ndarray, changes: list[list[dict]], figures: _MetricFigures) -> list[dict]:
+def _group_docs(order: list[int], idents: list[_Identity], groups: _Groups, group_verdict: np.ndarray,
+                changes: list[list[dict]], figures: _MetricFigures, stages: twostage.TwoStage,
+                power: _Power) -> list[dict]:
     """The document's "groups", in this order; a group without enough trusted jobs on a side
     carries no metrics."""
     jobs, good, verdicts = groups.jobs.tolist(), groups.good.tolist(), group_verdict.tolist()
-    return [{"key": dict(zip(settings.group_by, key_of[g][:-1])), "fs": key_of[g][-1],
-             "n_baseline": good[g][0], "n_candidate": good[g][1],
-             "verdict": VERDICTS[verdicts[g]], "cause": cause_of(changes[g]), "changes": changes[g],
-             "left_out": {"baseline": jobs[g][0] - good[g][0], "candidate": jobs[g][1] - good[g][1]},
-             "metrics": figures.items(g) if groups.enough[g] else []}
-            for g in order]
+    level = groups.levels.level.tolist()
+    tests = [_json_floats(stages.group_p), _json_floats(stages.group_q)]
+    out = []
+    for g in order:
+        item = {"key": idents[g].key, "fs": idents[g].fs, "level": level[g], "pooled": idents[g].pooled,
+                "n_baseline": good[g][0], "n_candidate": good[g][1],
+                "verdict": VERDICTS[verdicts[g]], "cause": cause_of(changes[g]), "changes": changes[g],
+                "left_out": {"baseline": jobs[g][0] - good[g][0], "candidate": jobs[g][1] - good[g][1]},
+                "tests": ({d: {"p_value": tests[0][i][g], "q_value": tests[1][i][g]}
+                           for i, d in enumerate(twostage.DIRECTIONS)} if tests[0][0][g] is not None else None),
+                "detectable": power.item(g),
+                "metrics": figures.items(g) if groups.enough[g] else []}
+        out.append(item)
+    return out
 
 
 def _rpc_histograms(rpc_sums, regressed: list[int]) -> tuple[dict, dict[int, dict]]:

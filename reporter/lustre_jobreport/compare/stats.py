@@ -39,6 +39,17 @@ class Tested:
     p: np.ndarray
 
 
+@dataclass
+class Ranked(Tested):
+    """Tested, and what a stratified test and a combined score need of each group (a stratum
+    there): the candidate's U, the ties' sum of t^3 - t, whether every value is the same
+    (constant: no arrangement of the sides can differ, the test cannot say anything), and per
+    row its rank in its group, centred and scaled to (-1/2, 1/2) (NaN: not counted)."""
+    u_c: np.ndarray
+    tie_term: np.ndarray
+    constant: np.ndarray
+    rank: np.ndarray
+
 
 def _medians(x: np.ndarray, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Medians per group of x[rows], rows ordered by group and value, counts per group."""
@@ -51,8 +62,16 @@ def _medians(x: np.ndarray, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return out
 
 
+def group_medians(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int):
+    """Per group, the values each side has and their medians: (n_b, n_c, med_b, med_c)."""
+    x, g, s, _ = _by_group_then_value(v, gid, side, n_groups)
+    n_c = np.bincount(g, weights=s, minlength=n_groups).astype(np.int64)
+    n_b = np.bincount(g, minlength=n_groups).astype(np.int64) - n_c
+    cand = s == 1
+    return n_b, n_c, _medians(x, np.flatnonzero(~cand), n_b), _medians(x, np.flatnonzero(cand), n_c)
 
-def rank_tests(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int, min_jobs: int) -> Tested:
+
+def rank_tests(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int, min_jobs: int) -> Ranked:
     """Two-sided Mann-Whitney U (candidate against baseline) in every group at once.
 
     v: the metric per row (NaN: not counted); gid: group per row; side: 0 baseline, 1 candidate.
@@ -64,33 +83,178 @@ def rank_tests(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int, 
     correction, or the exact distribution (exact_tail) for samples without ties where one side
     has at most 8 values."""
     G = n_groups
-    x, g, s = _by_group_then_value(v, gid, side, G)
+    x, g, s, rows = _by_group_then_value(v, gid, side, G)
     n_c = np.bincount(g, weights=s, minlength=G).astype(np.int64)
     n_b = np.bincount(g, minlength=G).astype(np.int64) - n_c
     cand = s == 1
     med_b = _medians(x, np.flatnonzero(~cand), n_b)
     med_c = _medians(x, np.flatnonzero(cand), n_c)
     tested = (n_b >= min_jobs) & (n_c >= min_jobs)
-    if len(x) == 0 or not tested.any():
-        return Tested(n_b, n_c, med_b, med_c, np.full(G, np.nan), np.full(G, np.nan))
     pos, tie_term = _tied_positions(x, g, G)
-    u_c = _candidate_u(pos, g, cand, n_b, n_c)
+    u_c, start = _candidate_u(pos, g, cand, n_b, n_c)
+    nn = (n_b + n_c).astype(np.float64)
+    constant = (nn >= 2) & (tie_term >= nn ** 3 - nn)
+    rank = np.full(len(v), np.nan)
+    rank[rows] = (pos - start[g] + 1 - (nn[g] + 1) / 2) / nn[g]
     delta, p = _effect_and_normal_p(u_c, n_b, n_c, tie_term, tested)
     exact = tested & (tie_term <= 0) & (np.minimum(n_b, n_c) <= EXACT_MAX_SMALL) & (n_b * n_c <= EXACT_MAX_PRODUCT)
     if exact.any():
         p[exact] = _exact_p(u_c, n_b, n_c, np.flatnonzero(exact))
-    return Tested(n_b, n_c, med_b, med_c, delta, p)
+    return Ranked(n_b, n_c, med_b, med_c, delta, p, u_c, tie_term, constant, rank)
+
+
+@dataclass
+class Stratified:
+    """Per group, van Elteren's test over its strata: the values in strata that have values on
+    both sides (n_b, n_c), the stratified Cliff's delta and the two-sided p (NaN: not tested),
+    and whether every compared stratum's values are all the same (constant)."""
+    n_b: np.ndarray
+    n_c: np.ndarray
+    delta: np.ndarray
+    p: np.ndarray
+    constant: np.ndarray
+
+
+def van_elteren(strata: Ranked, stratum_group: np.ndarray, n_groups: int, min_jobs: int,
+                row_stratum: np.ndarray) -> Stratified:
+    """Van Elteren's stratified rank test, candidate against baseline, in every group at once,
+    from the rank tests of its strata (rank_tests over the strata).
+
+    A pooled group holds jobs of several strata (node-count classes, users) that may differ in
+    level: a plain rank test over the pool would take a side with more jobs at a high-valued
+    stratum for a shift. Van Elteren's test compares within each stratum only: per stratum s
+    the candidate's U_s (its Mann-Whitney U there), centred, weighted by w_s = 1/(N_s + 1) (N_s:
+    the stratum's values; the locally most powerful weights for a shift common to the strata),
+    summed: T = sum w_s (U_s - n_bs n_cs / 2), Var T = sum w_s^2 n_bs n_cs / 12 (N_s + 1 -
+    t_s / (N_s (N_s - 1))) with t_s the stratum's ties' sum of t^3 - t, and z = T / sqrt(Var T)
+    against the exact distribution of T when it is small (exact_stratified_p: the pooled groups
+    are small by construction, and there the normal tail is anti-conservative, up to 2-3x the
+    nominal level at a few jobs a stratum), else the normal distribution with a continuity
+    correction of half the smallest weight (T's lattice step for equal weights). A stratum
+    with values on one side only says nothing and is left out. The effect is the same weighting
+    of the strata's Cliff's deltas: sum w_s (2 U_s - n_bs n_cs) / sum w_s n_bs n_cs.
+
+    row_stratum: each row's stratum (with strata.rank: the rows' ranks, for the exact
+    distribution's ties). A group is tested when its compared strata hold at least min_jobs
+    values a side."""
+    from scipy import special
+
+    G = n_groups
+    nb, nc = strata.n_b.astype(np.float64), strata.n_c.astype(np.float64)
+    both = (strata.n_b > 0) & (strata.n_c > 0)
+    sg = stratum_group
+    nb_g = np.bincount(sg, weights=np.where(both, nb, 0), minlength=G).astype(np.int64)
+    nc_g = np.bincount(sg, weights=np.where(both, nc, 0), minlength=G).astype(np.int64)
+    tested = (nb_g >= min_jobs) & (nc_g >= min_jobs)
+    nn = nb + nc
+    w = np.where(both, 1.0 / (nn + 1.0), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var_s = np.where(both, nb * nc / 12.0 * ((nn + 1) - strata.tie_term / (nn * (nn - 1))), 0.0)
+        t = np.bincount(sg, weights=np.where(both, w * (strata.u_c - nb * nc / 2.0), 0.0), minlength=G)
+        var = np.bincount(sg, weights=w * w * var_s, minlength=G)
+        scale = np.bincount(sg, weights=w * nb * nc, minlength=G)
+        delta = np.where(tested, 2.0 * t / scale, np.nan)
+        step = np.full(G, np.inf)
+        np.minimum.at(step, sg[both], w[both])
+        z = np.maximum(np.abs(t) - step / 2.0, 0.0) / np.sqrt(var)
+    constant = tested & ~(var > 0)
+    p = np.where(tested, np.clip(2.0 * special.ndtr(-np.nan_to_num(z, nan=-np.inf)), 0.0, 1.0), np.nan)
+    support = np.ones(G)
+    np.multiply.at(support, sg[both], 2.0 * nb[both] * nc[both] + 1.0)     # bounds T's distinct values
+    small = np.flatnonzero(tested & ~constant & (support <= EXACT_STRATIFIED_SUPPORT))
+    if len(small):
+        p[small] = exact_stratified_p(strata, stratum_group, row_stratum, small)
+    p[constant] = 1.0
+    return Stratified(nb_g, nc_g, delta, p, constant)
+
+
+# Van Elteren's T is tested against its exact distribution while it has at most this many values
+# (the product over the strata of 2 n_b n_c + 1 bounds it): a pooled group of a few jobs a stratum.
+EXACT_STRATIFIED_SUPPORT = 200_000
+
+
+def exact_stratified_p(strata: Ranked, stratum_group: np.ndarray, row_stratum: np.ndarray,
+                       groups: np.ndarray) -> np.ndarray:
+    """Exact two-sided p-values of van Elteren's T in these groups: under no shift, every way of
+    splitting each stratum's values into its two sides (sizes kept) is equally likely; T's
+    distribution is the convolution of the strata's weighted U distributions (stratum_u_distribution,
+    ties as the midranks they are). p = 2 min(P(T >= t), P(T <= t)), at most 1, as the exact
+    Mann-Whitney test's."""
+    order = np.argsort(row_stratum, kind="stable")
+    rs = row_stratum[order]
+    ranked = ~np.isnan(strata.rank[order])
+    rank = strata.rank[order]
+    bounds = np.searchsorted(rs, np.arange(len(stratum_group) + 1))
+    members = np.argsort(stratum_group, kind="stable")
+    g_bounds = np.searchsorted(stratum_group[members], np.arange(stratum_group.max(initial=-1) + 2))
+    out = np.empty(len(groups))
+    for k, g in enumerate(groups.tolist()):
+        dists, t_obs = [], 0.0
+        for s_ in members[g_bounds[g]:g_bounds[g + 1]].tolist():
+            nb, nc = int(strata.n_b[s_]), int(strata.n_c[s_])
+            if nb == 0 or nc == 0:
+                continue
+            n = nb + nc
+            r = rank[bounds[s_]:bounds[s_ + 1]]
+            mid = np.sort(np.rint((r[ranked[bounds[s_]:bounds[s_ + 1]]] * n + (n + 1) / 2.0) * 2).astype(np.int64))
+            runs = tuple(np.diff(np.flatnonzero(np.r_[True, mid[1:] != mid[:-1], True])).tolist())
+            w = 1.0 / (n + 1)
+            dists.append((n, nc, runs))
+            t_obs += w * (float(strata.u_c[s_]) - nb * nc / 2.0)
+        values, probs = _t_distribution(tuple(sorted(dists)))
+        tol = 1e-9 * max(1.0, float(np.abs(values).max()))
+        upper = probs[values >= t_obs - tol].sum()
+        lower = probs[values <= t_obs + tol].sum()
+        out[k] = min(1.0, 2.0 * min(upper, lower))
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _t_distribution(strata: tuple[tuple[int, int, tuple[int, ...]], ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The null distribution of T = sum w_s (U_s - n_bs n_cs / 2) over strata given as (N_s,
+    n_cs, the runs of tied values in order), as (values, probabilities)."""
+    values, probs = np.zeros(1), np.ones(1)
+    for n, nc, runs in strata:
+        u, pu = stratum_u_distribution(nc, runs)
+        v = (u - (n - nc) * nc / 2.0) / (n + 1)
+        values = (values[:, None] + v[None, :]).ravel()
+        probs = (probs[:, None] * pu[None, :]).ravel()
+        key, inverse = np.unique(np.rint(values * 1e9).astype(np.int64), return_inverse=True)
+        probs = np.bincount(inverse, weights=probs)
+        values = key / 1e9
+    return values, probs
+
+
+@functools.lru_cache(maxsize=4096)
+def stratum_u_distribution(n_c: int, runs: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The null distribution of the candidate's U in one stratum: n_c of its values drawn at
+    random, the values in runs of ties (in order; each value of a run has the run's midrank).
+    Counts of each sum of doubled midranks by a 0/1 knapsack over the values (exact in float64:
+    they are at most C(N, n_c), far below 2^53 at the sizes computed). Returns (U, probability)."""
+    doubled = []
+    position = 1
+    for t in runs:
+        doubled += [2 * position + t - 1] * t          # 2 x midrank of positions position..position+t-1
+        position += t
+    top = sum(sorted(doubled)[-n_c:]) if n_c else 0
+    counts = np.zeros((n_c + 1, top + 1))
+    counts[0, 0] = 1.0
+    for r in doubled:
+        if r <= top:
+            counts[1:, r:] += counts[:-1, :top + 1 - r].copy()
+    sums = np.flatnonzero(counts[n_c])
+    return sums / 2.0 - n_c * (n_c + 1) / 2.0, counts[n_c][sums] / counts[n_c][sums].sum()
 
 
 def _by_group_then_value(v: np.ndarray, gid: np.ndarray, side: np.ndarray,
-                         n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The counted rows (v not NaN) as (value, group, side), ordered by group and, in a group,
-    by value: one sort by value, then a stable one (a radix sort for small ints) by group."""
+                         n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The counted rows (v not NaN) as (value, group, side, row), ordered by group and, in a
+    group, by value: one sort by value, then a stable one (a radix sort for small ints) by group."""
     idx = np.flatnonzero(~np.isnan(v))
     x, g, s = v[idx], gid[idx], side[idx]
     o = np.argsort(x)
     o = o[np.argsort(g[o].astype(np.uint16 if n_groups < 1 << 16 else np.uint32), kind="stable")]
-    return x[o], g[o], s[o]
+    return x[o], g[o], s[o], idx[o]
 
 
 def _tied_positions(x: np.ndarray, g: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
@@ -114,15 +278,16 @@ def _tied_positions(x: np.ndarray, g: np.ndarray, n_groups: int) -> tuple[np.nda
     return pos, tie_term
 
 
-def _candidate_u(pos: np.ndarray, g: np.ndarray, cand: np.ndarray, n_b: np.ndarray, n_c: np.ndarray) -> np.ndarray:
-    """Per group, the candidate's U: its rank sum less n_c (n_c + 1) / 2. A row's rank in its
-    group is its position less its group's first position, plus 1."""
+def _candidate_u(pos: np.ndarray, g: np.ndarray, cand: np.ndarray, n_b: np.ndarray,
+                 n_c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per group, the candidate's U (its rank sum less n_c (n_c + 1) / 2) and the group's first
+    position. A row's rank in its group is its position less its group's first position, plus 1."""
     G = len(n_b)
     group_start = np.zeros(G)
     present = n_b + n_c > 0
     group_start[present] = np.concatenate(([0], np.cumsum((n_b + n_c)[present])[:-1]))
     r_c = np.bincount(g[cand], weights=pos[cand], minlength=G) - n_c * group_start + n_c
-    return r_c - n_c * (n_c + 1) / 2.0
+    return r_c - n_c * (n_c + 1) / 2.0, group_start
 
 
 def _effect_and_normal_p(u_c: np.ndarray, n_b: np.ndarray, n_c: np.ndarray, tie_term: np.ndarray,
