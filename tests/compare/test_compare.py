@@ -5,6 +5,7 @@ is a separate draw, so no test depends on exact numbers beyond what it sets up.
 """
 
 import json
+import re
 import unicodedata
 from html.parser import HTMLParser
 
@@ -592,3 +593,50 @@ def test_value_too_large_from_2_63_exactly(values, said):
     _, fleet = _rpc_sums({"rpc_write_8K": values}, [1, 1], 1)          # the candidate's, both
     assert fleet["candidate"]["write"]["rpcs"] == sum(values)
     assert [(q["side"], q["direction"]) for q in compare.fleet_past_int64(fleet)] == [("candidate", "write")] * said
+
+
+# ---- what the text and the page list ------------------------------------------------------------
+
+def _listed(text: str, heading: str) -> list[str]:
+    """The indented lines under the text's line starting with heading, up to the next line that
+    is not indented."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading))
+    out = []
+    for line in lines[start + 1:]:
+        if not line.startswith("  "):
+            break
+        out.append(line.strip())
+    return out
+
+
+def test_no_change_groups_are_named_with_their_job_counts():
+    """Each no_change group is named with its jobs a side: in the text the first TEXT_LISTED
+    (strongest shift first, as in the JSON) and how many more; in the page the first
+    HTML_LISTED. A group with only expected shifts is listed above, not again."""
+    rng = np.random.default_rng(31)
+    names = [f"app{k:02d}" for k in range(comparerender.TEXT_LISTED + 3)]
+    base = [jobs(rng, 6 + k % 3, job_name=n, record_prefix=f"b{n}") for k, n in enumerate(names)]
+    cand = [jobs(rng, 7, job_name=n, record_prefix=f"c{n}") for n in names]
+    base.append(jobs(rng, 9, job_name="ckpt", record_prefix="bh"))
+    cand.append(jobs(rng, 9, job_name="ckpt", hybrid_write=True, small_write=0.4, write_latency_us=900,
+                     record_prefix="ch"))
+    r = run(base, cand)
+    unchanged = [g for g in r.doc["groups"] if g["verdict"] == "no_change" and g["key"]["job_name"] != "ckpt"]
+    assert len(unchanged) == len(names) and r.doc["summary"]["no_change"] == len(names) + 1
+    want = [f"{g['key']['job_name']}, user ann, 8-15 nodes, on scratch ({g['n_baseline']} → {g['n_candidate']} jobs)"
+            for g in unchanged]
+    text = comparerender.render_text(r)
+    assert f"No change: {len(names) + 1} groups (1 of them with only the expected shifts above):" in text
+    listed = _listed(text, "No change:")
+    assert listed == want[:comparerender.TEXT_LISTED]
+    after = text.splitlines()[text.splitlines().index("  " + listed[-1]) + 1]
+    assert after == f"... and 3 more groups (the JSON report lists all, the HTML the first {comparerender.HTML_LISTED})"
+    assert _items(comparerender.render_html(r), "no-change") == want
+
+
+def _items(page: str, cls: str) -> list[str]:
+    """The text of each item of the page's list of that class."""
+    import html
+    block = re.search(rf'<ul class="{cls}">(.*?)</ul>', page, re.S)
+    return [html.unescape(i) for i in re.findall(r"<li>(.*?)</li>", block.group(1), re.S)] if block else []

@@ -19,8 +19,10 @@ from ..present.text import (NAME_COLS, columns, compact, displayable, environmen
                             shorten)
 
 WIDTH = 100
-TEXT_REGRESSIONS, TEXT_IMPROVEMENTS, TEXT_EXPECTED, TEXT_SMALL = 50, 20, 20, 10
-HTML_CHARTS, HTML_EFFECT_GROUPS, HTML_SMALL = 10, 40, 200
+TEXT_REGRESSIONS, TEXT_IMPROVEMENTS, TEXT_EXPECTED = 50, 20, 20
+HTML_CHARTS, HTML_EFFECT_GROUPS = 10, 40
+# the no_change and the not_enough_data groups named, each list (a year of jobs has thousands)
+TEXT_LISTED, HTML_LISTED = 10, 200
 
 
 # -- numbers ------------------------------------------------------------------------------------
@@ -205,14 +207,16 @@ def _group_view(g: dict, shown: dict, index: int, rpc: dict | None) -> dict:
             "left_out": left_text, "metrics": g["metrics"], "rpc": rpc, "group": g, "charts": [], "rows": []}
 
 
-def view(result: Comparison, small: int | None = None, others: int = 0) -> dict:
+def view(result: Comparison, listed: int | None = None, others: int = 0) -> dict:
     """What the text and HTML show: every regression, improvement and group whose only shifts
-    are expected; the first `small` not_enough_data groups (all: None); the `others` no_change
+    are expected; the first `listed` no_change groups (the others than those) and the first
+    `listed` not_enough_data groups (all: None), in the document's order; the `others` no_change
     groups of strongest worst effect (the HTML's effect chart). Only the strings of what is
     shown go through displayable (a year of jobs has ~10,000 groups of 19 metrics each)."""
     doc, st = result.doc, result.settings
     groups = doc["groups"]
-    by_verdict: dict[str, list[int]] = {v: [] for v in ("regression", "improvement", "expected", "small", "other")}
+    by_verdict: dict[str, list[int]] = {v: [] for v in ("regression", "improvement", "expected", "small", "other",
+                                                        "unchanged")}
     for i, g in enumerate(groups):
         v = g["verdict"]
         if v in ("regression", "improvement"):
@@ -223,8 +227,9 @@ def view(result: Comparison, small: int | None = None, others: int = 0) -> dict:
             by_verdict["expected"].append(i)
         else:
             by_verdict["other"].append(i)
-    n_small = len(by_verdict["small"])
-    by_verdict["small"] = by_verdict["small"][:small]
+    n_small, n_unchanged = len(by_verdict["small"]), len(by_verdict["other"])
+    by_verdict["small"] = by_verdict["small"][:listed]
+    by_verdict["unchanged"] = by_verdict["other"][:listed]
     if others:
         worst = [result.worst[i][1] if i < len(result.worst) and result.worst[i] else -2.0 for i in range(len(groups))]
         by_verdict["other"] = sorted(by_verdict["other"], key=lambda i: -abs(worst[i]))[:others]
@@ -261,6 +266,7 @@ def view(result: Comparison, small: int | None = None, others: int = 0) -> dict:
             "improvements": [views[i] for i in by_verdict["improvement"]],
             "expected_only": [views[i] for i in by_verdict["expected"]],
             "no_change": summary["no_change"],
+            "unchanged": [views[i] for i in by_verdict["unchanged"]], "n_unchanged": n_unchanged,
             "small": [views[i] for i in by_verdict["small"]], "n_small": n_small,
             "others": [views[i] for i in by_verdict["other"]],
             "min_jobs": st.min_jobs if st else None, "expected_why": HYBRID_EXPECTED}
@@ -284,12 +290,20 @@ def _group_text(v: dict, label: str) -> list[str]:
     return out
 
 
-def _more(n_all: int, n_shown: int, what: str) -> list[str]:
-    return [f"... and {n_all - n_shown} more {what} (the JSON and HTML reports list all)"] if n_all > n_shown else []
+def _more(n_all: int, n_shown: int, what: str, html: int | None = None) -> list[str]:
+    """'... and N more <what>' when the text showed fewer than all, saying where the rest are
+    (the page lists the first `html`, or all)."""
+    where = "the JSON and HTML reports list all" if html is None else f"the JSON report lists all, the HTML the first {html}"
+    return [f"... and {n_all - n_shown} more {what} ({where})"] if n_all > n_shown else []
+
+
+def _listed_line(g: dict) -> str:
+    """A group named in a list: its name, jobs a side and its untrusted jobs."""
+    return f"{g['name']} ({g['counts']}" + (f"; {g['left_out']}" if g["left_out"] else "") + ")"
 
 
 def render_text(result: Comparison) -> str:
-    v = view(result, small=TEXT_SMALL)
+    v = view(result, listed=TEXT_LISTED)
     rule = "-" * WIDTH
     out = [rule, *_wrap(v["title"], 0), rule]
     for line in v["sides"]:
@@ -318,15 +332,19 @@ def render_text(result: Comparison) -> str:
         out += _more(len(items), cap, title.lower())
     out.append("")
     n_expected = len(v["expected_only"])
-    out.append(f"No change: {v['no_change']} group{'s' if v['no_change'] != 1 else ''}"
-               + (f" ({n_expected} of them with only the expected shifts above)." if n_expected else "."))
+    out += _wrap(f"No change: {v['no_change']} group{'s' if v['no_change'] != 1 else ''}"
+                 + (f" ({n_expected} of them with only the expected shifts above)" if n_expected else "")
+                 + (":" if v["unchanged"] else "."), 0)
+    for g in v["unchanged"]:
+        out += _wrap(_listed_line(g), 2)
+    out += _more(v["n_unchanged"], len(v["unchanged"]), "groups", HTML_LISTED)
     if v["n_small"]:
         out += _wrap(f"Not enough data (fewer than {v['min_jobs']} trusted jobs on a side, or jobs too small "
                      f"for any metric to be judged): "
                      f"{v['n_small']} group{'s' if v['n_small'] != 1 else ''}", 0)
         for g in v["small"]:
-            out += _wrap(f"{g['name']} ({g['counts']}" + (f"; {g['left_out']}" if g["left_out"] else "") + ")", 2)
-        out += _more(v["n_small"], len(v["small"]), "groups")
+            out += _wrap(_listed_line(g), 2)
+        out += _more(v["n_small"], len(v["small"]), "groups", HTML_LISTED)
     out.append(rule)
     return "\n".join(out) + "\n"
 
@@ -366,7 +384,7 @@ def _metric_rows(g: dict) -> list[dict]:
 def html_view(result: Comparison) -> dict:
     from . import charts   # matplotlib: only the HTML needs it
 
-    v = view(result, small=HTML_SMALL, others=HTML_EFFECT_GROUPS)
+    v = view(result, listed=HTML_LISTED, others=HTML_EFFECT_GROUPS)
     for i, g in enumerate(v["regressions"]):
         g["rows"] = _metric_rows(g["group"])
         if i < HTML_CHARTS and g["rpc"]:
