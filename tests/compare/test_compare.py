@@ -640,3 +640,74 @@ def _items(page: str, cls: str) -> list[str]:
     import html
     block = re.search(rf'<ul class="{cls}">(.*?)</ul>', page, re.S)
     return [html.unescape(i) for i in re.findall(r"<li>(.*?)</li>", block.group(1), re.S)] if block else []
+
+
+def _table_rows(page: str) -> list[list[str]]:
+    """Per metric table of the page, the labels of its rows."""
+    import html
+    return [[html.unescape(label) for label in re.findall(r'<td class="label">(.*?)</td>', t)]
+            for t in re.findall(r'<table class="metrics">(.*?)</table>', page, re.S)]
+
+
+def _label(mid: str) -> str:
+    md = comparemetrics.BY_ID[mid]
+    return md.label + (f" {md.of}" if md.of else "")
+
+
+def test_metrics_no_job_has_are_left_out_of_the_text_and_the_table_and_said():
+    """Read-only jobs: the write metrics have no value on either side. The page's table leaves
+    them out and one line says writes were not exercised; a metric no job has a value of for
+    another reason (latency, not recorded) is named in one line. The JSON keeps every metric."""
+    rng = np.random.default_rng(32)
+    reader = dict(write_gib=0.01, sigma=0.3)
+    base, cand = jobs(rng, 10, **reader, record_prefix="b"), jobs(rng, 10, **reader, small_read=0.9,
+                                                                  lustre="2.16.0", record_prefix="c")
+    for side in (base, cand):
+        side.pop("latency_read_us")
+        side.pop("latency_write_us")
+    r = run([base], [cand])
+    g = group(r, job_name="enzo")
+    assert g["verdict"] == "regression" and [m["id"] for m in g["metrics"]] == [m.id for m in comparemetrics.METRICS]
+    empty = {m["id"] for m in g["metrics"] if m["n_baseline"] == m["n_candidate"] == 0}
+    writes = {m.id for m in comparemetrics.METRICS if m.gate == "write"}
+    assert empty == writes | {"read_latency_us"}
+    text = comparerender.render_text(r)
+    assert "  no writes of 64.0 MiB or more on either side: write metrics not compared" in text.splitlines()
+    assert "  no value on either side (not recorded, or undefined for these jobs): read call latency" in text.splitlines()
+    page = comparerender.render_html(r)
+    [rows] = _table_rows(page)
+    assert rows == [_label(m.id) for m in comparemetrics.METRICS if m.id not in empty]
+    assert "no writes of 64.0 MiB or more on either side: write metrics not compared" in page
+    # a metric with a value on one side only is shown
+    cand["write_bytes"] = np.full(10, 1 << 30, dtype=np.int64)
+    r = run([base], [cand])
+    [rows] = _table_rows(comparerender.render_html(r))
+    assert _label("ost_read_per_llite_read") in rows and _label("mean_write_call_bytes") in rows
+    assert "write metrics not compared" not in comparerender.render_text(r)
+
+
+COUNTS = st.sampled_from([0, 0, 1, 7])
+
+
+@runs(1000)
+@given(st.lists(st.tuples(COUNTS, COUNTS), min_size=len(comparemetrics.METRICS), max_size=len(comparemetrics.METRICS)),
+       st.sampled_from([0, 1 << 20, 64 << 20]))
+def test_which_metrics_are_shown_and_said_by_property(counts, min_bytes):
+    """Against a loop: a metric is shown when a job of either side has a value; a direction
+    whose every metric has none is said in one line; every other metric with none is named."""
+    metrics = [{"id": m.id, "n_baseline": b, "n_candidate": c} for m, (b, c) in zip(comparemetrics.METRICS, counts)]
+    shown, said = comparerender.shown_metrics(metrics, min_bytes)
+    assert [m["id"] for m in shown] == [m["id"] for m in metrics if m["n_baseline"] or m["n_candidate"]]
+    want, named = [], []
+    for d, verb in (("read", "reads"), ("write", "writes")):
+        if all(m["n_baseline"] == m["n_candidate"] == 0 for m, md in zip(metrics, comparemetrics.METRICS)
+               if md.gate == d):
+            size = f" of {comparerender.human_bytes(min_bytes)} or more" if min_bytes else ""
+            want.append(f"no {verb}{size} on either side: {d} metrics not compared")
+    for m, md in zip(metrics, comparemetrics.METRICS):
+        unexercised = any(line.endswith(f" {md.gate} metrics not compared") for line in want)
+        if m["n_baseline"] == m["n_candidate"] == 0 and not unexercised:
+            named.append(md.label)
+    if named:
+        want.append("no value on either side (not recorded, or undefined for these jobs): " + ", ".join(named))
+    assert said == want

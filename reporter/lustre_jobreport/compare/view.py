@@ -15,6 +15,7 @@ import json
 
 from . import metrics as comparemetrics
 from .model import HYBRID_EXPECTED, Comparison
+from .. import config
 from ..present.text import (NAME_COLS, columns, compact, displayable, environment, fill_lines, human_bytes, render_as,
                             shorten)
 
@@ -144,6 +145,23 @@ def metric_line(m: dict) -> str:
     return text
 
 
+def shown_metrics(metrics: list[dict], min_bytes: float) -> tuple[list[dict], list[str]]:
+    """A group's metrics worth a row (a job of either side has a value), and a line for what is
+    left out: per direction none of whose metrics has a value on either side (no job read, or
+    wrote, min_bytes: its jobs did not do it), then the other metrics without a value, named
+    (a column older records do not keep, a denominator of 0). The JSON keeps them all."""
+    def empty(m: dict) -> bool:
+        return m["n_baseline"] == 0 and m["n_candidate"] == 0
+    gate = {m["id"]: comparemetrics.BY_ID[m["id"]].gate for m in metrics}
+    size = f" of {human_bytes(int(min_bytes))} or more" if min_bytes > 0 else ""
+    idle = [d for d in ("read", "write") if all(empty(m) for m in metrics if gate[m["id"]] == d)]
+    said = [f"no {d}s{size} on either side: {d} metrics not compared" for d in idle]
+    named = [comparemetrics.BY_ID[m["id"]].label for m in metrics if empty(m) and gate[m["id"]] not in idle]
+    if named:
+        said.append("no value on either side (not recorded, or undefined for these jobs): " + ", ".join(named))
+    return [m for m in metrics if not empty(m)], said
+
+
 def _wrap(text: str, indent: int) -> list[str]:
     """Words filled into lines of WIDTH columns under `indent` spaces (continuations +2)."""
     return fill_lines(text.split(" "), " " * indent, " " * (indent + 2), WIDTH)
@@ -192,9 +210,10 @@ def _shifts(g: dict) -> tuple[list, list, list]:
     return changed, context, expected
 
 
-def _group_view(g: dict, shown: dict, index: int, rpc: dict | None) -> dict:
+def _group_view(g: dict, shown: dict, index: int, rpc: dict | None, min_bytes: float) -> dict:
     """One group as the text and HTML show it; `shown`: its strings from records, displayable."""
     changed, context, expected = _shifts(g)
+    metrics, not_compared = shown_metrics(g["metrics"], min_bytes)
     g = dict(g, key=shown["key"], fs=shown["fs"], changes=shown["changes"])
     left = g["left_out"]
     n_left = left["baseline"] + left["candidate"]
@@ -204,7 +223,8 @@ def _group_view(g: dict, shown: dict, index: int, rpc: dict | None) -> dict:
             "counts": f"{g['n_baseline']} → {g['n_candidate']} jobs", "cause": g["cause"],
             "cause_text": cause_text(g, shown["lustre"], shown["unknown"]), "changed": [metric_line(m) for m in changed],
             "context": [metric_line(m) for m in context], "expected": [metric_line(m) for m in expected],
-            "left_out": left_text, "metrics": g["metrics"], "rpc": rpc, "group": g, "charts": [], "rows": []}
+            "not_compared": not_compared, "left_out": left_text, "metrics": metrics, "rpc": rpc, "group": g,
+            "charts": [], "rows": []}
 
 
 def view(result: Comparison, listed: int | None = None, others: int = 0) -> dict:
@@ -244,7 +264,9 @@ def view(result: Comparison, listed: int | None = None, others: int = 0) -> dict
                             "lustre": lustre[i]} for i in wanted}})
     for i in wanted:
         shown["groups"][str(i)]["unknown"] = unknown[i]
-    views = {i: _group_view(groups[i], shown["groups"][str(i)], i, result.group_rpc.get(i)) for i in wanted}
+    min_bytes = st.min_bytes if st is not None else config.DEFAULTS["compare"]["min_bytes"]
+    views = {i: _group_view(groups[i], shown["groups"][str(i)], i, result.group_rpc.get(i), min_bytes)
+             for i in wanted}
     summary = doc["summary"]
     title = (f"Lustre client comparison: {summary['regression']} regression{'s' if summary['regression'] != 1 else ''}, "
              f"{summary['improvement']} improvement{'s' if summary['improvement'] != 1 else ''}, "
@@ -284,6 +306,8 @@ def _group_text(v: dict, label: str) -> list[str]:
         out += _wrap(f"expected, {HYBRID_EXPECTED}:", 2)
         for line in v["expected"]:
             out += _wrap(line, 4)
+    for line in v["not_compared"]:
+        out += _wrap(line, 2)
     out += _wrap(f"cause: {v['cause_text']}", 2)
     if v["left_out"]:
         out += _wrap(v["left_out"], 2)
@@ -367,9 +391,9 @@ def render_json(result: Comparison) -> str:
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
-def _metric_rows(g: dict) -> list[dict]:
+def _metric_rows(metrics: list[dict]) -> list[dict]:
     rows = []
-    for m in g["metrics"]:
+    for m in metrics:
         md = comparemetrics.BY_ID[m["id"]]
         rows.append({"label": md.label + (f" {md.of}" if md.of else ""), "means": md.means,
                      "base": value(md.unit, m["baseline_median"]), "cand": value(md.unit, m["candidate_median"]),
@@ -386,13 +410,13 @@ def html_view(result: Comparison) -> dict:
 
     v = view(result, listed=HTML_LISTED, others=HTML_EFFECT_GROUPS)
     for i, g in enumerate(v["regressions"]):
-        g["rows"] = _metric_rows(g["group"])
+        g["rows"] = _metric_rows(g["metrics"])
         if i < HTML_CHARTS and g["rpc"]:
             hist = {d: {side: g["rpc"][side][d]["shares"] for side in ("baseline", "candidate")}
                     for d in ("read", "write")}
             g["charts"] = [charts.compare_rpc_shares(hist)]
     for g in v["improvements"] + v["expected_only"]:
-        g["rows"] = _metric_rows(g["group"])
+        g["rows"] = _metric_rows(g["metrics"])
     v["charted"] = min(len(v["regressions"]), HTML_CHARTS)
     # effect sizes: named bars for up to 40 groups (the strongest regressions, improvements,
     # then others), and when there are more, every tested group in a histogram by verdict
