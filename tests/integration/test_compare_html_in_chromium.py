@@ -53,7 +53,8 @@ WIDTH = 1200                    # the window an admin reads the page in
 WIDE_JOBS = 10_000
 
 
-def _comparison() -> compare.Comparison:
+def _comparison() -> tuple[compare.Comparison, tuple]:
+    """The comparison and the rows it was made of (the regressions' settings come from them)."""
     rng = np.random.default_rng(2026)
     base = [jobs(rng, 10, job_name=HOSTILE_NAME, user=HOSTILE_USER, record_prefix="b"),
             jobs(rng, 10, job_name="wrf", small_write=0.4, record_prefix="bw")]
@@ -67,15 +68,15 @@ def _comparison() -> compare.Comparison:
                 read_latency_us=2e7, write_latency_us=3e6, sigma=0.1)
     base.append(jobs(rng, WIDE_JOBS, **wide, record_prefix="bx"))
     cand.append(jobs(rng, WIDE_JOBS, **dict(wide, read_latency_us=9e7), lustre="2.16.0", record_prefix="cx"))
-    return compare.compare(table(*base), table(*cand), baseline_selection="lustre=2.15.*",
-                           candidate_selection="lustre=2.16.*")
+    rows = table(*base), table(*cand)
+    return compare.compare(*rows, baseline_selection="lustre=2.15.*", candidate_selection="lustre=2.16.*"), rows
 
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory) -> tuple[Path, compare.Comparison]:
-    result = _comparison()
+    result, rows = _comparison()
     path = tmp_path_factory.mktemp("compare-html") / "compare.html"
-    path.write_text(comparerender.render(result, "html"))
+    path.write_text(comparerender.render(result, "html", rows=rows))
     return path, result
 
 
@@ -260,6 +261,10 @@ def test_the_regression_is_shown_as_text(page, shown):
     # the numbers that make it a regression, and its cause
     assert v["changed"][0].startswith("read RPCs ≤16 KiB: ") and v["changed"][0] in text
     assert "cause: Lustre 2.15.4 → 2.16.0 (same kernel, OS and settings)" in text
+    # where to look next, with the group's settings
+    assert ("look next: the group's settings, the same on both sides: max_read_ahead_mb 1024, "
+            "max_read_ahead_per_file_mb 256, max_read_ahead_whole_mb 64, max_pages_per_rpc 256") in text
+    assert "known client regressions of this shape: LU-18504 (fixed in 2.17)" in text
     assert "Improvement: wrf, user ann" in text
     box = json.loads(shown["regression_box"])
     assert box["width"] > 200 and box["height"] > 10

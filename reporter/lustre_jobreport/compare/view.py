@@ -3,7 +3,9 @@
 The text is at most WIDTH columns wide: a header (both selections, job counts, Lustre
 versions, the thresholds), the fleet's pooled RPC-size shares per side, the regressions (each
 with the numbers that make it one, its cause and what differs in the clients, the expected
-shifts), the improvements, groups whose only shifts are expected, and counts of the rest.
+shifts, where to look next: compare.hints), the improvements, groups whose only shifts are
+expected, and the rest counted and named up to a bound. A metric no job of a group has a value
+of is left out of the group's table and said in a line (the JSON keeps it).
 Every string that came from records (job names, users, versions...) is shown through
 displayable (control and bidi characters as visible escapes) and long ones shortened;
 the HTML is the same view through templates/compare.html.j2 (autoescaped) plus charts.
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import json
 
-from . import metrics as comparemetrics
+from . import hints, metrics as comparemetrics
 from .model import HYBRID_EXPECTED, Comparison
 from .. import config
 from ..present.text import (NAME_COLS, columns, compact, displayable, environment, fill_lines, human_bytes, render_as,
@@ -210,8 +212,10 @@ def _shifts(g: dict) -> tuple[list, list, list]:
     return changed, context, expected
 
 
-def _group_view(g: dict, shown: dict, index: int, rpc: dict | None, min_bytes: float) -> dict:
-    """One group as the text and HTML show it; `shown`: its strings from records, displayable."""
+def _group_view(g: dict, shown: dict, index: int, rpc: dict | None, min_bytes: float,
+                hint: hints.Hint | None) -> dict:
+    """One group as the text and HTML show it; `shown`: its strings from records, displayable;
+    `hint`: where to look next (a regression's)."""
     changed, context, expected = _shifts(g)
     metrics, not_compared = shown_metrics(g["metrics"], min_bytes)
     g = dict(g, key=shown["key"], fs=shown["fs"], changes=shown["changes"])
@@ -223,16 +227,19 @@ def _group_view(g: dict, shown: dict, index: int, rpc: dict | None, min_bytes: f
             "counts": f"{g['n_baseline']} → {g['n_candidate']} jobs", "cause": g["cause"],
             "cause_text": cause_text(g, shown["lustre"], shown["unknown"]), "changed": [metric_line(m) for m in changed],
             "context": [metric_line(m) for m in context], "expected": [metric_line(m) for m in expected],
-            "not_compared": not_compared, "left_out": left_text, "metrics": metrics, "rpc": rpc, "group": g,
-            "charts": [], "rows": []}
+            "not_compared": not_compared, "hint": hint, "left_out": left_text, "metrics": metrics, "rpc": rpc,
+            "group": g, "charts": [], "rows": []}
 
 
-def view(result: Comparison, listed: int | None = None, others: int = 0) -> dict:
+def view(result: Comparison, listed: int | None = None, others: int = 0, rows=None,
+         hinted: int | None = None) -> dict:
     """What the text and HTML show: every regression, improvement and group whose only shifts
     are expected; the first `listed` no_change groups (the others than those) and the first
     `listed` not_enough_data groups (all: None), in the document's order; the `others` no_change
-    groups of strongest worst effect (the HTML's effect chart). Only the strings of what is
-    shown go through displayable (a year of jobs has ~10,000 groups of 19 metrics each)."""
+    groups of strongest worst effect (the HTML's effect chart); where to look next for the
+    first `hinted` regressions (all: None), with the groups' settings when `rows` (the
+    baseline's and the candidate's, as compare was given them) are given. Only the strings of
+    what is shown go through displayable (a year of jobs has ~10,000 groups of 19 metrics each)."""
     doc, st = result.doc, result.settings
     groups = doc["groups"]
     by_verdict: dict[str, list[int]] = {v: [] for v in ("regression", "improvement", "expected", "small", "other",
@@ -265,7 +272,11 @@ def view(result: Comparison, listed: int | None = None, others: int = 0) -> dict
     for i in wanted:
         shown["groups"][str(i)]["unknown"] = unknown[i]
     min_bytes = st.min_bytes if st is not None else config.DEFAULTS["compare"]["min_bytes"]
-    views = {i: _group_view(groups[i], shown["groups"][str(i)], i, result.group_rpc.get(i), min_bytes)
+    regressions = by_verdict["regression"][:hinted]
+    seen = hints.settings_seen(*rows, result, regressions) if rows is not None else {}
+    hint = {i: hints.look_next(groups[i], seen.get(i) if rows is not None else None, lustre[i], unknown[i])
+            for i in regressions}
+    views = {i: _group_view(groups[i], shown["groups"][str(i)], i, result.group_rpc.get(i), min_bytes, hint.get(i))
              for i in wanted}
     summary = doc["summary"]
     title = (f"Lustre client comparison: {summary['regression']} regression{'s' if summary['regression'] != 1 else ''}, "
@@ -309,6 +320,8 @@ def _group_text(v: dict, label: str) -> list[str]:
     for line in v["not_compared"]:
         out += _wrap(line, 2)
     out += _wrap(f"cause: {v['cause_text']}", 2)
+    for line in v["hint"].lines() if v["hint"] else []:
+        out += _wrap(line, 2)
     if v["left_out"]:
         out += _wrap(v["left_out"], 2)
     return out
@@ -317,7 +330,8 @@ def _group_text(v: dict, label: str) -> list[str]:
 def _more(n_all: int, n_shown: int, what: str, html: int | None = None) -> list[str]:
     """'... and N more <what>' when the text showed fewer than all, saying where the rest are
     (the page lists the first `html`, or all)."""
-    where = "the JSON and HTML reports list all" if html is None else f"the JSON report lists all, the HTML the first {html}"
+    where = ("the JSON and HTML reports list all" if html is None
+             else f"the JSON report lists all, the HTML the first {html}")
     return [f"... and {n_all - n_shown} more {what} ({where})"] if n_all > n_shown else []
 
 
@@ -326,8 +340,10 @@ def _listed_line(g: dict) -> str:
     return f"{g['name']} ({g['counts']}" + (f"; {g['left_out']}" if g["left_out"] else "") + ")"
 
 
-def render_text(result: Comparison) -> str:
-    v = view(result, listed=TEXT_LISTED)
+def render_text(result: Comparison, rows=None) -> str:
+    """The text report; `rows`: the baseline's and the candidate's rows compare was given (for
+    the regressions' settings), or None."""
+    v = view(result, listed=TEXT_LISTED, rows=rows, hinted=TEXT_REGRESSIONS)
     rule = "-" * WIDTH
     out = [rule, *_wrap(v["title"], 0), rule]
     for line in v["sides"]:
@@ -405,10 +421,10 @@ def _metric_rows(metrics: list[dict]) -> list[dict]:
     return rows
 
 
-def html_view(result: Comparison) -> dict:
+def html_view(result: Comparison, rows=None) -> dict:
     from . import charts   # matplotlib: only the HTML needs it
 
-    v = view(result, listed=HTML_LISTED, others=HTML_EFFECT_GROUPS)
+    v = view(result, listed=HTML_LISTED, others=HTML_EFFECT_GROUPS, rows=rows)
     for i, g in enumerate(v["regressions"]):
         g["rows"] = _metric_rows(g["metrics"])
         if i < HTML_CHARTS and g["rpc"]:
@@ -435,9 +451,13 @@ def html_view(result: Comparison) -> dict:
     return v
 
 
-def render_html(result: Comparison) -> str:
-    return environment(autoescape=True).get_template("compare.html.j2").render(**html_view(result))
+def render_html(result: Comparison, rows=None) -> str:
+    """The page; `rows` as for render_text."""
+    return environment(autoescape=True).get_template("compare.html.j2").render(**html_view(result, rows))
 
 
-def render(result: Comparison, fmt: str) -> str:
-    return render_as(fmt, result, text=render_text, json=render_json, html=render_html)
+def render(result: Comparison, fmt: str, rows=None) -> str:
+    """The result as --format says; `rows`: the baseline's and the candidate's rows compare was
+    given, for the text's and the page's regressions (their settings), or None."""
+    return render_as(fmt, result, text=lambda r: render_text(r, rows), json=render_json,
+                     html=lambda r: render_html(r, rows))
