@@ -5,6 +5,7 @@ is a separate draw, so no test depends on exact numbers beyond what it sets up.
 """
 
 import json
+import re
 import unicodedata
 from html.parser import HTMLParser
 
@@ -616,3 +617,121 @@ def test_value_too_large_from_2_63_exactly(values, said):
     _, fleet = _rpc_sums({"rpc_write_8K": values}, [1, 1], 1)          # the candidate's, both
     assert fleet["candidate"]["write"]["rpcs"] == sum(values)
     assert [(q["side"], q["direction"]) for q in compare.fleet_past_int64(fleet)] == [("candidate", "write")] * said
+
+
+# ---- what the text and the page list ------------------------------------------------------------
+
+def _listed(text: str, heading: str) -> list[str]:
+    """The indented lines under the text's line starting with heading, up to the next line that
+    is not indented."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading))
+    out = []
+    for line in lines[start + 1:]:
+        if not line.startswith("  "):
+            break
+        out.append(line.strip())
+    return out
+
+
+def test_no_change_groups_are_named_with_their_job_counts():
+    """Each no_change group is named with its jobs a side: in the text the first TEXT_LISTED
+    (strongest shift first, as in the JSON) and how many more; in the page the first
+    HTML_LISTED. A group with only expected shifts is listed above, not again."""
+    rng = np.random.default_rng(31)
+    names = [f"app{k:02d}" for k in range(comparerender.TEXT_LISTED + 3)]
+    base = [jobs(rng, 6 + k % 3, job_name=n, record_prefix=f"b{n}") for k, n in enumerate(names)]
+    cand = [jobs(rng, 7, job_name=n, record_prefix=f"c{n}") for n in names]
+    base.append(jobs(rng, 9, job_name="ckpt", record_prefix="bh"))
+    cand.append(jobs(rng, 9, job_name="ckpt", hybrid_write=True, small_write=0.4, write_latency_us=900,
+                     record_prefix="ch"))
+    r = run(base, cand)
+    unchanged = [g for g in r.doc["groups"] if g["verdict"] == "no_change" and g["key"]["job_name"] != "ckpt"]
+    assert len(unchanged) == len(names) and r.doc["summary"]["no_change"] == len(names) + 1
+    want = [f"{g['key']['job_name']}, user ann, 8-15 nodes, on scratch ({g['n_baseline']} → {g['n_candidate']} jobs)"
+            for g in unchanged]
+    text = comparerender.render_text(r)
+    assert f"No change: {len(names) + 1} groups (1 of them with only the expected shifts above):" in text
+    listed = _listed(text, "No change:")
+    assert listed == want[:comparerender.TEXT_LISTED]
+    after = text.splitlines()[text.splitlines().index("  " + listed[-1]) + 1]
+    assert after == f"... and 3 more groups (the JSON report lists all, the HTML the first {comparerender.HTML_LISTED})"
+    assert _items(comparerender.render_html(r), "no-change") == want
+
+
+def _items(page: str, cls: str) -> list[str]:
+    """The text of each item of the page's list of that class."""
+    import html
+    block = re.search(rf'<ul class="{cls}">(.*?)</ul>', page, re.S)
+    return [html.unescape(i) for i in re.findall(r"<li>(.*?)</li>", block.group(1), re.S)] if block else []
+
+
+def _table_rows(page: str) -> list[list[str]]:
+    """Per metric table of the page, the labels of its rows."""
+    import html
+    return [[html.unescape(label) for label in re.findall(r'<td class="label">(.*?)</td>', t)]
+            for t in re.findall(r'<table class="metrics">(.*?)</table>', page, re.S)]
+
+
+def _label(mid: str) -> str:
+    md = comparemetrics.BY_ID[mid]
+    return md.label + (f" {md.of}" if md.of else "")
+
+
+def test_metrics_no_job_has_are_left_out_of_the_text_and_the_table_and_said():
+    """Read-only jobs: the write metrics have no value on either side. The page's table leaves
+    them out and one line says writes were not exercised; a metric no job has a value of for
+    another reason (latency, not recorded) is named in one line. The JSON keeps every metric."""
+    rng = np.random.default_rng(32)
+    reader = dict(write_gib=0.01, sigma=0.3)
+    base, cand = jobs(rng, 10, **reader, record_prefix="b"), jobs(rng, 10, **reader, small_read=0.9,
+                                                                  lustre="2.16.0", record_prefix="c")
+    for side in (base, cand):
+        side.pop("latency_read_us")
+        side.pop("latency_write_us")
+    r = run([base], [cand])
+    g = group(r, job_name="enzo")
+    assert g["verdict"] == "regression" and [m["id"] for m in g["metrics"]] == [m.id for m in comparemetrics.METRICS]
+    empty = {m["id"] for m in g["metrics"] if m["n_baseline"] == m["n_candidate"] == 0}
+    writes = {m.id for m in comparemetrics.METRICS if m.gate == "write"}
+    assert empty == writes | {"read_latency_us"}
+    text = comparerender.render_text(r)
+    assert "  no writes of 64.0 MiB or more on either side: write metrics not compared" in text.splitlines()
+    assert "  no value on either side (not recorded, or undefined for these jobs): read call latency" in text.splitlines()
+    page = comparerender.render_html(r)
+    [rows] = _table_rows(page)
+    assert rows == [_label(m.id) for m in comparemetrics.METRICS if m.id not in empty]
+    assert "no writes of 64.0 MiB or more on either side: write metrics not compared" in page
+    # a metric with a value on one side only is shown
+    cand["write_bytes"] = np.full(10, 1 << 30, dtype=np.int64)
+    r = run([base], [cand])
+    [rows] = _table_rows(comparerender.render_html(r))
+    assert _label("ost_read_per_llite_read") in rows and _label("mean_write_call_bytes") in rows
+    assert "write metrics not compared" not in comparerender.render_text(r)
+
+
+COUNTS = st.sampled_from([0, 0, 1, 7])
+
+
+@runs(1000)
+@given(st.lists(st.tuples(COUNTS, COUNTS), min_size=len(comparemetrics.METRICS), max_size=len(comparemetrics.METRICS)),
+       st.sampled_from([0, 1 << 20, 64 << 20]))
+def test_which_metrics_are_shown_and_said_by_property(counts, min_bytes):
+    """Against a loop: a metric is shown when a job of either side has a value; a direction
+    whose every metric has none is said in one line; every other metric with none is named."""
+    metrics = [{"id": m.id, "n_baseline": b, "n_candidate": c} for m, (b, c) in zip(comparemetrics.METRICS, counts)]
+    shown, said = comparerender.shown_metrics(metrics, min_bytes)
+    assert [m["id"] for m in shown] == [m["id"] for m in metrics if m["n_baseline"] or m["n_candidate"]]
+    want, named = [], []
+    for d, verb in (("read", "reads"), ("write", "writes")):
+        if all(m["n_baseline"] == m["n_candidate"] == 0 for m, md in zip(metrics, comparemetrics.METRICS)
+               if md.gate == d):
+            size = f" of {comparerender.human_bytes(min_bytes)} or more" if min_bytes else ""
+            want.append(f"no {verb}{size} on either side: {d} metrics not compared")
+    for m, md in zip(metrics, comparemetrics.METRICS):
+        unexercised = any(line.endswith(f" {md.gate} metrics not compared") for line in want)
+        if m["n_baseline"] == m["n_candidate"] == 0 and not unexercised:
+            named.append(md.label)
+    if named:
+        want.append("no value on either side (not recorded, or undefined for these jobs): " + ", ".join(named))
+    assert said == want

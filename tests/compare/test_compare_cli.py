@@ -219,3 +219,13 @@ def test_records_planted_where_others_can_write_are_not_compared(dirs, tmp_path,
     doc = json.loads((tmp_path / "c.json").read_text())
     assert [g for g in doc["groups"] if g["key"]["job_name"] == "planted"] == []
     assert doc["candidate"]["source"]["records_dirs_skipped"] == 1 and doc["candidate"]["source"]["records_read"] == 0
+
+
+def test_a_regression_says_where_to_look_next_with_the_settings_its_records_keep(dirs, capsys):
+    """The hint's settings come from the jobs compare read (the dataset here), through the
+    command line."""
+    assert compare(dirs, "--baseline", "lustre=2.15.*", "--candidate", "lustre=2.16.*") == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("look next: the group's settings, the same on both sides: max_read_ahead_mb 1024, "
+            "max_read_ahead_per_file_mb 256, max_read_ahead_whole_mb 64, max_pages_per_rpc 256") in out
+    assert "known client regressions of this shape: LU-18504 (fixed in 2.17)" in out

@@ -19,6 +19,7 @@ the page quotes is one the code prints.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -29,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lustre_jobreport.compare import model as compare, metrics as comparemetrics, stats as compare_stats, view as comparerender
+from lustre_jobreport.compare import hints, model as compare, metrics as comparemetrics, stats as compare_stats, view as comparerender
 from lustre_jobreport import config
 from lustre_jobreport.records import jobrow, recordset
 
@@ -114,6 +115,19 @@ def example() -> compare.Comparison:
     """A small comparison showing each kind of group: a Lustre regression, a regression that
     came with a settings change, hybrid I/O's expected shifts, an improvement, too few jobs, no
     change."""
+    return compare.compare(*example_rows(), baseline_selection="until=2026-11-01",
+                           candidate_selection="since=2026-11-01",
+                           baseline_info={"records_read": 0, "json_rows": 0, "json_in_dataset": 0,
+                                          "dataset_files": 2, "dataset_rows": 59, "records_dirs_skipped": 0,
+                                          "dataset_files_left_out": 0, "skipped": 0},
+                           candidate_info={"records_read": 59, "json_rows": 59, "json_in_dataset": 0,
+                                           "dataset_files": 0, "dataset_rows": 0, "records_dirs_skipped": 0,
+                                           "dataset_files_left_out": 0, "skipped": 0})
+
+
+@functools.lru_cache(maxsize=1)
+def example_rows():
+    """The example's job rows: the baseline's and the candidate's tables."""
     rng = np.random.default_rng(20261102)
     new = dict(lustre="2.16.0")
     b, c = [], []
@@ -128,18 +142,27 @@ def example() -> compare.Comparison:
     both("mitgcm", 11, {"small_write": 0.3}, {"small_write": 0.01}, user="dev", nodes=32)
     both("lammps", 14, {}, {}, user="eve", nodes=4)
     both("namd", 3, {}, {}, user="fay", nodes=2)
-    return compare.compare(table(*b), table(*c), baseline_selection="until=2026-11-01",
-                           candidate_selection="since=2026-11-01",
-                           baseline_info={"records_read": 0, "json_rows": 0, "json_in_dataset": 0,
-                                          "dataset_files": 2, "dataset_rows": 59, "records_dirs_skipped": 0,
-                                          "dataset_files_left_out": 0, "skipped": 0},
-                           candidate_info={"records_read": 59, "json_rows": 59, "json_in_dataset": 0,
-                                           "dataset_files": 0, "dataset_rows": 0, "records_dirs_skipped": 0,
-                                           "dataset_files_left_out": 0, "skipped": 0})
+    return table(*b), table(*c)
 
 
 def example_text() -> str:
-    return "```\n" + comparerender.render_text(example()) + "```"
+    return "```\n" + comparerender.render_text(example(), rows=example_rows()) + "```"
+
+
+def look_next_table() -> str:
+    """Per look-next of the catalog: the metrics that carry it, the settings to check (and what
+    else), the known regressions of that shape with their versions and what they did."""
+    rows = ["| when these regress | look at | known client regressions of that shape (named when they can explain "
+            "the shift, above) |", "|---|---|---|"]
+    by_look: dict = {}
+    for m in comparemetrics.METRICS:
+        if m.look is not None:
+            by_look.setdefault(m.look, []).append(m.id)
+    for look, ids in by_look.items():
+        what = ", ".join(f"`{s}`" for s in look.settings) + ("; " if look.settings and look.also else "") + look.also
+        known = "; ".join(f"{hints.known_label(k)}: {k.what}" for k in look.known) or "—"
+        rows.append(f"| {', '.join(f'`{i}`' for i in ids)} | {what} | {known} |")
+    return "\n".join(rows)
 
 
 def _rounded(v):
@@ -177,7 +200,7 @@ def example_json() -> str:
 
 
 GENERATED = {"metrics": metric_table, "settings": settings_table, "small-groups": small_groups_table,
-             "example-text": example_text, "example-json": example_json}
+             "example-text": example_text, "example-json": example_json, "look-next": look_next_table}
 
 
 def _section(text: str, name: str) -> re.Match:

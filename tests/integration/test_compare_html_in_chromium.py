@@ -2,18 +2,20 @@
 draws its charts and the regression's text.
 
 The comparison is made from synthetic job rows (tests/kit/compare_rows.py) through
-compare.compare and comparerender.render: one regression (read RPCs turned small on 2.16.0), one
-improvement and 44 groups without change, so all three kinds of chart appear: the group's
-RPC-size histograms (baseline against candidate), the named effect-size bars and the histogram
-of every group's effect (more groups than bars). The regressed application's name and user are
-hostile: an inline script, an element with an event handler, math text for matplotlib's labels
-and a terminal sequence that would write the clipboard.
+compare.compare and comparerender.render: two regressions (read RPCs turned small on 2.16.0; reads
+slower in a group whose cells are as wide as compare writes them), one improvement and 44 groups
+without change, so all three kinds of chart appear: the groups' RPC-size histograms (baseline
+against candidate), the named effect-size bars and the histogram of every group's effect (more
+groups than bars). The first regressed application's name and user are hostile: an inline
+script, an element with an event handler, math text for matplotlib's labels and a terminal
+sequence that would write the clipboard. The page is laid out in a window 1,200 px wide; no
+table may pass its box there and no chart's text its image.
 
 Chromium is driven over the DevTools protocol on a pipe (--remote-debugging-pipe: fds 3 and 4,
 JSON messages ended by NUL), which needs nothing but the standard library. It says which scripts
 the page parsed (the Debugger domain reports every one, inline handlers included), which
-requests it made, the laid-out text (innerText: what CSS shows) and where each chart is, and
-takes the screenshot in which the charts' colours are counted, chart by chart.
+requests it made, the laid-out text (innerText: what CSS shows), where each chart, each of its
+texts and each table is, and takes the screenshot in which the charts' colours are counted, chart by chart.
 """
 
 from __future__ import annotations
@@ -45,10 +47,14 @@ CHROMIUM = shutil.which("chromium")
 HOSTILE_NAME = "$x$ $$<script>document.title='ran'</script>\x1b]52;c;cm0K\x07"
 HOSTILE_USER = "<img src=x onerror=alert(1)>"
 OTHERS = 44
-WIDTH = 1100
+WIDTH = 1200                    # the window an admin reads the page in
+# a group whose cells are as wide as compare writes them: the most jobs a side the page shows
+# in full, counts per GiB in the millions, calls of seconds
+WIDE_JOBS = 10_000
 
 
-def _comparison() -> compare.Comparison:
+def _comparison() -> tuple[compare.Comparison, tuple]:
+    """The comparison and the rows it was made of (the regressions' settings come from them)."""
     rng = np.random.default_rng(2026)
     base = [jobs(rng, 10, job_name=HOSTILE_NAME, user=HOSTILE_USER, record_prefix="b"),
             jobs(rng, 10, job_name="wrf", small_write=0.4, record_prefix="bw")]
@@ -58,26 +64,32 @@ def _comparison() -> compare.Comparison:
     for k in range(OTHERS):
         base.append(jobs(rng, 6, job_name=f"app{k}", record_prefix=f"b{k}"))
         cand.append(jobs(rng, 6, job_name=f"app{k}", lustre="2.16.0", record_prefix=f"c{k}"))
-    return compare.compare(table(*base), table(*cand), baseline_selection="lustre=2.15.*",
-                           candidate_selection="lustre=2.16.*")
+    wide = dict(job_name="w" * 200, user="u" * 200, opens_per_gib=5e6, getattr_per_open=3e4,
+                read_latency_us=2e7, write_latency_us=3e6, sigma=0.1)
+    base.append(jobs(rng, WIDE_JOBS, **wide, record_prefix="bx"))
+    cand.append(jobs(rng, WIDE_JOBS, **dict(wide, read_latency_us=9e7), lustre="2.16.0", record_prefix="cx"))
+    rows = table(*base), table(*cand)
+    return compare.compare(*rows, baseline_selection="lustre=2.15.*", candidate_selection="lustre=2.16.*"), rows
 
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory) -> tuple[Path, compare.Comparison]:
-    result = _comparison()
+    result, rows = _comparison()
     path = tmp_path_factory.mktemp("compare-html") / "compare.html"
-    path.write_text(comparerender.render(result, "html"))
+    path.write_text(comparerender.render(result, "html", rows=rows))
     return path, result
 
 
 def test_the_comparison_has_what_the_page_must_show(page):
     _, result = page
     s = result.doc["summary"]
-    assert (s["regression"], s["improvement"]) == (1, 1) and s["no_change"] + s["not_enough_data"] == OTHERS
-    g = result.doc["groups"][0]
-    assert g["verdict"] == "regression" and g["key"]["job_name"] == HOSTILE_NAME and g["cause"] == "lustre"
+    assert (s["regression"], s["improvement"]) == (2, 1) and s["no_change"] + s["not_enough_data"] == OTHERS
+    g = next(g for g in result.doc["groups"] if g["key"]["job_name"] == HOSTILE_NAME)
+    assert g["verdict"] == "regression" and g["cause"] == "lustre"
+    wide = next(g for g in result.doc["groups"] if g["n_baseline"] == WIDE_JOBS)
+    assert wide["verdict"] == "regression"
     text = page[0].read_text()
-    assert text.count("<svg") == 3
+    assert text.count("<svg") == 4
     assert "<script" not in text and "<img" not in text and "\x1b" not in text and "\x07" not in text
 
 
@@ -163,6 +175,23 @@ CHARTS_JS = """JSON.stringify([...document.querySelectorAll('figure.chart')].map
   const r = f.querySelector('svg').getBoundingClientRect();
   return {cls: f.className, x: r.left + scrollX, y: r.top + scrollY, w: r.width, h: r.height};
 }))"""
+# every text matplotlib drew (a <g id="text_N">: labels, ticks, legends) against its chart's box
+CHART_TEXTS_JS = """JSON.stringify([...document.querySelectorAll('figure.chart svg')].map(svg => {
+  const box = svg.getBoundingClientRect();
+  return [...svg.querySelectorAll('g[id^="text_"]')].map(t => {
+    const r = t.getBoundingClientRect();
+    return {chart: svg.parentElement.className, text: t.textContent.trim(), left: r.left - box.left,
+            right: box.right - r.right, top: r.top - box.top, bottom: box.bottom - r.bottom};
+  });
+}).flat())"""
+# every table and the content box of the block it is in (a group, or the page)
+TABLES_JS = """JSON.stringify([...document.querySelectorAll('table')].map(t => {
+  const c = t.closest('.group') || document.body, s = getComputedStyle(c), r = t.getBoundingClientRect();
+  const box = c.getBoundingClientRect();
+  return {table: t.className, in: c.className || 'body', right: r.right, width: r.width,
+          content_right: box.right - parseFloat(s.borderRightWidth) - parseFloat(s.paddingRight),
+          rows: t.rows.length};
+}))"""
 HANDLERS_JS = """[...document.querySelectorAll('*')].filter(e => [...e.attributes].some(
   a => a.name.startsWith('on'))).length"""
 
@@ -197,7 +226,8 @@ def shown(page, tmp_path_factory) -> dict:
                             if e["method"] == "Network.requestWillBeSent"],
                "title": js("document.title"), "text": js("document.body.innerText"),
                "script_elements": js("document.scripts.length"), "handlers": js(HANDLERS_JS),
-               "charts": json.loads(js(CHARTS_JS)),
+               "charts": json.loads(js(CHARTS_JS)), "chart_texts": json.loads(js(CHART_TEXTS_JS)),
+               "tables": json.loads(js(TABLES_JS)),
                "regression_box": js("JSON.stringify(document.querySelector('.group.regression h3')"
                                     ".getBoundingClientRect())")}
         height = int(js("document.documentElement.scrollHeight"))
@@ -213,7 +243,7 @@ def shown(page, tmp_path_factory) -> dict:
 def test_no_script_ran_and_nothing_was_fetched(page, shown):
     assert shown["scripts"] == [], shown["scripts"]             # not one, inline or handler
     assert shown["script_elements"] == 0 and shown["handlers"] == 0
-    assert shown["title"].startswith("Lustre client comparison: 1 regression, 1 improvement")
+    assert shown["title"].startswith("Lustre client comparison: 2 regressions, 1 improvement")
     assert shown["requests"] == [page[0].as_uri()]              # the page itself, nothing else
 
 
@@ -223,7 +253,7 @@ def test_the_regression_is_shown_as_text(page, shown):
     assert "\x1b" not in text and "\x07" not in text
     # the hostile name and user as visible text: the heading as compare's view names the group
     # (through displayable, shortened around a "…")
-    v = comparerender.view(result)["regressions"][0]
+    v = next(v for v in comparerender.view(result)["regressions"] if v["name"].startswith("$x$"))
     heading = f"Regression: {v['name']} ({v['counts']})"
     assert heading in text.splitlines()
     assert heading.startswith("Regression: $x$ $$<script>") and heading.count("\\x07") == 1
@@ -231,9 +261,33 @@ def test_the_regression_is_shown_as_text(page, shown):
     # the numbers that make it a regression, and its cause
     assert v["changed"][0].startswith("read RPCs ≤16 KiB: ") and v["changed"][0] in text
     assert "cause: Lustre 2.15.4 → 2.16.0 (same kernel, OS and settings)" in text
+    # where to look next, with the group's settings
+    assert ("look next: the group's settings, the same on both sides: max_read_ahead_mb 1024, "
+            "max_read_ahead_per_file_mb 256, max_read_ahead_whole_mb 64, max_pages_per_rpc 256") in text
+    assert "known client regressions of this shape: LU-18504 (fixed in 2.17)" in text
     assert "Improvement: wrf, user ann" in text
     box = json.loads(shown["regression_box"])
     assert box["width"] > 200 and box["height"] > 10
+
+
+def test_every_text_of_every_chart_is_inside_the_chart(shown):
+    """No label is cut at the edge of its image: each text matplotlib drew lies inside the
+    chart's box as the browser lays it out (the widest names included)."""
+    texts = shown["chart_texts"]
+    assert {t["chart"].split()[-1] for t in texts} == {"effect", "effect-all", "rpc"} and len(texts) > 100
+    cut = [t for t in texts if min(t["left"], t["right"], t["top"], t["bottom"]) < 0]
+    assert cut == []
+
+
+def test_every_table_fits_its_box_at_1200_px(shown):
+    """Each metric table (and the fleet's) ends inside the content box of its group (of the
+    page): the verdict column is never cut off, even with the longest labels and values."""
+    tables = shown["tables"]
+    metrics = [t for t in tables if t["table"] == "metrics"]
+    assert len(metrics) == 3 and all(t["in"].startswith("group") for t in metrics)
+    assert any(t["table"] == "fleet" for t in tables)
+    spill = [t for t in tables if t["right"] > t["content_right"] + 0.5]
+    assert spill == []
 
 
 def _rgb(hex_colour: str) -> tuple[int, int, int]:
@@ -247,8 +301,11 @@ def _pixels_near(img: Image.Image, colour: str, tol: int = 12) -> int:
 
 
 def test_the_charts_are_laid_out_and_painted(shown):
-    boxes = {c["cls"].split()[-1]: c for c in shown["charts"]}
-    assert sorted(boxes) == ["effect", "effect-all", "rpc"] and len(shown["charts"]) == 3
+    kinds = [c["cls"].split()[-1] for c in shown["charts"]]
+    assert sorted(set(kinds)) == ["effect", "effect-all", "rpc"] and kinds.count("rpc") == 2
+    boxes = {}
+    for kind, c in zip(kinds, shown["charts"]):
+        boxes.setdefault(kind, c)           # the first of each: the hostile group's RPC sizes
     img = shown["image"]
     painted = {}
     for kind, b in boxes.items():

@@ -19,6 +19,7 @@ BASELINE = "#9a9a9a"                    # the baseline's bars; the candidate's a
 
 
 VERDICT_COLOURS = {"regression": "#c0392b", "improvement": "#27ae60", "no_change": "#7f8c8d"}
+EFFECT_AXIS = "Cliff's delta of the charted metric\npositive: worse on the candidate"
 
 
 
@@ -62,10 +63,14 @@ def effect_sizes(bars: list[tuple[str, float, str, str]]) -> str:
     ax.set_yticks(ys, [f"{shorten(b[0], 48)} ({b[3]})" for b in bars], fontsize=7)
     ax.set_xlim(-1.05, 1.05)
     ax.axvline(0.0, color="#333333", linewidth=0.8)
-    ax.set_xlabel("Cliff's delta of the group's worst (improvements: best) metric, positive: worse on the candidate")
+    # the axis is as wide as the names leave it, the names taking the left: its label short
+    # (the page's caption says the rest) and the legend in one row above the bars, both from
+    # the axis's right end, so that every text stays inside the figure
+    ax.set_xlabel(EFFECT_AXIS, loc="right")
     from matplotlib.patches import Patch
     handles = [Patch(color=c, label=v.replace("_", " ")) for v, c in VERDICT_COLOURS.items()]
-    ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    ax.legend(handles=handles, frameon=False, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=len(handles),
+              fontsize=8)
     return svg(fig)
 
 

@@ -19,6 +19,8 @@ What each field of a Metric means:
   of        for a share: what it is a share of ("of read RPCs")
   formula   the expression, in words of the dataset's columns
   means     one line: what the number says about the job
+  look      where to look next when it regresses (LookNext): the client settings the records
+            keep that shape it, the known client regressions of that shape, what else
 """
 
 from __future__ import annotations
@@ -200,6 +202,61 @@ def _moved(c: Columns) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class KnownRegression:
+    """A client regression known to make a metric regress (the lustre-release tickets, and an
+    OS image's tunable; the site's notes, client-regressions.md). `introduced` and `fixed` are
+    versions as the ticket gives them ("2.18-dev": on master, in no release yet); `fixed` holds
+    the main line's release and those of maintenance branches it was backported to."""
+    id: str                             # "LU-18504"
+    what: str                           # what it did to a client's I/O, one line
+    introduced: str | None = None       # the first version with it; None: not known
+    fixed: tuple[str, ...] = ()         # versions with the fix
+    came_from: str = ""                 # the ticket whose change brought it
+    changed: str = "lustre"             # what must differ between the sides for it to explain a shift:
+                                        # "lustre" (a client version) or "kernel/os" (an OS image)
+
+
+@dataclass(frozen=True)
+class LookNext:
+    """Where to look when a metric regresses: the client settings (records' names, jobrow.SETTINGS)
+    that shape it, the known regressions of that shape, and what else when no recorded setting
+    governs it."""
+    settings: tuple[str, ...] = ()
+    known: tuple[KnownRegression, ...] = ()
+    also: str = ""
+
+
+LU_12533 = KnownRegression("LU-12533", "read-ahead ranges split per stripe: an IOR read gave 56 % one-page RPCs "
+                                       "on an OSC", fixed=("2.12.5", "2.13"))
+LU_13412 = KnownRegression("LU-13412", "read-ahead window smaller than the RPC size: many 4 KiB reads",
+                           fixed=("2.14",))
+LU_15274 = KnownRegression("LU-15274", "files at most max_read_ahead_whole_mb lost fast reads: dd bs=4K of a "
+                                       "64 MiB file at 9.1 MB/s against 630 MB/s for 65 MiB; RPCs look normal",
+                           fixed=("2.16.0",), came_from="LU-12043")
+LU_19344 = KnownRegression("LU-19344", "20-30 % slower 8 KiB reads from cache (no RPCs at all)",
+                           introduced="2.15.3", fixed=("2.18-dev",), came_from="LU-16025")
+LU_18489 = KnownRegression("LU-18489", "4-byte reads with large seeks grew a huge stride window: read-ahead "
+                                       "waste, many 4 KiB reads", fixed=("2.18-dev",))
+LU_18504 = KnownRegression("LU-18504", "whole-file read-ahead used the 64 MiB connect size, not the OST's",
+                           fixed=("2.17",))
+READ_AHEAD_KB = KnownRegression("Azure/azhpc-images#293", "an OS image's udev rule set read_ahead_kb on every "
+                                "block device, Lustre included: reads ~100x slower, no Lustre change",
+                                changed="kernel/os")
+
+READ_AHEAD = ("max_read_ahead_mb", "max_read_ahead_per_file_mb", "max_read_ahead_whole_mb")
+# each regression is declared where its notes say it shows: in the RPC-size histograms, the
+# read-ahead counters, or only in the per-call latency
+LOOK_READ_RPCS = LookNext((*READ_AHEAD, "max_pages_per_rpc"), (LU_12533, LU_13412, LU_18504))
+LOOK_READ_AHEAD = LookNext(READ_AHEAD, (LU_18489,))
+LOOK_READ_LATENCY = LookNext(("max_read_ahead_whole_mb", "max_read_ahead_mb", "max_read_ahead_per_file_mb"),
+                             (LU_15274, LU_19344, READ_AHEAD_KB))
+LOOK_WRITE_RPCS = LookNext(("max_dirty_mb", "max_rpcs_in_flight", "max_pages_per_rpc", "checksums"))
+LOOK_WRITE_LATENCY = LookNext(("checksums", "max_dirty_mb", "max_rpcs_in_flight"))
+LOOK_METADATA = LookNext(also="no metadata setting is recorded: the MDS (its load, its version), and whether the "
+                              "application now opens or stats more files")
+
+
+@dataclass(frozen=True)
 class Metric:
     id: str
     label: str
@@ -213,12 +270,17 @@ class Metric:
     compute: Callable[[Columns], np.ndarray]
     of: str = ""            # what a share is a share of ("of read RPCs"), for the text
     hybrid: bool = False    # a shift that hybrid I/O of its direction explains (compare.py)
+    look: LookNext | None = None    # where to look next when it regresses (None: a context metric)
 
 
 def _m(id, label, unit, worse, gate, direction, formula, means, compute, context=False, of="",
-       hybrid=None) -> Metric:
+       hybrid=None, look=None) -> Metric:
     return Metric(id, label, unit, worse, gate, direction, context, formula, means, compute, of,
-                  direction is not None if hybrid is None else hybrid)
+                  direction is not None if hybrid is None else hybrid, look)
+
+
+def _look_rpcs(d: str) -> LookNext:
+    return LOOK_READ_RPCS if d == "read" else LOOK_WRITE_RPCS
 
 
 METRICS: tuple[Metric, ...] = (
@@ -226,18 +288,19 @@ METRICS: tuple[Metric, ...] = (
         _m(f"small_{d}_rpc_share", f"{d} RPCs ≤16 KiB", "share", "higher", d, d,
            f"(rpc_{d}_4K + rpc_{d}_8K + rpc_{d}_16K) / all rpc_{d}_*",
            f"share of the job's {d} RPCs that carried 16 KiB or less: each costs a round trip "
-           f"for little data", _rpc_share("small", d), of=f"of {d} RPCs"),
+           f"for little data", _rpc_share("small", d), of=f"of {d} RPCs", look=_look_rpcs(d)),
         _m(f"mean_{d}_rpc_bytes", f"mean {d} RPC", "bytes", "lower", d, d,
            f"ost_{d}_bytes / ost_{d}_rpcs",
-           f"bytes an average {d} RPC carried to or from the OSTs", lambda c, d=d: per(c(f"ost_{d}_bytes"), c(f"ost_{d}_rpcs"))),
+           f"bytes an average {d} RPC carried to or from the OSTs", lambda c, d=d: per(c(f"ost_{d}_bytes"), c(f"ost_{d}_rpcs")),
+           look=_look_rpcs(d)),
         _m(f"{d}_rpcs_per_gib", f"{d} RPCs per GiB", "per_gib", "higher", d, d,
            f"ost_{d}_rpcs / ({d}_bytes / GiB)",
            f"OST {d} RPCs the client sent per GiB the application {'read' if d == 'read' else 'wrote'}",
-           lambda c, d=d: per(c(f"ost_{d}_rpcs"), c(f"{d}_bytes"), GIB)),
+           lambda c, d=d: per(c(f"ost_{d}_rpcs"), c(f"{d}_bytes"), GIB), look=_look_rpcs(d)),
         _m(f"full_{d}_rpc_share", f"full-size {d} RPCs", "share", "lower", d, d,
            f"rpc_{d}_<max_pages_per_rpc x pagesize> / all rpc_{d}_*",
            f"share of {d} RPCs as large as the client allows (max_pages_per_rpc pages); "
-           f"unknown without the settings", _rpc_share("full", d), of=f"of {d} RPCs"),
+           f"unknown without the settings", _rpc_share("full", d), of=f"of {d} RPCs", look=_look_rpcs(d)),
         # The application's own call size: a change here is the workload's (a new input deck,
         # a rebuilt I/O library), not the client's, so it is shown beside the client's metrics
         # to explain them and never makes a group a regression (or improvement) by itself.
@@ -249,14 +312,14 @@ METRICS: tuple[Metric, ...] = (
     _m("opens_per_gib", "opens per GiB", "per_gib", "higher", "moved", None,
        "open / ((read_bytes + write_bytes) / GiB)",
        "files opened per GiB moved: each open is a metadata round trip",
-       lambda c: per(c("open"), _moved(c), GIB)),
+       lambda c: per(c("open"), _moved(c), GIB), look=LOOK_METADATA),
     _m("getattr_per_open", "getattr per open", "per_open", "higher", "opens", None,
        "getattr / open", "stat-type calls per opened file",
-       lambda c: per(c("getattr"), c("open"))),
+       lambda c: per(c("getattr"), c("open")), look=LOOK_METADATA),
     _m("md_ops_per_gib", "metadata ops per GiB", "per_gib", "higher", "moved", None,
        "md_ops / ((read_bytes + write_bytes) / GiB)",
        "metadata operations of every kind per GiB moved",
-       lambda c: per(c("md_ops"), _moved(c), GIB)),
+       lambda c: per(c("md_ops"), _moved(c), GIB), look=LOOK_METADATA),
     # Hybrid I/O makes a large buffered write synchronous (it waits for the OSTs instead of
     # the page cache): a longer write() is its design. A read switched to direct I/O is meant
     # to be no slower, so a longer read() stays a regression whatever the switch (the very
@@ -264,19 +327,20 @@ METRICS: tuple[Metric, ...] = (
     *(_m(f"{d}_latency_us", f"{d} call latency", "us", "higher", d, d,
          f"latency_{d}_us / {d}_calls",
          f"mean time of one {d}() call in the client (Lustre 2.14+; null before)",
-         lambda c, d=d: per(c(f"latency_{d}_us"), c(f"{d}_calls")), hybrid=d == "write") for d in ("read", "write")),
+         lambda c, d=d: per(c(f"latency_{d}_us"), c(f"{d}_calls")), hybrid=d == "write",
+         look=LOOK_READ_LATENCY if d == "read" else LOOK_WRITE_LATENCY) for d in ("read", "write")),
     _m("ra_hit_share", "read-ahead hits", "share", "lower", "read", "read",
        "ra_hits / (ra_hits + ra_misses)",
        "share of page reads that read-ahead had already brought in",
-       lambda c: per(c("ra_hits"), c("ra_hits") + c("ra_misses")), of="of page reads"),
+       lambda c: per(c("ra_hits"), c("ra_hits") + c("ra_misses")), of="of page reads", look=LOOK_READ_AHEAD),
     _m("ra_discard_per_gib", "read-ahead pages discarded per GiB", "pages_per_gib", "higher", "read", "read",
        "ra_discarded / (read_bytes / GiB)",
        "pages read ahead and thrown away unused, per GiB the application read",
-       lambda c: per(c("ra_discarded"), c("read_bytes"), GIB)),
+       lambda c: per(c("ra_discarded"), c("read_bytes"), GIB), look=LOOK_READ_AHEAD),
     _m("ost_read_per_llite_read", "OST bytes read per byte read", "times", "higher", "read", "read",
        "ost_read_bytes / read_bytes",
        "bytes fetched from OSTs per byte the application read (read-ahead waste above 1)",
-       lambda c: per(c("ost_read_bytes"), c("read_bytes"))),
+       lambda c: per(c("ost_read_bytes"), c("read_bytes")), look=LOOK_READ_AHEAD),
 )
 BY_ID = {m.id: m for m in METRICS}
 

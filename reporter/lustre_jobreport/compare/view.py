@@ -3,7 +3,9 @@
 The text is at most WIDTH columns wide: a header (both selections, job counts, Lustre
 versions, the thresholds), the fleet's pooled RPC-size shares per side, the regressions (each
 with the numbers that make it one, its cause and what differs in the clients, the expected
-shifts), the improvements, groups whose only shifts are expected, and counts of the rest.
+shifts, where to look next: compare.hints), the improvements, groups whose only shifts are
+expected, and the rest counted and named up to a bound. A metric no job of a group has a value
+of is left out of the group's table and said in a line (the JSON keeps it).
 Every string that came from records (job names, users, versions...) is shown through
 displayable (control and bidi characters as visible escapes) and long ones shortened;
 the HTML is the same view through templates/compare.html.j2 (autoescaped) plus charts.
@@ -13,14 +15,17 @@ from __future__ import annotations
 
 import json
 
-from . import metrics as comparemetrics
+from . import hints, metrics as comparemetrics
 from .model import HYBRID_EXPECTED, Comparison
+from .. import config
 from ..present.text import (NAME_COLS, columns, compact, displayable, environment, fill_lines, human_bytes, render_as,
                             shorten)
 
 WIDTH = 100
-TEXT_REGRESSIONS, TEXT_IMPROVEMENTS, TEXT_EXPECTED, TEXT_SMALL = 50, 20, 20, 10
-HTML_CHARTS, HTML_EFFECT_GROUPS, HTML_SMALL = 10, 40, 200
+TEXT_REGRESSIONS, TEXT_IMPROVEMENTS, TEXT_EXPECTED = 50, 20, 20
+HTML_CHARTS, HTML_EFFECT_GROUPS = 10, 40
+# the no_change and the not_enough_data groups named, each list (a year of jobs has thousands)
+TEXT_LISTED, HTML_LISTED = 10, 200
 
 
 # -- numbers ------------------------------------------------------------------------------------
@@ -142,6 +147,23 @@ def metric_line(m: dict) -> str:
     return text
 
 
+def shown_metrics(metrics: list[dict], min_bytes: float) -> tuple[list[dict], list[str]]:
+    """A group's metrics worth a row (a job of either side has a value), and a line for what is
+    left out: per direction none of whose metrics has a value on either side (no job read, or
+    wrote, min_bytes: its jobs did not do it), then the other metrics without a value, named
+    (a column older records do not keep, a denominator of 0). The JSON keeps them all."""
+    def empty(m: dict) -> bool:
+        return m["n_baseline"] == 0 and m["n_candidate"] == 0
+    gate = {m["id"]: comparemetrics.BY_ID[m["id"]].gate for m in metrics}
+    size = f" of {human_bytes(int(min_bytes))} or more" if min_bytes > 0 else ""
+    idle = [d for d in ("read", "write") if all(empty(m) for m in metrics if gate[m["id"]] == d)]
+    said = [f"no {d}s{size} on either side: {d} metrics not compared" for d in idle]
+    named = [comparemetrics.BY_ID[m["id"]].label for m in metrics if empty(m) and gate[m["id"]] not in idle]
+    if named:
+        said.append("no value on either side (not recorded, or undefined for these jobs): " + ", ".join(named))
+    return [m for m in metrics if not empty(m)], said
+
+
 def _wrap(text: str, indent: int) -> list[str]:
     """Words filled into lines of WIDTH columns under `indent` spaces (continuations +2)."""
     return fill_lines(text.split(" "), " " * indent, " " * (indent + 2), WIDTH)
@@ -190,9 +212,12 @@ def _shifts(g: dict) -> tuple[list, list, list]:
     return changed, context, expected
 
 
-def _group_view(g: dict, shown: dict, index: int, rpc: dict | None) -> dict:
-    """One group as the text and HTML show it; `shown`: its strings from records, displayable."""
+def _group_view(g: dict, shown: dict, index: int, rpc: dict | None, min_bytes: float,
+                hint: hints.Hint | None) -> dict:
+    """One group as the text and HTML show it; `shown`: its strings from records, displayable;
+    `hint`: where to look next (a regression's)."""
     changed, context, expected = _shifts(g)
+    metrics, not_compared = shown_metrics(g["metrics"], min_bytes)
     g = dict(g, key=shown["key"], fs=shown["fs"], changes=shown["changes"])
     left = g["left_out"]
     n_left = left["baseline"] + left["candidate"]
@@ -202,17 +227,23 @@ def _group_view(g: dict, shown: dict, index: int, rpc: dict | None) -> dict:
             "counts": f"{g['n_baseline']} → {g['n_candidate']} jobs", "cause": g["cause"],
             "cause_text": cause_text(g, shown["lustre"], shown["unknown"]), "changed": [metric_line(m) for m in changed],
             "context": [metric_line(m) for m in context], "expected": [metric_line(m) for m in expected],
-            "left_out": left_text, "metrics": g["metrics"], "rpc": rpc, "group": g, "charts": [], "rows": []}
+            "not_compared": not_compared, "hint": hint, "left_out": left_text, "metrics": metrics, "rpc": rpc,
+            "group": g, "charts": [], "rows": []}
 
 
-def view(result: Comparison, small: int | None = None, others: int = 0) -> dict:
+def view(result: Comparison, listed: int | None = None, others: int = 0, rows=None,
+         hinted: int | None = None) -> dict:
     """What the text and HTML show: every regression, improvement and group whose only shifts
-    are expected; the first `small` not_enough_data groups (all: None); the `others` no_change
-    groups of strongest worst effect (the HTML's effect chart). Only the strings of what is
-    shown go through displayable (a year of jobs has ~10,000 groups of 19 metrics each)."""
+    are expected; the first `listed` no_change groups (the others than those) and the first
+    `listed` not_enough_data groups (all: None), in the document's order; the `others` no_change
+    groups of strongest worst effect (the HTML's effect chart); where to look next for the
+    first `hinted` regressions (all: None), with the groups' settings when `rows` (the
+    baseline's and the candidate's, as compare was given them) are given. Only the strings of
+    what is shown go through displayable (a year of jobs has ~10,000 groups of 19 metrics each)."""
     doc, st = result.doc, result.settings
     groups = doc["groups"]
-    by_verdict: dict[str, list[int]] = {v: [] for v in ("regression", "improvement", "expected", "small", "other")}
+    by_verdict: dict[str, list[int]] = {v: [] for v in ("regression", "improvement", "expected", "small", "other",
+                                                        "unchanged")}
     for i, g in enumerate(groups):
         v = g["verdict"]
         if v in ("regression", "improvement"):
@@ -223,8 +254,9 @@ def view(result: Comparison, small: int | None = None, others: int = 0) -> dict:
             by_verdict["expected"].append(i)
         else:
             by_verdict["other"].append(i)
-    n_small = len(by_verdict["small"])
-    by_verdict["small"] = by_verdict["small"][:small]
+    n_small, n_unchanged = len(by_verdict["small"]), len(by_verdict["other"])
+    by_verdict["small"] = by_verdict["small"][:listed]
+    by_verdict["unchanged"] = by_verdict["other"][:listed]
     if others:
         worst = [result.worst[i][1] if i < len(result.worst) and result.worst[i] else -2.0 for i in range(len(groups))]
         by_verdict["other"] = sorted(by_verdict["other"], key=lambda i: -abs(worst[i]))[:others]
@@ -239,7 +271,13 @@ def view(result: Comparison, small: int | None = None, others: int = 0) -> dict:
                             "lustre": lustre[i]} for i in wanted}})
     for i in wanted:
         shown["groups"][str(i)]["unknown"] = unknown[i]
-    views = {i: _group_view(groups[i], shown["groups"][str(i)], i, result.group_rpc.get(i)) for i in wanted}
+    min_bytes = st.min_bytes if st is not None else config.DEFAULTS["compare"]["min_bytes"]
+    regressions = by_verdict["regression"][:hinted]
+    seen = hints.settings_seen(*rows, result, regressions) if rows is not None else {}
+    hint = {i: hints.look_next(groups[i], seen.get(i) if rows is not None else None, lustre[i], unknown[i])
+            for i in regressions}
+    views = {i: _group_view(groups[i], shown["groups"][str(i)], i, result.group_rpc.get(i), min_bytes, hint.get(i))
+             for i in wanted}
     summary = doc["summary"]
     title = (f"Lustre client comparison: {summary['regression']} regression{'s' if summary['regression'] != 1 else ''}, "
              f"{summary['improvement']} improvement{'s' if summary['improvement'] != 1 else ''}, "
@@ -261,6 +299,7 @@ def view(result: Comparison, small: int | None = None, others: int = 0) -> dict:
             "improvements": [views[i] for i in by_verdict["improvement"]],
             "expected_only": [views[i] for i in by_verdict["expected"]],
             "no_change": summary["no_change"],
+            "unchanged": [views[i] for i in by_verdict["unchanged"]], "n_unchanged": n_unchanged,
             "small": [views[i] for i in by_verdict["small"]], "n_small": n_small,
             "others": [views[i] for i in by_verdict["other"]],
             "min_jobs": st.min_jobs if st else None, "expected_why": HYBRID_EXPECTED}
@@ -278,18 +317,33 @@ def _group_text(v: dict, label: str) -> list[str]:
         out += _wrap(f"expected, {HYBRID_EXPECTED}:", 2)
         for line in v["expected"]:
             out += _wrap(line, 4)
+    for line in v["not_compared"]:
+        out += _wrap(line, 2)
     out += _wrap(f"cause: {v['cause_text']}", 2)
+    for line in v["hint"].lines() if v["hint"] else []:
+        out += _wrap(line, 2)
     if v["left_out"]:
         out += _wrap(v["left_out"], 2)
     return out
 
 
-def _more(n_all: int, n_shown: int, what: str) -> list[str]:
-    return [f"... and {n_all - n_shown} more {what} (the JSON and HTML reports list all)"] if n_all > n_shown else []
+def _more(n_all: int, n_shown: int, what: str, html: int | None = None) -> list[str]:
+    """'... and N more <what>' when the text showed fewer than all, saying where the rest are
+    (the page lists the first `html`, or all)."""
+    where = ("the JSON and HTML reports list all" if html is None
+             else f"the JSON report lists all, the HTML the first {html}")
+    return [f"... and {n_all - n_shown} more {what} ({where})"] if n_all > n_shown else []
 
 
-def render_text(result: Comparison) -> str:
-    v = view(result, small=TEXT_SMALL)
+def _listed_line(g: dict) -> str:
+    """A group named in a list: its name, jobs a side and its untrusted jobs."""
+    return f"{g['name']} ({g['counts']}" + (f"; {g['left_out']}" if g["left_out"] else "") + ")"
+
+
+def render_text(result: Comparison, rows=None) -> str:
+    """The text report; `rows`: the baseline's and the candidate's rows compare was given (for
+    the regressions' settings), or None."""
+    v = view(result, listed=TEXT_LISTED, rows=rows, hinted=TEXT_REGRESSIONS)
     rule = "-" * WIDTH
     out = [rule, *_wrap(v["title"], 0), rule]
     for line in v["sides"]:
@@ -318,15 +372,19 @@ def render_text(result: Comparison) -> str:
         out += _more(len(items), cap, title.lower())
     out.append("")
     n_expected = len(v["expected_only"])
-    out.append(f"No change: {v['no_change']} group{'s' if v['no_change'] != 1 else ''}"
-               + (f" ({n_expected} of them with only the expected shifts above)." if n_expected else "."))
+    out += _wrap(f"No change: {v['no_change']} group{'s' if v['no_change'] != 1 else ''}"
+                 + (f" ({n_expected} of them with only the expected shifts above)" if n_expected else "")
+                 + (":" if v["unchanged"] else "."), 0)
+    for g in v["unchanged"]:
+        out += _wrap(_listed_line(g), 2)
+    out += _more(v["n_unchanged"], len(v["unchanged"]), "groups", HTML_LISTED)
     if v["n_small"]:
         out += _wrap(f"Not enough data (fewer than {v['min_jobs']} trusted jobs on a side, or jobs too small "
                      f"for any metric to be judged): "
                      f"{v['n_small']} group{'s' if v['n_small'] != 1 else ''}", 0)
         for g in v["small"]:
-            out += _wrap(f"{g['name']} ({g['counts']}" + (f"; {g['left_out']}" if g["left_out"] else "") + ")", 2)
-        out += _more(v["n_small"], len(v["small"]), "groups")
+            out += _wrap(_listed_line(g), 2)
+        out += _more(v["n_small"], len(v["small"]), "groups", HTML_LISTED)
     out.append(rule)
     return "\n".join(out) + "\n"
 
@@ -349,9 +407,9 @@ def render_json(result: Comparison) -> str:
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
-def _metric_rows(g: dict) -> list[dict]:
+def _metric_rows(metrics: list[dict]) -> list[dict]:
     rows = []
-    for m in g["metrics"]:
+    for m in metrics:
         md = comparemetrics.BY_ID[m["id"]]
         rows.append({"label": md.label + (f" {md.of}" if md.of else ""), "means": md.means,
                      "base": value(md.unit, m["baseline_median"]), "cand": value(md.unit, m["candidate_median"]),
@@ -363,18 +421,18 @@ def _metric_rows(g: dict) -> list[dict]:
     return rows
 
 
-def html_view(result: Comparison) -> dict:
+def html_view(result: Comparison, rows=None) -> dict:
     from . import charts   # matplotlib: only the HTML needs it
 
-    v = view(result, small=HTML_SMALL, others=HTML_EFFECT_GROUPS)
+    v = view(result, listed=HTML_LISTED, others=HTML_EFFECT_GROUPS, rows=rows)
     for i, g in enumerate(v["regressions"]):
-        g["rows"] = _metric_rows(g["group"])
+        g["rows"] = _metric_rows(g["metrics"])
         if i < HTML_CHARTS and g["rpc"]:
             hist = {d: {side: g["rpc"][side][d]["shares"] for side in ("baseline", "candidate")}
                     for d in ("read", "write")}
             g["charts"] = [charts.compare_rpc_shares(hist)]
     for g in v["improvements"] + v["expected_only"]:
-        g["rows"] = _metric_rows(g["group"])
+        g["rows"] = _metric_rows(g["metrics"])
     v["charted"] = min(len(v["regressions"]), HTML_CHARTS)
     # effect sizes: named bars for up to 40 groups (the strongest regressions, improvements,
     # then others), and when there are more, every tested group in a histogram by verdict
@@ -393,9 +451,13 @@ def html_view(result: Comparison) -> dict:
     return v
 
 
-def render_html(result: Comparison) -> str:
-    return environment(autoescape=True).get_template("compare.html.j2").render(**html_view(result))
+def render_html(result: Comparison, rows=None) -> str:
+    """The page; `rows` as for render_text."""
+    return environment(autoescape=True).get_template("compare.html.j2").render(**html_view(result, rows))
 
 
-def render(result: Comparison, fmt: str) -> str:
-    return render_as(fmt, result, text=render_text, json=render_json, html=render_html)
+def render(result: Comparison, fmt: str, rows=None) -> str:
+    """The result as --format says; `rows`: the baseline's and the candidate's rows compare was
+    given, for the text's and the page's regressions (their settings), or None."""
+    return render_as(fmt, result, text=lambda r: render_text(r, rows), json=render_json,
+                     html=lambda r: render_html(r, rows))
