@@ -48,7 +48,7 @@ def test_a_read_rpc_regression_says_the_read_ahead_settings_with_the_groups_valu
     r, rows = compared([jobs(rng, 12, record_prefix="b")],
                        [jobs(rng, 12, small_read=0.9, lustre="2.16.0", record_prefix="c")])
     assert r.doc["groups"][0]["verdict"] == "regression"
-    text = comparerender.render_text(r, rows=rows)
+    text = comparerender.render_text(r)
     block = group_text(text, "enzo")
     assert READ_AHEAD_LOOK in block
     assert block.index("cause: Lustre 2.15.4 → 2.16.0") < block.index("look next:")
@@ -57,7 +57,7 @@ def test_a_read_rpc_regression_says_the_read_ahead_settings_with_the_groups_valu
     assert block.endswith("known client regressions of this shape: LU-18504 (fixed in 2.17)")
     assert max(len(line) for line in text.splitlines()) <= comparerender.WIDTH
     # the page says the same, each regression's line telling what it did
-    page = comparerender.render_html(r, rows=rows)
+    page = comparerender.render_html(r)
     assert READ_AHEAD_LOOK in flat(html.unescape(re.sub(r"<[^>]+>", "", page)))
     [what] = re.findall(r'<span title="([^"]*)">LU-18504 \(fixed in 2.17\)</span>', page)
     assert html.unescape(what) == comparemetrics.LU_18504.what
@@ -75,7 +75,7 @@ def test_each_group_shows_its_own_trusted_jobs_settings():
                        [jobs(rng, 10, **a, small_read=0.9, lustre="2.16.0", record_prefix="ca"),
                         jobs(rng, 10, **b, small_read=0.9, lustre="2.16.0", record_prefix="cb"),
                         jobs(rng, 3, **odd, lustre="2.16.0", record_prefix="co")])
-    text = comparerender.render_text(r, rows=rows)
+    text = comparerender.render_text(r)
     same = "look next: the group's settings, the same on both sides: "
     assert (same + "max_read_ahead_mb 512, max_read_ahead_per_file_mb 256, max_read_ahead_whole_mb 64, "
             "max_pages_per_rpc 1024") in group_text(text, "a,")
@@ -106,7 +106,7 @@ def test_a_setting_that_differs_is_the_cause_not_a_hint():
     r, rows = compared([jobs(rng, 10, record_prefix="b")],
                        [jobs(rng, 10, read_latency_us=900.0, settings={"max_read_ahead_mb": 64}, lustre="2.16.0",
                              record_prefix="c")])
-    block = group_text(comparerender.render_text(r, rows=rows), "enzo")
+    block = group_text(comparerender.render_text(r), "enzo")
     assert "settings change: max_read_ahead_mb 1024 → 64" in block
     assert ("look next: the group's settings, the same on both sides: max_read_ahead_whole_mb 64, "
             "max_read_ahead_per_file_mb 256") in block
@@ -127,7 +127,7 @@ def test_the_tickets_named_are_those_the_candidate_may_have_and_the_baseline_did
     rng = np.random.default_rng(44)
     r, rows = compared([jobs(rng, 10, lustre=before, record_prefix="b")],
                        [jobs(rng, 10, lustre=after, read_latency_us=900.0, record_prefix="c")])
-    block = group_text(comparerender.render_text(r, rows=rows), "enzo")
+    block = group_text(comparerender.render_text(r), "enzo")
     if named:
         assert block.endswith("known client regressions of this shape: " + ", ".join(named))
     else:
@@ -138,7 +138,7 @@ def test_an_os_image_change_names_the_read_ahead_kb_case_and_a_same_version_no_l
     rng = np.random.default_rng(45)
     r, rows = compared([jobs(rng, 10, os="rhel9.4", record_prefix="b")],
                        [jobs(rng, 10, os="rhel9.5", read_latency_us=9000.0, record_prefix="c")])
-    block = group_text(comparerender.render_text(r, rows=rows), "enzo")
+    block = group_text(comparerender.render_text(r), "enzo")
     assert "cause: OS rhel9.4 → rhel9.5" in block
     assert ("known client regressions of this shape: Azure/azhpc-images#293 (an OS image's change)") in block
     assert "LU-" not in block                     # the same Lustre on both sides: no Lustre bug tells them apart
@@ -148,14 +148,14 @@ def test_metadata_and_write_regressions_say_what_to_look_at():
     rng = np.random.default_rng(46)
     r, rows = compared([jobs(rng, 10, record_prefix="b")],
                        [jobs(rng, 10, getattr_per_open=20.0, small_write=0.6, record_prefix="c")])
-    block = group_text(comparerender.render_text(r, rows=rows), "enzo")
+    block = group_text(comparerender.render_text(r), "enzo")
     assert ("look next: the group's settings, the same on both sides: max_dirty_mb 2000, max_rpcs_in_flight 8, "
             "max_pages_per_rpc 256, checksums 1; no metadata setting is recorded: the MDS (its load, its version), "
             "and whether the application now opens or stats more files") in block
     assert "known client regressions" not in block
 
 
-def test_what_the_records_did_not_keep_is_said_and_without_rows_the_settings_are_named():
+def test_what_the_records_did_not_keep_is_said():
     rng = np.random.default_rng(47)
 
     def old(**kw):
@@ -164,12 +164,9 @@ def test_what_the_records_did_not_keep_is_said_and_without_rows_the_settings_are
             d.pop(k, None)
         return d
     r, rows = compared([old(record_prefix="b")], [old(small_read=0.9, lustre="2.16.0", record_prefix="c")])
-    block = group_text(comparerender.render_text(r, rows=rows), "enzo")
+    block = group_text(comparerender.render_text(r), "enzo")
     assert ("look next: settings max_read_ahead_mb, max_read_ahead_per_file_mb, max_read_ahead_whole_mb, "
             "max_pages_per_rpc (not in these jobs' records)") in block
-    block = group_text(comparerender.render_text(r), "enzo")       # the rows not given: names only
-    assert ("look next: settings max_read_ahead_mb, max_read_ahead_per_file_mb, max_read_ahead_whole_mb, "
-            "max_pages_per_rpc known client") in block
 
 
 def test_improvements_and_expected_shifts_get_no_hint():
@@ -179,8 +176,8 @@ def test_improvements_and_expected_shifts_get_no_hint():
                        [jobs(rng, 10, job_name="up", small_write=0.01, record_prefix="c"),
                         jobs(rng, 10, job_name="hy", hybrid_read=True, small_read=0.5, record_prefix="i")])
     assert {g["verdict"] for g in r.doc["groups"]} == {"improvement", "no_change"}
-    assert "look next" not in comparerender.render_text(r, rows=rows)
-    assert "look next" not in comparerender.render_html(r, rows=rows)
+    assert "look next" not in comparerender.render_text(r)
+    assert "look next" not in comparerender.render_html(r)
 
 
 # ---- the rules, by property --------------------------------------------------------------------
@@ -232,20 +229,26 @@ def _reference_settings(t, group_by) -> dict[tuple, dict[str, list[int]]]:
 @runs(300)
 @given(st.data())
 def test_the_settings_of_each_group_by_property(data):
-    """settings_by_group against a loop over the rows: per group key with a trusted row (of
-    those wanted), each setting a hint may name, its distinct values over the group's trusted
-    rows (nulls: not recorded)."""
-    n = data.draw(st.integers(1, 12))
-    pick = lambda values: data.draw(st.lists(st.sampled_from(values), min_size=n, max_size=n))  # noqa: E731
+    """The settings compare gathers per group against a loop over the rows: per group (its key
+    and fs; no pooling), each setting a hint may name, its distinct values over the group's
+    trusted rows of each side (nulls: not recorded)."""
+    pick = lambda values, n: data.draw(st.lists(st.sampled_from(values), min_size=n, max_size=n))  # noqa: E731
     rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
-    rows = jobs(rng, n, job_name=np.array(pick(["a", "b", None]), dtype=object),
-                nodes=np.array(pick([1, 2, 3, 8]), dtype=np.int64), fs=np.array(pick(["s", "p"]), dtype=object),
-                trusted=np.array(pick([True, True, False])),
-                settings={"max_read_ahead_mb": np.array(pick([64, 1024]), dtype=np.int64),
-                          "max_pages_per_rpc": np.array(pick([256, 1024]), dtype=np.int64)})
-    t = table(rows)
+
+    def side(prefix):
+        n = data.draw(st.integers(1, 12))
+        return table(jobs(rng, n, job_name=np.array(pick(["a", "b", None], n), dtype=object),
+                          nodes=np.array(pick([1, 2, 3, 8], n), dtype=np.int64),
+                          fs=np.array(pick(["s", "p"], n), dtype=object), trusted=np.array(pick([True, True, False], n)),
+                          settings={"max_read_ahead_mb": np.array(pick([64, 1024], n), dtype=np.int64),
+                                    "max_pages_per_rpc": np.array(pick([256, 1024], n), dtype=np.int64)},
+                          record_prefix=prefix))
+    bt, ct = side("b"), side("c")
     group_by = data.draw(st.sampled_from([("job_name", "user", "nodes_class"), ("nodes_class",), ()]))
-    want = _reference_settings(t, group_by)
-    assert hints.settings_by_group(t, group_by) == want
-    some = set(data.draw(st.lists(st.sampled_from(sorted(want, key=repr)), unique=True))) if want else set()
-    assert hints.settings_by_group(t, group_by, some) == {k: v for k, v in want.items() if k in some}
+    r = compare.compare(bt, ct, compare.Settings(group_by=group_by, coarsen=()), threads=1)
+    want = [_reference_settings(t, group_by) for t in (bt, ct)]
+    empty = {s: [] for s in hints.HINTED}
+    seen = hints.settings_seen(r, list(range(len(r.doc["groups"]))))
+    for i, g in enumerate(r.doc["groups"]):
+        key = (*(g["key"][k] for k in group_by), g["fs"])
+        assert seen[i] == {s: [w.get(key, empty)[s] for w in want] for s in hints.HINTED}

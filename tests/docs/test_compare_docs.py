@@ -146,7 +146,7 @@ def example_rows():
 
 
 def example_text() -> str:
-    return "```\n" + comparerender.render_text(example(), rows=example_rows()) + "```"
+    return "```\n" + comparerender.render_text(example()) + "```"
 
 
 def look_next_table() -> str:

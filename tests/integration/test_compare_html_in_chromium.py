@@ -76,7 +76,7 @@ def _comparison() -> tuple[compare.Comparison, tuple]:
 def page(tmp_path_factory) -> tuple[Path, compare.Comparison]:
     result, rows = _comparison()
     path = tmp_path_factory.mktemp("compare-html") / "compare.html"
-    path.write_text(comparerender.render(result, "html", rows=rows))
+    path.write_text(comparerender.render(result, "html"))
     return path, result
 
 

@@ -82,4 +82,4 @@ def main(args, cfg) -> str:
               f"selection and count on both sides: make the selections disjoint")
     result = compare(bt, ct, settings, baseline_selection=args.baseline, candidate_selection=args.candidate,
                      baseline_info=bi, candidate_info=ci)
-    return comparerender.render(result, args.format, rows=(bt, ct))     # the regressions' settings
+    return comparerender.render(result, args.format)

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import metrics as comparemetrics
 from .metrics import KnownRegression, LookNext
-from .model import Comparison, class_label, nodes_class
+from .model import Comparison
 
 # the settings a hint may name: the only ones whose values are gathered
 HINTED = tuple(dict.fromkeys(s for m in comparemetrics.METRICS if m.look for s in m.look.settings))
@@ -110,63 +110,15 @@ def known_label(known: KnownRegression) -> str:
 
 # ---- the group's settings ----------------------------------------------------------------------
 
-def _key_columns(table, group_by: tuple[str, ...]) -> list:
-    """The rows' group keys as compare makes them; nodes_class as its class number (-1: not
-    known), named after grouping (a label per row would cost a call per row)."""
-    import pyarrow as pa
-    out = []
-    for key in group_by:
-        if key == "nodes_class":
-            counts = [np.asarray(table[c].to_numpy(zero_copy_only=False), dtype=np.float64)
-                      for c in ("num_nodes", "n_hosts")]
-            out.append(pa.array(nodes_class(*counts)))
-        else:
-            out.append(table[key])
-    return out
-
-
-def settings_by_group(table, group_by: tuple[str, ...], wanted: set[tuple] | None = None
-                      ) -> dict[tuple, dict[str, list[int]]]:
-    """Per group key (the keys' values as the document gives them, then fs) of the trusted
-    rows, those `wanted` (all: None): each setting a hint may name (HINTED)'s distinct values
-    over its trusted rows, sorted (a setting no record kept: []). Grouped by Arrow; only the
-    wanted groups' values are made Python lists (a year of jobs has thousands of groups)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    names = [f"k{i}" for i in range(len(group_by))] + ["fs"]
-    t = pa.table([*_key_columns(table, group_by), table["fs"], *(table[s] for s in HINTED)],
-                 names=[*names, *HINTED])
-    t = t.filter(pc.fill_null(table["trusted"], False))
-    grouped = t.group_by(names).aggregate([(s, "distinct") for s in HINTED])
-    classes = [i for i, k in enumerate(group_by) if k == "nodes_class"]
-    keys = []
-    for values in zip(*(grouped[n].to_pylist() for n in names)):
-        key = list(values)
-        for i in classes:
-            key[i] = class_label(key[i])
-        keys.append(tuple(key))
-    rows = [i for i, key in enumerate(keys) if wanted is None or key in wanted]
-    values = {s: grouped[f"{s}_distinct"].take(pa.array(rows, pa.int64())).to_pylist() for s in HINTED}
-    return {keys[i]: {s: sorted(v for v in values[s][j] if v is not None) for s in HINTED}
-            for j, i in enumerate(rows)}
-
-
-def settings_seen(baseline, candidate, result: Comparison, groups: list[int]
-                  ) -> dict[int, dict[str, list[list[int]]]]:
+def settings_seen(result: Comparison, groups: list[int]) -> dict[int, dict[str, list[list[int]]]]:
     """For these groups of the result (indices into the document's groups): each setting a hint
     may name, its values over the group's trusted jobs per side ([baseline values, candidate
-    values]). The rows are those compare was given (pyarrow Tables of jobrow columns)."""
-    if not groups:
+    values]; [] where no job of the side recorded it), as compare gathered them."""
+    seen = result.settings_seen
+    if not seen:
         return {}
-    group_by = result.settings.group_by if result.settings else ()
-    docs = result.doc["groups"]
-    wanted = {i: (*(docs[i]["key"].get(k) for k in group_by), docs[i]["fs"]) for i in groups}
-    sides = [settings_by_group(t, group_by, set(wanted.values())) for t in (baseline, candidate)]
-    empty = {s: [] for s in HINTED}
-    return {i: {s: [side.get(key, empty)[s] for side in sides] for s in HINTED} for i, key in wanted.items()}
+    return {i: {s: seen[i].get(s, [[], []]) for s in HINTED} for i in groups}
 
-
-# ---- the hint ----------------------------------------------------------------------------------
 
 def _values(vs: list[int]) -> str:
     return " or ".join(str(v) for v in vs)

@@ -131,6 +131,8 @@ class Comparison:
     settings: Settings | None = None
     unknown: list[list[str]] = field(default_factory=list)   # per group: "kernel", "os", "settings"
                                                               # not recorded on both sides
+    settings_seen: list[dict[str, list[list[int]]]] = field(default_factory=list)   # per group: each
+                                      # setting its trusted jobs recorded -> [baseline, candidate] values
 
 
 # ---- grouping ---------------------------------------------------------------------------------
@@ -259,9 +261,12 @@ def _attribution(table, gid, side, trusted, G):
     record that did not keep a setting says nothing about it). A column differs in a group when
     both sides know it and the sets are not the same. Returns (the changes of each group, the
     Lustre versions of each group's sides, what is not known on both sides of each group:
-    "kernel", "os", "settings" (no setting known on both sides, or one known on one side only))."""
+    "kernel", "os", "settings" (no setting known on both sides, or one known on one side only),
+    and each group's settings: name -> [baseline values, candidate values], sorted, for the
+    settings some trusted job of the group recorded)."""
     changes: list[list[dict]] = [[] for _ in range(G)]
     lustre: list[list[list]] = [[[], []] for _ in range(G)]
+    settings: list[dict[str, list[list[int]]]] = [{} for _ in range(G)]
     gs = (gid * 2 + side)[trusted]
     known_both: dict[str, np.ndarray] = {}
     known_one: dict[str, np.ndarray] = {}     # recorded on one side only: cannot be compared
@@ -271,21 +276,23 @@ def _attribution(table, gid, side, trusted, G):
         known_both[name] = seen.all(axis=1)
         known_one[name] = seen.any(axis=1) & ~known_both[name]
         K = len(labels)
-        if K == 0 or (K == 1 and name != "lustre"):
+        if K == 0 or (K == 1 and name in CLIENT_FACTS and name != "lustre"):
             continue                       # one value (or none) everywhere: no group differs
         t_g, t_side, t_code, differs = _side_values(gs, codes, K, G)
-        keep = differs[t_g] if name != "lustre" else np.ones(len(t_g), dtype=bool)
+        keep = differs[t_g] if name in CLIENT_FACTS and name != "lustre" else np.ones(len(t_g), dtype=bool)
         found: dict[int, list[list]] = {}
         for g, sd, c in zip(t_g[keep].tolist(), t_side[keep].tolist(), t_code[keep].tolist()):
             found.setdefault(g, [[], []])[sd].append(labels[c])
         for g, (b, c) in found.items():
             if name in CLIENT_FACTS:
                 b, c = sorted(b, key=_version_key), sorted(c, key=_version_key)
+            else:
+                settings[g][name] = [b, c]
             if name == "lustre":
                 lustre[g] = [b, c]
             if differs[g]:
                 changes[g].append({"what": name, "baseline": b, "candidate": c})
-    return changes, lustre, _unknown(known_both, known_one, G)
+    return changes, lustre, _unknown(known_both, known_one, G), settings
 
 
 def _column_codes(col, is_fact: bool, trusted: np.ndarray) -> tuple[np.ndarray, list]:
@@ -357,7 +364,7 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
     cols.drop()                                    # the per-row arrays are not needed any more
     group_verdict = _group_verdicts(verdict, expected, stats.tested, groups.enough)
     charted = _charted(stats, verdict, expected, group_verdict)
-    changes, lustre, unknown = _attribution(table, groups.gid, side, groups.trusted, groups.count)
+    changes, lustre, unknown, seen = _attribution(table, groups.gid, side, groups.trusted, groups.count)
     idents = _identities(groups, settings)
     order = _order(group_verdict, charted.strongest, idents)
     fleet, group_rpc = _rpc_histograms(rpc_sums, [g for g in order if group_verdict[g] == _REGRESSION])
@@ -373,7 +380,7 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
            "not_judged": power.not_judged(group_verdict),
            "data_quality": fleet_past_int64(fleet)}
     return Comparison(doc, group_rpc, [charted.shown(g) for g in order], [lustre[g] for g in order], settings,
-                      [unknown[g] for g in order])
+                      [unknown[g] for g in order], [seen[g] for g in order])
 
 
 # Verdicts as indices into VERDICTS (the arrays of verdicts hold these).

@@ -231,15 +231,15 @@ def _group_view(g: dict, shown: dict, index: int, rpc: dict | None, min_bytes: f
             "group": g, "charts": [], "rows": []}
 
 
-def view(result: Comparison, listed: int | None = None, others: int = 0, rows=None,
+def view(result: Comparison, listed: int | None = None, others: int = 0,
          hinted: int | None = None) -> dict:
     """What the text and HTML show: every regression, improvement and group whose only shifts
     are expected; the first `listed` no_change groups (the others than those) and the first
     `listed` not_enough_data groups (all: None), in the document's order; the `others` no_change
     groups of strongest worst effect (the HTML's effect chart); where to look next for the
-    first `hinted` regressions (all: None), with the groups' settings when `rows` (the
-    baseline's and the candidate's, as compare was given them) are given. Only the strings of
-    what is shown go through displayable (a year of jobs has ~10,000 groups of 19 metrics each)."""
+    first `hinted` regressions (all: None), with the groups' settings as compare gathered them.
+    Only the strings of what is shown go through displayable (a year of jobs has ~10,000 groups
+    of 19 metrics each)."""
     doc, st = result.doc, result.settings
     groups = doc["groups"]
     by_verdict: dict[str, list[int]] = {v: [] for v in ("regression", "improvement", "expected", "small", "other",
@@ -273,8 +273,8 @@ def view(result: Comparison, listed: int | None = None, others: int = 0, rows=No
         shown["groups"][str(i)]["unknown"] = unknown[i]
     min_bytes = st.min_bytes if st is not None else config.DEFAULTS["compare"]["min_bytes"]
     regressions = by_verdict["regression"][:hinted]
-    seen = hints.settings_seen(*rows, result, regressions) if rows is not None else {}
-    hint = {i: hints.look_next(groups[i], seen.get(i) if rows is not None else None, lustre[i], unknown[i])
+    seen = hints.settings_seen(result, regressions)
+    hint = {i: hints.look_next(groups[i], seen.get(i), lustre[i], unknown[i])
             for i in regressions}
     views = {i: _group_view(groups[i], shown["groups"][str(i)], i, result.group_rpc.get(i), min_bytes, hint.get(i))
              for i in wanted}
@@ -340,10 +340,9 @@ def _listed_line(g: dict) -> str:
     return f"{g['name']} ({g['counts']}" + (f"; {g['left_out']}" if g["left_out"] else "") + ")"
 
 
-def render_text(result: Comparison, rows=None) -> str:
-    """The text report; `rows`: the baseline's and the candidate's rows compare was given (for
-    the regressions' settings), or None."""
-    v = view(result, listed=TEXT_LISTED, rows=rows, hinted=TEXT_REGRESSIONS)
+def render_text(result: Comparison) -> str:
+    """The text report."""
+    v = view(result, listed=TEXT_LISTED, hinted=TEXT_REGRESSIONS)
     rule = "-" * WIDTH
     out = [rule, *_wrap(v["title"], 0), rule]
     for line in v["sides"]:
@@ -421,10 +420,10 @@ def _metric_rows(metrics: list[dict]) -> list[dict]:
     return rows
 
 
-def html_view(result: Comparison, rows=None) -> dict:
+def html_view(result: Comparison) -> dict:
     from . import charts   # matplotlib: only the HTML needs it
 
-    v = view(result, listed=HTML_LISTED, others=HTML_EFFECT_GROUPS, rows=rows)
+    v = view(result, listed=HTML_LISTED, others=HTML_EFFECT_GROUPS)
     for i, g in enumerate(v["regressions"]):
         g["rows"] = _metric_rows(g["metrics"])
         if i < HTML_CHARTS and g["rpc"]:
@@ -451,13 +450,12 @@ def html_view(result: Comparison, rows=None) -> dict:
     return v
 
 
-def render_html(result: Comparison, rows=None) -> str:
+def render_html(result: Comparison) -> str:
     """The page; `rows` as for render_text."""
-    return environment(autoescape=True).get_template("compare.html.j2").render(**html_view(result, rows))
+    return environment(autoescape=True).get_template("compare.html.j2").render(**html_view(result))
 
 
-def render(result: Comparison, fmt: str, rows=None) -> str:
+def render(result: Comparison, fmt: str) -> str:
     """The result as --format says; `rows`: the baseline's and the candidate's rows compare was
     given, for the text's and the page's regressions (their settings), or None."""
-    return render_as(fmt, result, text=lambda r: render_text(r, rows), json=render_json,
-                     html=lambda r: render_html(r, rows))
+    return render_as(fmt, result, text=render_text, json=render_json, html=render_html)
