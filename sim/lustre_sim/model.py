@@ -18,10 +18,11 @@ from __future__ import annotations
 import random
 import zlib
 from bisect import bisect_left
-from math import gcd, lcm
+from math import floor, gcd, lcm
 
 from .counters import cadd, split_even, tally, tally_log2
 from .intervals import IntervalSet
+from .settings import quirk_factor
 from .version import Profile
 
 NS = 1_000_000_000
@@ -280,6 +281,9 @@ class FsIO:
         self.osc_dirty: dict[int, int] = {}      # dirty bytes per OSC (max_dirty_mb)
         self.tun = m["llite"]["tun"]
         self.quirks = frozenset(client.st.get("quirks", ()))
+        # ra-split-rpcs=F quirk: read-ahead RPCs sent so far in the run, and F (None: no quirk)
+        self.ra_split = quirk_factor(self.quirks, "ra-split-rpcs")
+        self._ra_rpcs = 0
         # hybrid I/O: 2.15.64+, when llite.*.hybrid_io is 1 (LU-13802; on by default 2.16.59+)
         self.hybrid = self.p.has_hybrid_io and bool(self.tun.get("hybrid_io"))
         self._shapes: dict = {}                  # call shapes of _uniform_rpcs, per layout
@@ -807,7 +811,8 @@ class FsIO:
     def _fetch(self, f: File, offset: int, end: int, seq: bool, ra: int, burst: dict) -> int:
         """Buffered read of file bytes [offset, end): fetch the pages that are not cached, and
         for a sequential read (ra > 0) read ahead to the end of the chunk, at most ra pages past
-        the request. RPCs of at most one chunk (8 KiB ones with the ra-8k-rpcs quirk)."""
+        the request. RPCs of at most one chunk (8 KiB ones with the ra-8k-rpcs quirk; each read-ahead
+        one in pieces with ra-split-rpcs=F)."""
         P = self.P
         q8 = max(1, RA_8K_BYTES // P) if (seq and ra and "ra-8k-rpcs" in self.quirks) else 0
         rpc_lat = 0
@@ -831,16 +836,37 @@ class FsIO:
             req_missing = sum(y - x for x, y in missing)
             cadd(self.ra, "hits", 1, (p1 - p0) - req_missing)
             cadd(self.ra, "misses", 1, req_missing)
+            split = self.ra_split if (seq and ra) else None
             for x, y in o.cached.missing(p0, p1r):
                 if q8 and q8 < M:
                     rpc_lat += self._send_read_pages(osc, x, y, q8, osz, burst)
                     continue
                 while x < y:
                     z = min(y, (x // M + 1) * M)
-                    rpc_lat += self._brw(osc, False, z - x, min(z * P, osz) - x * P, x, burst)
+                    if split:
+                        rpc_lat += self._send_split(osc, x, z, min(z * P, osz) - x * P, burst)
+                    else:
+                        rpc_lat += self._brw(osc, False, z - x, min(z * P, osz) - x * P, x, burst)
                     x = z
             o.cached.add(p0, p1r)
         return rpc_lat
+
+    def _send_split(self, osc: dict, x: int, z: int, nbytes: int, burst: dict) -> int:
+        """The ra-split-rpcs=F quirk: the read-ahead RPC of pages [x, z) (nbytes, the last page
+        maybe partial) leaves as even pieces, a page apart at most, the last one carrying the
+        partial page. The k-th read-ahead RPC of the run makes floor(kF) - floor((k-1)F) pieces
+        (never more than its pages), so a run's K RPCs become floor(KF): F times the RPCs, the
+        same bytes."""
+        self._ra_rpcs += 1
+        k, f = self._ra_rpcs, self.ra_split
+        pieces = min(z - x, floor(k * f) - floor((k - 1) * f))
+        end = x * self.P + nbytes                  # the RPC's last byte + 1
+        lat = 0
+        for pages, n in split_even(z - x, pieces):
+            for _ in range(n):
+                lat += self._brw(osc, False, pages, min((x + pages) * self.P, end) - x * self.P, x, burst)
+                x += pages
+        return lat
 
     def _send_read_pages(self, osc: dict, x: int, y: int, q: int, osz: int, burst: dict) -> int:
         """Read pages [x, y) of an object in RPCs of q pages that never cross a chunk; the one

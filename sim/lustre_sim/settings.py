@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 
 from .version import NODE_RAM_GIB, Profile
 
@@ -22,6 +24,11 @@ QUIRKS = {
     "ra-8k-rpcs": ("[SAINI] §VI.A (io-findings §4), Lustre 1.8 era",
                    "read-ahead issues 8 KiB at a time: sequential buffered reads leave as 8 KiB "
                    "RPCs instead of max_pages_per_rpc ones; random reads and writes unchanged"),
+    "ra-split-rpcs": ("after LU-12533 (read-ahead split per stripe; fixed in 2.12.5 / 2.13), at a chosen severity F",
+                      "read-ahead ranges are split before they become RPCs: sequential buffered "
+                      "reads leave in F times the RPCs (ra-split-rpcs=F, 1 < F <= 64), each "
+                      "read-ahead RPC as even pieces, so the mean read RPC is F times smaller; "
+                      "random reads and writes unchanged"),
     "lu15274": ("LU-12043 -> LU-15274 (fixed in 2.16.0)",
                 "reads of files no larger than max_read_ahead_whole_mb lose the fast read path: "
                 "every call after a handle's first takes ~446 us more (dd bs=4K of a 64 MiB "
@@ -31,6 +38,8 @@ QUIRKS = {
                                "max_pages_per_rpc, contiguous or not: interleaved small writes "
                                "leave in partial RPCs instead of full ones"),
 }
+# quirks that take a factor, NAME=F: name -> the largest F (the least is above 1)
+QUIRK_FACTORS = {"ra-split-rpcs": 64}
 
 LLITE_KEYS = ("max_read_ahead_mb", "max_read_ahead_per_file_mb", "max_read_ahead_whole_mb",
               "checksums", "hybrid_io", "hybrid_io_read_threshold_bytes",
@@ -186,15 +195,56 @@ def normalize(settings: dict) -> dict:
 
 
 def parse_quirks(v) -> list[str]:
+    """Quirk names (a list, or a comma string), checked, each once, in the order of QUIRKS; a
+    quirk of QUIRK_FACTORS as NAME=F, F written as its shortest decimal ("ra-split-rpcs=1.5")."""
     if v is None:
         return []
     if isinstance(v, str):
         v = [] if v.strip().lower() in ("", "none") else [x.strip() for x in v.split(",")]
-    names = [x for x in v if x]
-    for q in names:
-        if q not in QUIRKS:
+    chosen: dict[str, str] = {}
+    for q in (x for x in v if x):
+        name, eq, value = (part.strip() for part in q.partition("="))
+        if name not in QUIRKS:
             raise ValueError(f"unknown quirk {q!r} (known: {', '.join(QUIRKS)})")
-    return sorted(set(names), key=list(QUIRKS).index)
+        if name in QUIRK_FACTORS:
+            if not eq:
+                raise ValueError(f"quirk {name} needs a factor: {name}=F (e.g. {name}=2)")
+            q = f"{name}={_quirk_factor(name, value)}"
+        elif eq:
+            raise ValueError(f"quirk {name} takes no value")
+        else:
+            q = name
+        if chosen.get(name, q) != q:
+            raise ValueError(f"quirk {name} given twice ({chosen[name]}, {q})")
+        chosen[name] = q
+    if "ra-8k-rpcs" in chosen and "ra-split-rpcs" in chosen:
+        raise ValueError("quirks ra-8k-rpcs and ra-split-rpcs both shape read-ahead RPCs: choose one")
+    return [chosen[n] for n in QUIRKS if n in chosen]
+
+
+def _quirk_factor(name: str, text: str) -> str:
+    """A quirk's factor F as its shortest decimal text, checked against QUIRK_FACTORS."""
+    try:
+        f = Decimal(text)
+    except InvalidOperation:
+        f = None
+    if f is None or not f.is_finite():
+        raise ValueError(f"quirk {name}={text}: the factor is not a number")
+    top = QUIRK_FACTORS[name]
+    if f <= 1:
+        raise ValueError(f"quirk {name}={text}: the factor must be more than 1")
+    if f > top:
+        raise ValueError(f"quirk {name}={text}: the factor must be at most {top}")
+    return format(f.normalize(), "f")
+
+
+def quirk_factor(quirks, name: str) -> Fraction | None:
+    """The factor F of quirk NAME=F among parsed quirks (parse_quirks), exact; None without it."""
+    for q in quirks:
+        qname, _, value = q.partition("=")
+        if qname == name:
+            return Fraction(value)
+    return None
 
 
 def apply(st: dict, p: Profile, settings: dict, fs: str | None = None) -> dict:

@@ -4,14 +4,16 @@ and the bulk RPC engine against a brute-force one.
 * read-ahead: max_read_ahead_mb=0 -> every call its own RPC; a window below the RPC size
   shrinks the RPCs.
 * hybrid I/O (2.15.64+): switched calls, their counters, the RPCs of direct I/O, latency.
-* quirks ra-8k-rpcs, lu15274, poor-write-aggregation: each changes what its ticket says and
-  nothing else (same seed, same client, with and without).
+* quirks ra-8k-rpcs, ra-split-rpcs=F, lu15274, poor-write-aggregation: each changes what its
+  ticket says and nothing else (same seed, same client, with and without).
 """
 
 from __future__ import annotations
 
+import math
 import random
 import time
+from fractions import Fraction
 
 import pytest
 
@@ -239,16 +241,78 @@ def test_ra_8k_rpcs_moves_sequential_reads_to_8k(tmp_path):
     assert b["ll"]["read"][1] > a["ll"]["read"][1]                   # and slower calls
 
 
+@pytest.mark.parametrize("quirk", ["ra-8k-rpcs", "ra-split-rpcs=2"])
 @pytest.mark.parametrize("workload,params", [
     ("random-read", {"reads": 2000}),
     ("checkpoint", {"ranks": 2, "size": 32 * MiB}),
     ("small-writes", {"ranks": 4, "records": 128}),
 ])
-def test_ra_8k_rpcs_leaves_random_reads_and_writes_alone(tmp_path, workload, params):
-    a, b = pair(tmp_path, "ra-8k-rpcs", workload, **params)
+def test_read_ahead_quirks_leave_random_reads_and_writes_alone(tmp_path, quirk, workload, params):
+    a, b = pair(tmp_path, quirk, workload, **params)
     for k in ("read_pages", "read_rif", "read_offset", "write_pages", "write_rif", "write_offset"):
         assert a[k] == b[k], k
     assert a["ll"] == b["ll"] and a["ra"] == b["ra"]
+
+
+def test_ra_split_rpcs_halves_every_read_ahead_rpc(tmp_path):
+    a, b = pair(tmp_path, "ra-split-rpcs=2", "seqread", files=2, size=64 * MiB, call=MiB)
+    assert a["read_pages"] == {256: 128}
+    assert b["read_pages"] == {128: 256}                              # each 1 MiB RPC as two of 512 KiB
+    assert a["summary"]["osc_bytes"] == b["summary"]["osc_bytes"]
+    assert a["ll"]["read_bytes"] == b["ll"]["read_bytes"]
+    assert {k: v[0] for k, v in a["ll"].items()} == {k: v[0] for k, v in b["ll"].items()}
+    assert a["ra"] == b["ra"]                                         # the same pages read ahead
+    assert b["ll"]["read"][1] > a["ll"]["read"][1]                   # twice the round trips: slower calls
+
+
+@pytest.mark.parametrize("factor", ["1.25", "1.5", "2", "4"])
+def test_ra_split_rpcs_multiplies_the_read_rpcs_by_its_factor(tmp_path, factor):
+    """Small files read whole: one read-ahead RPC per file (its size), each of at least 4 pages.
+    With the quirk the run sends floor(K x F) RPCs for the K it would have sent, the same bytes:
+    the job's mean read RPC is F times smaller."""
+    a, b = pair(tmp_path, f"ra-split-rpcs={factor}", "smallfile-read", files=60, size=256 * KiB)
+    k = sum(a["read_pages"].values())
+    assert k == 60
+    assert sum(b["read_pages"].values()) == math.floor(k * Fraction(factor))
+    assert a["summary"]["osc_bytes"] == b["summary"]["osc_bytes"]
+    assert a["ll"]["read_bytes"] == b["ll"]["read_bytes"] and a["ra"] == b["ra"]
+    mean_a = a["summary"]["osc_bytes"]["read"] / k
+    mean_b = b["summary"]["osc_bytes"]["read"] / sum(b["read_pages"].values())
+    assert mean_a / mean_b == pytest.approx(float(Fraction(factor)), rel=1 / k)
+
+
+def test_ra_split_rpcs_pieces_are_even_and_keep_every_page(tmp_path):
+    """Pieces of one RPC differ by at most a page and add up to it: an RPC of 256 pages split in
+    three is 86 + 85 + 85 pages (rows 128, 128, 128), never a 1-page leftover."""
+    a, b = pair(tmp_path, "ra-split-rpcs=3", "seqread", files=1, size=16 * MiB, call=MiB)
+    assert a["read_pages"] == {256: 16}
+    assert b["read_pages"] == {128: 48}
+    assert a["summary"]["osc_bytes"] == b["summary"]["osc_bytes"]
+
+
+@pytest.mark.parametrize("given,stored", [("ra-split-rpcs=2", "ra-split-rpcs=2"),
+                                          ("ra-split-rpcs=1.50", "ra-split-rpcs=1.5"),
+                                          (" ra-split-rpcs = 64 ", "ra-split-rpcs=64")])
+def test_ra_split_rpcs_takes_its_factor(tmp_path, given, stored):
+    c = client(tmp_path, quirks=[given, "lu15274"])
+    assert c.quirks == [stored, "lu15274"]                            # in the order of settings.QUIRKS
+    assert SimClient.load(c.root).quirks == c.quirks
+
+
+@pytest.mark.parametrize("quirks,message", [
+    (["ra-split-rpcs"], "needs a factor"),
+    (["ra-split-rpcs=1"], "more than 1"),
+    (["ra-split-rpcs=0.5"], "more than 1"),
+    (["ra-split-rpcs=65"], "at most 64"),
+    (["ra-split-rpcs=two"], "not a number"),
+    (["ra-split-rpcs=nan"], "not a number"),
+    (["ra-split-rpcs=2", "ra-split-rpcs=3"], "given twice"),
+    (["ra-8k-rpcs=2"], "takes no value"),
+    (["ra-8k-rpcs", "ra-split-rpcs=2"], "both shape read-ahead RPCs"),
+])
+def test_ra_split_rpcs_refuses_what_it_cannot_do(tmp_path, quirks, message):
+    with pytest.raises(ValueError, match=message):
+        client(tmp_path, quirks=quirks)
 
 
 def test_lu15274_slows_small_file_reads_only(tmp_path):
@@ -288,15 +352,17 @@ def test_poor_write_aggregation_sends_partial_rpcs(tmp_path):
 def test_quirks_never_change_the_files_or_their_formats(tmp_path):
     a = client(tmp_path, "2.15.4", "a")
     b = client(tmp_path, "2.15.4", "b", quirks=["ra-8k-rpcs", "lu15274", "poor-write-aggregation"])
-    for c in (a, b):
+    s = client(tmp_path, "2.15.4", "s", quirks=["ra-split-rpcs=1.5"])
+    for c in (a, b, s):
         c.run("smallfile-read", fs="scratch", files=4)
         c.run("small-writes", fs="scratch", ranks=4, records=64)
     rel = lambda c: sorted(str(p.relative_to(c.root)) for p in c.root.rglob("*")
                            if p.is_file() and ".lustre-sim" not in p.parts)
-    assert rel(a) == rel(b)
-    for p in rd.glob(b.root, "llite/*/stats") + rd.glob(b.root, "osc/*/stats"):
-        for line in p.read_text().splitlines()[3:]:
-            assert rd.COUNTER.match(line), line
+    assert rel(a) == rel(b) == rel(s)
+    for c in (b, s):
+        for p in rd.glob(c.root, "llite/*/stats") + rd.glob(c.root, "osc/*/stats"):
+            for line in p.read_text().splitlines()[3:]:
+                assert rd.COUNTER.match(line), line
 
 
 # ----------------------------------------------------------------------------------------------
