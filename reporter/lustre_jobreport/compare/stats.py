@@ -161,7 +161,9 @@ def van_elteren(strata: Ranked, stratum_group: np.ndarray, n_groups: int, min_jo
     p = np.where(tested, np.clip(2.0 * special.ndtr(-np.nan_to_num(z, nan=-np.inf)), 0.0, 1.0), np.nan)
     support = np.ones(G)
     np.multiply.at(support, sg[both], 2.0 * nb[both] * nc[both] + 1.0)     # bounds T's distinct values
-    small = np.flatnonzero(tested & ~constant & (support <= EXACT_STRATIFIED_SUPPORT))
+    values = nb_g + nc_g
+    small = np.flatnonzero(tested & ~constant & (support <= EXACT_STRATIFIED_SUPPORT)
+                           & (values <= EXACT_STRATIFIED_VALUES))
     if len(small):
         p[small] = exact_stratified_p(strata, stratum_group, row_stratum, small)
     p[constant] = 1.0
@@ -169,8 +171,11 @@ def van_elteren(strata: Ranked, stratum_group: np.ndarray, n_groups: int, min_jo
 
 
 # Van Elteren's T is tested against its exact distribution while it has at most this many values
-# (the product over the strata of 2 n_b n_c + 1 bounds it): a pooled group of a few jobs a stratum.
+# (the product over the strata of 2 n_b n_c + 1 bounds it) and its strata hold at most this many
+# values in all: a pooled group of a few jobs a stratum, where the normal tail is poor; past
+# that the normal one is close, and the exact one's cost grows fast.
 EXACT_STRATIFIED_SUPPORT = 200_000
+EXACT_STRATIFIED_VALUES = 60
 
 
 def exact_stratified_p(strata: Ranked, stratum_group: np.ndarray, row_stratum: np.ndarray,
@@ -229,21 +234,28 @@ def _t_distribution(strata: tuple[tuple[int, int, tuple[int, ...]], ...]) -> tup
 def stratum_u_distribution(n_c: int, runs: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
     """The null distribution of the candidate's U in one stratum: n_c of its values drawn at
     random, the values in runs of ties (in order; each value of a run has the run's midrank).
-    Counts of each sum of doubled midranks by a 0/1 knapsack over the values (exact in float64:
-    they are at most C(N, n_c), far below 2^53 at the sizes computed). Returns (U, probability)."""
+    The smaller side's rank sum is counted by a 0/1 knapsack over the values (the counts are
+    at most C(N, k), exact in float64 at the sizes computed: N <= EXACT_STRATIFIED_VALUES keeps
+    the probabilities' rounding far below what matters); the candidate's U follows (U_c = n_b n_c
+    - U_b when the baseline is the smaller side). Returns (U, probability)."""
     doubled = []
     position = 1
     for t in runs:
         doubled += [2 * position + t - 1] * t          # 2 x midrank of positions position..position+t-1
         position += t
-    top = sum(sorted(doubled)[-n_c:]) if n_c else 0
-    counts = np.zeros((n_c + 1, top + 1))
+    n = len(doubled)
+    k = min(n_c, n - n_c)
+    top = sum(sorted(doubled)[n - k:]) if k else 0
+    counts = np.zeros((k + 1, top + 1))
     counts[0, 0] = 1.0
     for r in doubled:
-        if r <= top:
-            counts[1:, r:] += counts[:-1, :top + 1 - r].copy()
-    sums = np.flatnonzero(counts[n_c])
-    return sums / 2.0 - n_c * (n_c + 1) / 2.0, counts[n_c][sums] / counts[n_c][sums].sum()
+        counts[1:, r:] += counts[:-1, :top + 1 - r].copy()
+    sums = np.flatnonzero(counts[k])
+    u_k = sums / 2.0 - k * (k + 1) / 2.0
+    prob = counts[k][sums] / counts[k][sums].sum()
+    u_c = u_k if k == n_c else n_c * (n - n_c) - u_k
+    order = np.argsort(u_c, kind="stable")
+    return u_c[order], prob[order]
 
 
 def _by_group_then_value(v: np.ndarray, gid: np.ndarray, side: np.ndarray,
