@@ -76,19 +76,23 @@ def detectable_ratio(size: np.ndarray, log_sd: np.ndarray, alpha, min_ratio: flo
     from scipy import special
 
     size = np.asarray(size, dtype=np.float64)
-    z_alpha = special.ndtri(1.0 - np.broadcast_to(np.asarray(alpha, dtype=np.float64), size.shape[1:]))
+    shape = size.shape[1:]
+    z_alpha = special.ndtri(1.0 - np.broadcast_to(np.asarray(alpha, dtype=np.float64), shape))
+    log_sd = np.broadcast_to(np.asarray(log_sd, dtype=np.float64), shape)
     a, v0 = size[0], size[1]
     possible = (a > 0) & (a / 2.0 > z_alpha * np.sqrt(v0))
-    lo, hi = np.zeros(size.shape[1:]), np.full(size.shape[1:], 40.0)
-    for _ in range(60):                       # power grows with d: bisection to ~1e-16 of 40
+    out = np.where(np.isnan(log_sd), np.nan, np.inf)
+    todo = possible & ~np.isnan(log_sd)              # only these need the bisection
+    sz, za = size[:, todo], z_alpha[todo]
+    lo, hi = np.zeros(len(za)), np.full(len(za), 40.0)
+    for _ in range(48):                       # power grows with d: bisection to ~1e-13 of 40
         mid = (lo + hi) / 2.0
-        ok = power(mid, size, z_alpha) >= POWER
+        ok = power(mid, sz, za) >= POWER
         hi, lo = np.where(ok, mid, hi), np.where(ok, lo, mid)
     d = np.maximum(hi, np.sqrt(2.0) * special.ndtri((1.0 + min_delta) / 2.0))
     with np.errstate(over="ignore", invalid="ignore"):
-        r = np.maximum(np.exp(log_sd * d), min_ratio)
-    r = np.where(possible, r, np.inf)
-    return np.where(np.isnan(log_sd), np.nan, r)
+        out[todo] = np.maximum(np.exp(log_sd[todo] * d), min_ratio)
+    return out
 
 
 def log_spread(v: np.ndarray, stratum: np.ndarray, side: np.ndarray, stratum_group: np.ndarray,

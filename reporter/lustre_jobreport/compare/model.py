@@ -738,17 +738,19 @@ class _Power:
                              minlength=2 * S).reshape(S, 2)
         size_jobs = detectable.sizes(good_s[:, 0], good_s[:, 1], lv.stratum_group, G)   # [4, G]
         judged = stats.member.any(axis=0)
-        size = np.where(judged[None, None], stats.size, size_jobs[:, None, :])
-        sd = np.where(judged[None] & np.isfinite(stats.log_sd), stats.log_sd, fleet_sd[:, None])
-        r = detectable.detectable_ratio(size, sd, np.broadcast_to(alpha[None], sd.shape), settings.min_ratio,
+        quiet = np.flatnonzero((group_verdict == _NO_CHANGE) | (group_verdict == _NOT_ENOUGH_DATA))
+        dm = np.flatnonzero(deciding)                # only these figures are said: computed alone
+        size = np.where(judged[None, None, quiet], stats.size[:, dm][:, :, quiet], size_jobs[:, None, quiet])
+        own_sd = stats.log_sd[dm][:, quiet]
+        sd = np.where(judged[None, quiet] & np.isfinite(own_sd), own_sd, fleet_sd[dm][:, None])
+        r = detectable.detectable_ratio(size, sd, np.broadcast_to(alpha[None, quiet], sd.shape), settings.min_ratio,
                                         settings.min_cliffs_delta)
-        r = np.where(deciding[:, None], r, np.nan)
-        quiet = (group_verdict == _NO_CHANGE) | (group_verdict == _NOT_ENOUGH_DATA)
         has = ~np.isnan(r)                       # a figure, finite or inf (no shift would be seen)
         filled = np.where(has, r, np.inf)
-        metric = np.where(has.any(axis=0), filled.argmin(axis=0), -1)
-        ratio = np.where(quiet & has.any(axis=0), filled.min(axis=0), np.nan)
-        metric = np.where(quiet, metric, -1)
+        ratio, metric = np.full(G, np.nan), np.full(G, -1)
+        if len(dm) and len(quiet):
+            ratio[quiet] = np.where(has.any(axis=0), filled.min(axis=0), np.nan)
+            metric[quiet] = np.where(has.any(axis=0), dm[filled.argmin(axis=0)], -1)
         alpha_fleet = settings.q / ((F + 2) * (typical_m + 1))
         needed = [detectable.jobs_needed(float(fleet_sd[m]), alpha_fleet, settings.min_ratio,
                                          settings.min_cliffs_delta, settings.min_jobs)

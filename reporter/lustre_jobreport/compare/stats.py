@@ -127,10 +127,11 @@ def van_elteren(strata: Ranked, stratum_group: np.ndarray, n_groups: int, min_jo
     the stratum's values; the locally most powerful weights for a shift common to the strata),
     summed: T = sum w_s (U_s - n_bs n_cs / 2), Var T = sum w_s^2 n_bs n_cs / 12 (N_s + 1 -
     t_s / (N_s (N_s - 1))) with t_s the stratum's ties' sum of t^3 - t, and z = T / sqrt(Var T)
-    against the exact distribution of T when it is small (exact_stratified_p: the pooled groups
-    are small by construction, and there the normal tail is anti-conservative, up to 2-3x the
-    nominal level at a few jobs a stratum), else the normal distribution with a continuity
-    correction of half the smallest weight (T's lattice step for equal weights). A stratum
+    against the normal distribution with a continuity correction of half the smallest weight
+    (T's lattice step for equal weights), and, where that p is at most EXACT_STRATIFIED_BELOW in
+    a small group, against T's exact distribution (exact_stratified_p: the pooled groups are
+    small by construction, and there the normal tail is anti-conservative, up to 2-3x the
+    nominal level at a few jobs a stratum without the correction). A stratum
     with values on one side only says nothing and is left out. The effect is the same weighting
     of the strata's Cliff's deltas: sum w_s (2 U_s - n_bs n_cs) / sum w_s n_bs n_cs.
 
@@ -163,7 +164,7 @@ def van_elteren(strata: Ranked, stratum_group: np.ndarray, n_groups: int, min_jo
     np.multiply.at(support, sg[both], 2.0 * nb[both] * nc[both] + 1.0)     # bounds T's distinct values
     values = nb_g + nc_g
     small = np.flatnonzero(tested & ~constant & (support <= EXACT_STRATIFIED_SUPPORT)
-                           & (values <= EXACT_STRATIFIED_VALUES))
+                           & (values <= EXACT_STRATIFIED_VALUES) & (p <= EXACT_STRATIFIED_BELOW))
     if len(small):
         p[small] = exact_stratified_p(strata, stratum_group, row_stratum, small)
     p[constant] = 1.0
@@ -176,6 +177,10 @@ def van_elteren(strata: Ranked, stratum_group: np.ndarray, n_groups: int, min_jo
 # that the normal one is close, and the exact one's cost grows fast.
 EXACT_STRATIFIED_SUPPORT = 200_000
 EXACT_STRATIFIED_VALUES = 60
+# ... and where the normal approximation's p is at most this: a p reported is then never below
+# the exact one where it could decide anything (a test at a level up to this one rejects only
+# when the exact p does), and the many groups where nothing moved cost no exact distribution.
+EXACT_STRATIFIED_BELOW = 0.25
 
 
 def exact_stratified_p(strata: Ranked, stratum_group: np.ndarray, row_stratum: np.ndarray,
@@ -185,10 +190,13 @@ def exact_stratified_p(strata: Ranked, stratum_group: np.ndarray, row_stratum: n
     distribution is the convolution of the strata's weighted U distributions (stratum_u_distribution,
     ties as the midranks they are). p = 2 min(P(T >= t), P(T <= t)), at most 1, as the exact
     Mann-Whitney test's."""
-    order = np.argsort(row_stratum, kind="stable")
+    wanted = np.zeros(len(stratum_group), dtype=bool)
+    wanted[np.isin(stratum_group, groups)] = True
+    rows = np.flatnonzero(wanted[row_stratum] & ~np.isnan(strata.rank))   # only these groups' ranked rows
+    order = rows[np.argsort(row_stratum[rows], kind="stable")]
     rs = row_stratum[order]
-    ranked = ~np.isnan(strata.rank[order])
     rank = strata.rank[order]
+    ranked = np.ones(len(order), dtype=bool)
     bounds = np.searchsorted(rs, np.arange(len(stratum_group) + 1))
     members = np.argsort(stratum_group, kind="stable")
     g_bounds = np.searchsorted(stratum_group[members], np.arange(stratum_group.max(initial=-1) + 2))
@@ -230,7 +238,7 @@ def _t_distribution(strata: tuple[tuple[int, int, tuple[int, ...]], ...]) -> tup
     return values, probs
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=16384)
 def stratum_u_distribution(n_c: int, runs: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
     """The null distribution of the candidate's U in one stratum: n_c of its values drawn at
     random, the values in runs of ties (in order; each value of a run has the run's midrank).
@@ -238,12 +246,19 @@ def stratum_u_distribution(n_c: int, runs: tuple[int, ...]) -> tuple[np.ndarray,
     at most C(N, k), exact in float64 at the sizes computed: N <= EXACT_STRATIFIED_VALUES keeps
     the probabilities' rounding far below what matters); the candidate's U follows (U_c = n_b n_c
     - U_b when the baseline is the smaller side). Returns (U, probability)."""
+    n = sum(runs)
+    if all(t == 1 for t in runs):                     # no ties: the Gaussian binomial's, cached
+        k = min(n_c, n - n_c)
+        tail = exact_tail(k, n - k)                   # P(U_k >= u), u = 0 .. k (n - k)
+        pmf = tail - np.r_[tail[1:], 0.0]
+        u = np.arange(len(pmf), dtype=np.float64)     # symmetric: U_c has the same distribution
+        keep = pmf > 0
+        return u[keep], pmf[keep]
     doubled = []
     position = 1
     for t in runs:
         doubled += [2 * position + t - 1] * t          # 2 x midrank of positions position..position+t-1
         position += t
-    n = len(doubled)
     k = min(n_c, n - n_c)
     top = sum(sorted(doubled)[n - k:]) if k else 0
     counts = np.zeros((k + 1, top + 1))
@@ -326,7 +341,8 @@ def exact_tail(n1: int, n2: int) -> np.ndarray:
     The number of arrangements with U = u is the coefficient of q^u in the Gaussian binomial
     [n1+n2 choose n1]_q = prod_{i=1..n1} (1 - q^(n2+i)) / (1 - q^i), built one factor at a
     time in exact integers (each step is itself a Gaussian binomial, so no coefficient exceeds
-    2 * C(n1+n2, n1), well inside int64 for the sizes used: n1 <= 8, n1*n2 <= 4096). The same
+    2 * C(n1+n2, n1), inside int64 for the sizes used: n1 <= 8, n1*n2 <= 4096 for a group's test,
+    n1 + n2 <= EXACT_STRATIFIED_VALUES = 60 for a stratum's: C(60, 30) < 2^57). The same
     distribution scipy.stats.mannwhitneyu(method="exact") uses; tests check they agree."""
     n1, n2 = min(n1, n2), max(n1, n2)
     poly = np.zeros(n1 * n2 + 1, dtype=np.int64)

@@ -89,8 +89,39 @@ def group_name(g: dict, cols: int = NAME_COLS) -> str:
             parts.append(f"{v} node{'s' if v != '1' else ''}" if v is not None else "? nodes")
         else:
             parts.append(f"{k} {shorten(str(v), cols) if v is not None else '?'}")
+    for k, vs in (g.get("pooled") or {}).items():
+        parts.append(_pooled(k, vs, cols))
     fs = shorten(str(g["fs"]), cols) if g["fs"] is not None else "?"
     return ", ".join(parts + [f"on {fs}"])
+
+
+POOLED_NAMED = 3      # a pooled key's values named up to this many, else counted
+
+
+def _pooled(key: str, values: list, cols: int) -> str:
+    """A key a group was pooled over: '1 and 2-3 nodes pooled', 'users ann, bob pooled', '12 users pooled'
+    (one value: as a key of the group, nothing else was pooled)."""
+    if len(values) == 1:
+        return group_name({"key": {key: values[0]}, "fs": None}, cols).rsplit(", on ", 1)[0]
+    if key == "nodes_class":
+        named = [v if v is not None else "?" for v in values]
+        return (f"{_and(named)} nodes pooled" if len(values) <= POOLED_NAMED
+                else f"{len(values)} node classes pooled ({named[0]} to {named[-1]})")
+    noun = {"job_name": "job names", "user": "users"}.get(key, f"{key}s")
+    if len(values) > POOLED_NAMED:
+        return f"{len(values)} {noun} pooled"
+    return f"{noun} " + ", ".join(shorten(str(v), cols) if v is not None else "?" for v in values) + " pooled"
+
+
+def detectable_text(g: dict) -> str:
+    """What a quiet group could have found (its "detectable"), or ""."""
+    d = g.get("detectable")
+    if not d:
+        return ""
+    if d["ratio"] == "inf":
+        return "too few jobs to find a shift of one metric alone, however large"
+    label = comparemetrics.BY_ID[d["metric"]].label
+    return f"could have found a shift of {d['ratio']:.2g}× or more in {label}"
 
 
 def _values(vs: list) -> str:
@@ -218,7 +249,7 @@ def _group_view(g: dict, shown: dict, index: int, rpc: dict | None, min_bytes: f
     `hint`: where to look next (a regression's)."""
     changed, context, expected = _shifts(g)
     metrics, not_compared = shown_metrics(g["metrics"], min_bytes)
-    g = dict(g, key=shown["key"], fs=shown["fs"], changes=shown["changes"])
+    g = dict(g, key=shown["key"], fs=shown["fs"], changes=shown["changes"], pooled=shown["pooled"])
     left = g["left_out"]
     n_left = left["baseline"] + left["candidate"]
     left_text = (f"left out: {n_left} job{'s' if n_left != 1 else ''} with untrusted numbers "
@@ -228,6 +259,7 @@ def _group_view(g: dict, shown: dict, index: int, rpc: dict | None, min_bytes: f
             "cause_text": cause_text(g, shown["lustre"], shown["unknown"]), "changed": [metric_line(m) for m in changed],
             "context": [metric_line(m) for m in context], "expected": [metric_line(m) for m in expected],
             "not_compared": not_compared, "hint": hint, "left_out": left_text, "metrics": metrics, "rpc": rpc,
+            "detectable": detectable_text(g),
             "group": g, "charts": [], "rows": []}
 
 
@@ -268,7 +300,7 @@ def view(result: Comparison, listed: int | None = None, others: int = 0,
     shown = displayable({
         "sides": {n: doc[n] for n in ("baseline", "candidate")},
         "groups": {str(i): {"key": groups[i]["key"], "fs": groups[i]["fs"], "changes": groups[i]["changes"],
-                            "lustre": lustre[i]} for i in wanted}})
+                            "pooled": groups[i].get("pooled") or {}, "lustre": lustre[i]} for i in wanted}})
     for i in wanted:
         shown["groups"][str(i)]["unknown"] = unknown[i]
     min_bytes = st.min_bytes if st is not None else config.DEFAULTS["compare"]["min_bytes"]
@@ -285,8 +317,13 @@ def view(result: Comparison, listed: int | None = None, others: int = 0,
     rules = ""
     if st is not None:
         keys = ", ".join(st.group_by) or "nothing"
-        rules = (f"groups: same {keys} and filesystem; a verdict needs q ≤ {st.q:g} (Benjamini-Hochberg), "
-                 f"|Cliff's δ| ≥ {st.min_cliffs_delta:g} and medians {st.min_ratio:g}x apart, "
+        coarser = [k for k in st.coarsen if k in st.group_by]
+        pooled = (f" (fewer than {st.min_jobs} jobs a side: pooled without {' then '.join(coarser)})"
+                  if coarser else "")
+        tests = doc.get("tests") or {}
+        rules = (f"groups: same {keys} and filesystem{pooled}; a verdict needs q ≤ {st.q:g} in two stages "
+                 f"(the group among the run's {tests.get('group_tests', 0):,} group tests, then the metric "
+                 f"inside it), |Cliff's δ| ≥ {st.min_cliffs_delta:g} and medians {st.min_ratio:g}x apart, "
                  f"≥ {st.min_jobs} jobs a side; read/write metrics of jobs that moved ≥ "
                  f"{human_bytes(int(st.min_bytes))} that way")
     buckets, fleet_rows = _fleet_rows(doc["fleet"])
@@ -302,7 +339,19 @@ def view(result: Comparison, listed: int | None = None, others: int = 0,
             "unchanged": [views[i] for i in by_verdict["unchanged"]], "n_unchanged": n_unchanged,
             "small": [views[i] for i in by_verdict["small"]], "n_small": n_small,
             "others": [views[i] for i in by_verdict["other"]],
-            "min_jobs": st.min_jobs if st else None, "expected_why": HYBRID_EXPECTED}
+            "min_jobs": st.min_jobs if st else None, "expected_why": HYBRID_EXPECTED,
+            "needed": _needed_text(doc.get("not_judged"))}
+
+
+def _needed_text(not_judged: dict | None) -> str:
+    """The fleet line of the groups not judged: the jobs a side a 2x shift would need."""
+    if not not_judged or not not_judged.get("groups"):
+        return ""
+    n, shift = not_judged.get("jobs_a_side"), not_judged.get("shift", 2.0)
+    if n is None:
+        return ""
+    return (f"With the job-to-job spread of this run's jobs, a group needs about {n} trusted jobs a side "
+            f"to find a {shift:g}× shift of a metric alone (fewer when several metrics move together).")
 
 
 # -- text ---------------------------------------------------------------------------------------
@@ -336,8 +385,10 @@ def _more(n_all: int, n_shown: int, what: str, html: int | None = None) -> list[
 
 
 def _listed_line(g: dict) -> str:
-    """A group named in a list: its name, jobs a side and its untrusted jobs."""
-    return f"{g['name']} ({g['counts']}" + (f"; {g['left_out']}" if g["left_out"] else "") + ")"
+    """A group named in a list: its name, jobs a side, its untrusted jobs and what it could
+    have found."""
+    return (f"{g['name']} ({g['counts']}" + (f"; {g['left_out']}" if g["left_out"] else "") + ")"
+            + (f": {g['detectable']}" if g["detectable"] else ""))
 
 
 def render_text(result: Comparison) -> str:
@@ -384,6 +435,8 @@ def render_text(result: Comparison) -> str:
         for g in v["small"]:
             out += _wrap(_listed_line(g), 2)
         out += _more(v["n_small"], len(v["small"]), "groups", HTML_LISTED)
+        if v["needed"]:
+            out += _wrap(v["needed"], 2)
     out.append(rule)
     return "\n".join(out) + "\n"
 
