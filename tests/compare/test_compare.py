@@ -630,7 +630,10 @@ def _listed(text: str, heading: str) -> list[str]:
     for line in lines[start + 1:]:
         if not line.startswith("  "):
             break
-        out.append(line.strip())
+        if line.startswith("    ") and out:          # a wrapped line goes on
+            out[-1] += " " + line.strip()
+        else:
+            out.append(line.strip())
     return out
 
 
@@ -649,13 +652,16 @@ def test_no_change_groups_are_named_with_their_job_counts():
     unchanged = [g for g in r.doc["groups"] if g["verdict"] == "no_change" and g["key"]["job_name"] != "ckpt"]
     assert len(unchanged) == len(names) and r.doc["summary"]["no_change"] == len(names) + 1
     want = [f"{g['key']['job_name']}, user ann, 8-15 nodes, on scratch ({g['n_baseline']} → {g['n_candidate']} jobs)"
-            for g in unchanged]
+            f": {comparerender.detectable_text(g)}" for g in unchanged]
+    assert all(g["detectable"] for g in unchanged)
     text = comparerender.render_text(r)
     assert f"No change: {len(names) + 1} groups (1 of them with only the expected shifts above):" in text
     listed = _listed(text, "No change:")
     assert listed == want[:comparerender.TEXT_LISTED]
-    after = text.splitlines()[text.splitlines().index("  " + listed[-1]) + 1]
-    assert after == f"... and 3 more groups (the JSON report lists all, the HTML the first {comparerender.HTML_LISTED})"
+    more = f"... and 3 more groups (the JSON report lists all, the HTML the first {comparerender.HTML_LISTED})"
+    lines = text.splitlines()
+    below = lines[lines.index(next(l for l in lines if l.startswith("No change:"))) + 1:]
+    assert more in below and all(l.startswith("  ") for l in below[:below.index(more)])
     assert _items(comparerender.render_html(r), "no-change") == want
 
 

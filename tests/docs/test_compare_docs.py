@@ -62,7 +62,9 @@ def metric_table() -> str:
 
 SETTING_MEANS = {
     "group_by": "the keys that make a group (with `fs`, always); `--by` overrides it for one run",
-    "q": "false discovery rate: a metric's q-value (Benjamini–Hochberg over every test of the run) must be "
+    "coarsen": "keys dropped, one more at each level, to pool the groups with fewer than `min_jobs` trusted jobs "
+               "a side (§3.1); `--coarsen` overrides it for one run (`''`: no pooling)",
+    "q": "false discovery rate of the two stages (§5.2): a group's q-value, then a metric's inside it, must be "
          "at most this",
     "min_jobs": "trusted jobs each side of a group needs to be compared (fewer: `not_enough_data`), and "
                 "values each side of a metric needs to be tested",
@@ -71,7 +73,8 @@ SETTING_MEANS = {
     "min_bytes": "a job's read (write) metrics count when it read (wrote) at least this many bytes; "
                  "per-GiB metrics of both directions when it moved this much",
 }
-SETTING_RULES = {"group_by": "list of the group keys, each once", "q": "0 < q ≤ 1", "min_jobs": "whole, ≥ 2",
+SETTING_RULES = {"group_by": "list of the group keys, each once", "coarsen": "list of the group keys, each once",
+                 "q": "0 < q ≤ 1", "min_jobs": "whole, ≥ 2",
                  "min_ratio": "≥ 1", "min_cliffs_delta": "0 to 1", "min_bytes": "≥ 0"}
 
 
@@ -84,7 +87,9 @@ def settings_table() -> str:
 
 
 SMALL_SIZES = (5, 6, 7, 8, 9, 10, 12, 15, 20)
-RUN_TESTS = 100_000
+# the shapes of shift the table is for: (metrics that moved, metrics the group tested); the
+# combined statistic moves with them when more than one does
+SHAPES = ((1, 19), (5, 12))
 
 
 def smallest_p(n: int) -> float:
@@ -95,16 +100,27 @@ def smallest_p(n: int) -> float:
     return float(compare_stats.rank_tests(v, np.zeros(2 * n, dtype=np.int64), side, 1, 2).p[0])
 
 
+def alone_among(p_one: float, moved: int, tested: int, q: float) -> int:
+    """The most groups (two tests each) among which a group of this shape is found alone: its
+    Simes p (the moved metrics, and the combined statistic with them, at p_one) passes BH as
+    the only discovery of 2G tests, and the metrics pass BH inside it at q / 2G."""
+    combined = 1 if moved > 1 else 0
+    simes = p_one * (tested + 1) / (moved + combined)
+    within = p_one * tested / moved
+    return max(0, math.floor(q / (2 * max(simes, within))))
+
+
 def small_groups_table() -> str:
     q = config.DEFAULTS["compare"]["q"]
-    rows = ["| jobs a side | smallest p | method | passes q = {q:g} alone in a run of at most | in a run of "
-            "{m:,} tests, needs at least this many tests with p as small |".format(q=q, m=RUN_TESTS),
+    rows = ["| jobs a side | smallest p (two-sided) | method | one metric of 19 moved: found alone among at most "
+            "| a read regression, 5 of 12 metrics moved: found alone among at most |",
             "|---|---|---|---|---|"]
     for n in SMALL_SIZES:
         p = smallest_p(n)
         exact = n <= compare_stats.EXACT_MAX_SMALL
+        cells = [alone_among(p / 2, moved, tested, q) for moved, tested in SHAPES]
         rows.append(f"| {n} | {p:.2g} | {'exact' if exact else 'normal approximation'} | "
-                    f"{math.floor(q / p):,} tests | {max(1, math.ceil(p * RUN_TESTS / q)):,} |")
+                    + " | ".join(f"{c:,} group{'s' if c != 1 else ''}" if c else "none" for c in cells) + " |")
     return "\n".join(rows)
 
 

@@ -14,6 +14,7 @@ the HTML is the same view through templates/compare.html.j2 (autoescaped) plus c
 from __future__ import annotations
 
 import json
+import math
 
 from . import hints, metrics as comparemetrics
 from .model import HYBRID_EXPECTED, Comparison
@@ -121,7 +122,15 @@ def detectable_text(g: dict) -> str:
     if d["ratio"] == "inf":
         return "too few jobs to find a shift of one metric alone, however large"
     label = comparemetrics.BY_ID[d["metric"]].label
-    return f"could have found a shift of {d['ratio']:.2g}× or more in {label}"
+    return f"could have found a shift of {ratio_up(d['ratio'])}× or more in {label}"
+
+
+def ratio_up(r: float) -> str:
+    """A detectable ratio rounded up (1.873 -> '1.88', 1.25 -> '1.25', 23.2 -> '24'): rounding
+    down would claim a smaller shift than the group could find."""
+    if r >= 10:
+        return f"{math.ceil(r - 1e-6):,}"
+    return f"{math.ceil(r * 100 - 1e-6) / 100:.2f}".rstrip("0").rstrip(".")
 
 
 def _values(vs: list) -> str:
