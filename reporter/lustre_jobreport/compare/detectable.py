@@ -9,7 +9,7 @@ job-to-job spread:
 - **The spread**: the metric's values taken as log-normal within each stratum and side (the
   per-job metrics are ratios, skewed and positive), with the standard deviation of log values
   pooled over the group's strata and sides. A metric with a value of 0 or less in the group
-  (a share of 0) has no log spread and no figure.
+  has no log spread and no figure; nor has a share (bounded: a share of 0.99 cannot grow 1.25x).
 - **The test's power**: van Elteren's statistic (a single stratum: Mann-Whitney's U) T =
   sum_s w_s (U_s - n_bs n_cs / 2), w_s = 1/(N_s + 1), rejects at one-sided level alpha when
   T >= z_alpha sd0 (sd0: its standard deviation under no shift). Under a shift of d standard

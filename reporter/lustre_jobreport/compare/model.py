@@ -725,7 +725,8 @@ class _Power:
     @classmethod
     def of(cls, stats: _Stats, groups: _Groups, group_verdict: np.ndarray, settings: Settings) -> "_Power":
         G = groups.count
-        deciding = _can_decide()[:, 0]
+        # a share is bounded (a share of 0.99 cannot grow 1.25x): figures for unbounded metrics only
+        deciding = _can_decide()[:, 0] & np.array([m.unit != "share" for m in METRICS])
         fleet_sd = np.array([np.nanmedian(row) if np.isfinite(row).any() else np.nan for row in stats.log_sd])
         members = stats.member.sum(axis=0)
         typical_m = int(np.median(members[members > 0])) if (members > 0).any() else int(deciding.sum())
