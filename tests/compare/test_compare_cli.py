@@ -15,7 +15,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from lustre_jobreport import cli
-from lustre_jobreport.records import compact
 from lustre_jobreport.records import dataset as dataset_layer
 
 from kit.compare_rows import jobs, table

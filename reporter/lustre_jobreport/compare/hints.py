@@ -15,8 +15,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import numpy as np
-
 from . import metrics as comparemetrics
 from .metrics import KnownRegression, LookNext
 from .model import Comparison

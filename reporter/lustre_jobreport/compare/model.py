@@ -101,13 +101,6 @@ class Settings:
         return cls(tuple(keys), float(values["q"]), int(values["min_jobs"]), float(values["min_ratio"]),
                    float(values["min_cliffs_delta"]), float(values["min_bytes"]), tuple(pool))
 
-    @property
-    def levels(self) -> list[tuple[str, ...]]:
-        """The keys of each level a group may be judged at (levels.level_keys), by name."""
-        named = (*self.group_by, "fs")
-        return [tuple(named[i] for i in cols if i < len(self.group_by))
-                for cols in grouplevels.level_keys(self.group_by, self.coarsen)]
-
 
 def _key_list(option: str, text: str) -> list[str]:
     keys = [k.strip() for k in text.split(",") if k.strip()]
