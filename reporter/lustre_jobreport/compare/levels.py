@@ -34,6 +34,8 @@ class Levels:
     stratum_group: np.ndarray  # [S]: each stratum's group
     stratum_first: np.ndarray  # [S]: a row of each stratum
     keys: list[tuple[int, ...]]  # per level: the indices of the key columns it groups by
+    stratum_good: np.ndarray   # [S, 2]: trusted rows of each stratum per side
+    comparable: np.ndarray     # [G, 2]: trusted rows per side in the group's strata with both sides
 
     @property
     def count(self) -> int:
@@ -91,7 +93,7 @@ def build(parts: list[tuple[np.ndarray, int]], side: np.ndarray, trusted: np.nda
             pool, _ = combine([(parts[k][0][s_first[left]], parts[k][1]) for k in cols], len(left))
         P = int(pool.max()) + 1 if len(pool) else 0
         n_pool = np.zeros((P, 2), dtype=np.int64)
-        np.add.at(n_pool, pool, usable[left] if lvl else good[left])
+        np.add.at(n_pool, pool, usable[left])      # level 0: a stratum of its own, the same test
         done = (n_pool >= min_jobs).all(axis=1) if lvl + 1 < len(keys) else np.ones(P, dtype=bool)
         taken = done[pool]
         if taken.any():
@@ -103,7 +105,10 @@ def build(parts: list[tuple[np.ndarray, int]], side: np.ndarray, trusted: np.nda
         left = left[~taken]
     gid = stratum_group[stratum]
     first = np.concatenate(first_of) if first_of else np.zeros(0, dtype=np.int64)
-    return Levels(gid, stratum, first, np.asarray(level_of, dtype=np.int64), stratum_group, s_first, keys)
+    per_group = np.zeros((len(level_of), 2), dtype=np.int64)
+    np.add.at(per_group, stratum_group, usable)
+    return Levels(gid, stratum, first, np.asarray(level_of, dtype=np.int64), stratum_group, s_first, keys,
+                  good, per_group)
 
 
 def _first_of_each(group: np.ndarray, row: np.ndarray, count: int) -> np.ndarray:

@@ -429,11 +429,7 @@ def _groups(table, cols: Columns, side: np.ndarray, settings: Settings) -> _Grou
     keys = lv.gid * 2 + side
     jobs = np.bincount(keys, minlength=2 * n_groups).reshape(n_groups, 2)
     good = np.bincount(keys[trusted], minlength=2 * n_groups).reshape(n_groups, 2)
-    S = len(lv.stratum_first)
-    strata_good = np.bincount(lv.stratum[trusted] * 2 + side[trusted], minlength=2 * S).reshape(S, 2)
-    usable = np.zeros((n_groups, 2), dtype=np.int64)
-    np.add.at(usable, lv.stratum_group, grouplevels.comparable(strata_good))
-    enough = np.where(lv.pooled, (usable >= settings.min_jobs).all(axis=1), (good >= settings.min_jobs).all(axis=1))
+    enough = (lv.comparable >= settings.min_jobs).all(axis=1)     # level 0: its own jobs, both sides
     return _Groups(lv.gid, lv.first, [codes for codes, _ in parts], labels, side, trusted, keys, jobs, good,
                    enough, lv)
 
@@ -727,10 +723,7 @@ class _Power:
         alpha = settings.q / (F * (np.where(members > 0, members, typical_m) + 1))
         # a group not judged: its trusted jobs (no metric was tested) and the fleet's spread
         lv = groups.levels
-        S = len(lv.stratum_first)
-        good_s = np.bincount(lv.stratum[groups.trusted] * 2 + groups.side[groups.trusted],
-                             minlength=2 * S).reshape(S, 2)
-        size_jobs = detectable.sizes(good_s[:, 0], good_s[:, 1], lv.stratum_group, G)   # [4, G]
+        size_jobs = detectable.sizes(lv.stratum_good[:, 0], lv.stratum_good[:, 1], lv.stratum_group, G)
         judged = stats.member.any(axis=0)
         quiet = np.flatnonzero((group_verdict == _NO_CHANGE) | (group_verdict == _NOT_ENOUGH_DATA))
         dm = np.flatnonzero(deciding)                # only these figures are said: computed alone

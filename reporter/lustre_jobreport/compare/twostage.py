@@ -91,8 +91,8 @@ def two_stage(p_metric: np.ndarray, p_combined: np.ndarray, member: np.ndarray, 
     fam = np.where(member[None], p_metric, np.nan)                 # [d, M, G]
     with_combined = np.concatenate((fam, p_combined[:, None, :]), axis=1)
     has = member.any(axis=0)                                        # [G]
-    group_p = np.where(has[None], simes(with_combined.reshape(d * (M + 1), G).reshape(d, M + 1, G)
-                                         .transpose(1, 0, 2).reshape(M + 1, d * G)).reshape(d, G), np.nan)
+    group_p = np.where(has[None], simes(with_combined.transpose(1, 0, 2).reshape(M + 1, d * G)).reshape(d, G),
+                       np.nan)
     group_q = bh(group_p.ravel()).reshape(d, G)
     tests = int((~np.isnan(group_p)).sum())
     passed = int((group_q <= q).sum())
