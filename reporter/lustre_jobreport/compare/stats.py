@@ -190,13 +190,11 @@ def exact_stratified_p(strata: Ranked, stratum_group: np.ndarray, row_stratum: n
     distribution is the convolution of the strata's weighted U distributions (stratum_u_distribution,
     ties as the midranks they are). p = 2 min(P(T >= t), P(T <= t)), at most 1, as the exact
     Mann-Whitney test's."""
-    wanted = np.zeros(len(stratum_group), dtype=bool)
-    wanted[np.isin(stratum_group, groups)] = True
+    wanted = np.isin(stratum_group, groups)                                 # [S]
     rows = np.flatnonzero(wanted[row_stratum] & ~np.isnan(strata.rank))   # only these groups' ranked rows
     order = rows[np.argsort(row_stratum[rows], kind="stable")]
     rs = row_stratum[order]
     rank = strata.rank[order]
-    ranked = np.ones(len(order), dtype=bool)
     bounds = np.searchsorted(rs, np.arange(len(stratum_group) + 1))
     members = np.argsort(stratum_group, kind="stable")
     g_bounds = np.searchsorted(stratum_group[members], np.arange(stratum_group.max(initial=-1) + 2))
@@ -209,7 +207,7 @@ def exact_stratified_p(strata: Ranked, stratum_group: np.ndarray, row_stratum: n
                 continue
             n = nb + nc
             r = rank[bounds[s_]:bounds[s_ + 1]]
-            mid = np.sort(np.rint((r[ranked[bounds[s_]:bounds[s_ + 1]]] * n + (n + 1) / 2.0) * 2).astype(np.int64))
+            mid = np.sort(np.rint((r * n + (n + 1) / 2.0) * 2).astype(np.int64))     # doubled midranks
             runs = tuple(np.diff(np.flatnonzero(np.r_[True, mid[1:] != mid[:-1], True])).tolist())
             w = 1.0 / (n + 1)
             dists.append((n, nc, runs))
