@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lustreclient.h"
+#include "answer.h"
+#include "../domain.h"
 
 /* exported by libpcp (PCP_3.0), declared only in its internal headers */
 extern int __pmInProfile(pmInDom, const pmProfile *, int);
@@ -349,6 +351,8 @@ metric_of(pmID pmid)
     return m != NULL && m->m_desc.pmid == pmid ? m : NULL;
 }
 
+static pmValueSet *answer_vset(pmID pmid, unsigned slot);
+
 /* one pmid's value set; NULL when out of memory */
 static pmValueSet *
 vset_of(pmID pmid, const pmProfile *prof, int everyone)
@@ -363,6 +367,8 @@ vset_of(pmID pmid, const pmProfile *prof, int everyone)
 	    vs->numval = PM_ERR_PMID;
 	return vs;
     }
+    if (c == CL_JOB_ANSWER)
+	return answer_vset(pmid, it);
     if (lc_is_job_cluster(c))
 	return job_vset(m, c, it, prof, everyone);
     if (m->m_desc.indom != PM_INDOM_NULL)
@@ -373,6 +379,94 @@ vset_of(pmID pmid, const pmProfile *prof, int everyone)
 	return osc_rpc_values(vs, l, it) < 0 ? NULL : vs;
     metric_values(vs, m, c, it, l, prof, everyone);
     return vs;
+}
+
+/*
+ * The instances of indom as an instance request lists them (the active
+ * ones), for a slot's answer; 0, or -ENOMEM.
+ */
+static int
+listing_of(pmInDom indom, struct lc_answer_listing *out)
+{
+    const struct ilist	*l = &ilists[pmInDom_serial(indom)];
+    const char		**names = arena_alloc((l->n ? l->n : 1) * sizeof(char *));
+    int			k;
+
+    if (names == NULL)
+	return -ENOMEM;
+    for (k = 0; k < l->n; k++) {
+	char	*name = NULL;
+
+	pmdaCacheLookup(indom, l->inst[k], &name, NULL);
+	names[k] = name != NULL ? name : "";
+    }
+    out->indom = indom;
+    out->n = l->n;
+    out->inst = l->inst;
+    out->name = names;
+    return 0;
+}
+
+/* slot s's answer (answer.h): its members' value sets and listings in one value */
+static pmValueSet *
+answer_vset(pmID pmid, unsigned slot)
+{
+    pmID			members[LC_ANSWER_MAX_MEMBERS];
+    struct lc_answer_set	sets[LC_ANSWER_MAX_MEMBERS];
+    struct lc_answer_listing	lists[LC_NINDOMS];
+    int				listed[LC_NINDOMS] = { 0 };
+    int				nsets, nlists = 0, i;
+    pmValueBlock		*block;
+    pmValueSet			*vs;
+
+    nsets = lc_answer_members(slot, lc_jobs_slot_used((int)slot), members);
+    for (i = 0; i < nsets; i++) {
+	const pmdaMetric *m = metric_of(members[i]);
+
+	if ((sets[i].vs = vset_of(members[i], NULL, 1)) == NULL)
+	    return NULL;
+	sets[i].type = m ? m->m_desc.type : PM_TYPE_UNKNOWN;
+	sets[i].indom = m ? m->m_desc.indom : PM_INDOM_NULL;
+	if (sets[i].indom == PM_INDOM_NULL || sets[i].indom == lc.indom[JOB_INDOM] ||
+	    listed[pmInDom_serial(sets[i].indom)]++)
+	    continue;
+	if (listing_of(sets[i].indom, &lists[nlists++]) < 0)
+	    return NULL;
+    }
+    if ((vs = vset_new(pmid, 1)) == NULL)
+	return NULL;
+    if ((block = lc_answer_pack(sets, nsets, lists, nlists, arena_alloc)) == NULL) {
+	vs->numval = PM_ERR_TOOBIG;
+	return vs;
+    }
+    vs->numval = 1;
+    vs->valfmt = PM_VAL_DPTR;
+    vs->vlist[0].inst = PM_IN_NULL;
+    vs->vlist[0].value.pval = block;
+    return vs;
+}
+
+/*
+ * Slot s's answer for pmdaFetch() (option -F): the same value block, made
+ * in the arena (which only lc_fast_fetch otherwise uses) and copied out by
+ * libpcp_pmda.  1 (the value, not to be freed), or an error.
+ */
+int
+lc_answer_atom(unsigned slot, pmAtomValue *atom)
+{
+    pmValueSet	*vs;
+
+    if (slot >= LC_JOB_SLOTS)
+	return PM_ERR_PMID;
+    if (ilists_dirty)
+	ilists_rebuild();
+    arena_reset();
+    if ((vs = answer_vset(pmID_build(LUSTRECLIENT, CL_JOB_ANSWER, slot), slot)) == NULL)
+	return -ENOMEM;
+    if (vs->numval < 0)
+	return vs->numval;
+    atom->vbp = vs->vlist[0].value.pval;
+    return 1;
 }
 
 /* the result of the last fetch, grown to hold numpmid value sets */

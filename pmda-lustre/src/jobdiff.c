@@ -113,6 +113,31 @@ const struct lc_jobsource lc_job_sources[LC_JOB_NSOURCES] = {
     [LC_JS_MDC_IMPORT] = { "mdc_import", LC_JK_MDC, 0, "mdc import (mdc.reconnects)" },
 };
 
+const struct lc_jobend lc_job_end_metrics[LC_JOB_NEND] = {
+    { "version", 0, 0 },
+    { "pagesize", 0, 1 },
+    { "agent.fetch.files_read", 0, 6 },
+    { "agent.fetch.read_failures", 0, 7 },
+    { "agent.fetch.parse_failures", 0, 8 },
+    { "agent.fetch.budget_skips", 0, 9 },
+    { "llite.mount_id", 1, 0 },
+    { "osc.device", 17, 0 },
+    { "osc.state", 10, 0 },
+    { "mdc.state", 11, 0 },
+    { "osc.max_pages_per_rpc", 13, 0 },
+    { "osc.max_rpcs_in_flight", 13, 1 },
+    { "osc.max_dirty_mb", 13, 2 },
+    { "osc.checksums", 13, 3 },
+    { "llite.max_read_ahead_mb", 19, 0 },
+    { "llite.max_read_ahead_per_file_mb", 19, 1 },
+    { "llite.max_read_ahead_whole_mb", 19, 2 },
+    { "llite.hybrid_io", 19, 4 },
+    { "llite.hybrid_io_read_threshold_bytes", 19, 5 },
+    { "llite.hybrid_io_write_threshold_bytes", 19, 6 },
+    { "kernel", 20, 0 },
+    { "os", 20, 1 },
+};
+
 const struct lc_jobreasoninfo lc_job_reasons[LC_JR_N] = {
     [LC_JR_COUNTED] = { "COUNTED", "" },
     [LC_JR_CLEARED] = { "CLEARED", "a counter went backwards, or the file's start time moved" },

@@ -13,8 +13,10 @@
 #include <string.h>
 #include "lustreclient.h"
 #include "../domain.h"
+#include "answer.h"
 
-#define MAXPATHS	(1 + LC_JOB_NMETRICS + LC_JOB_NSOURCES)
+#define MAXPATHS	(2 + LC_JOB_NMETRICS + LC_JOB_NSOURCES)
+#define ANSWER_ITEM	(~0u)	/* the node of the slot's answer: PMID 220.CL_JOB_ANSWER.<slot> */
 
 struct node {
     char	path[128];	/* below lustreclient.job.slot<S>. */
@@ -42,6 +44,8 @@ paths(void)
 	snprintf(nodes[nnodes].path, sizeof(nodes[nnodes].path), "left_out.%s", lc_job_sources[k].name);
 	nodes[nnodes++].item = LC_JOB_LEFT_OUT_ITEM + k;
     }
+    snprintf(nodes[nnodes].path, sizeof(nodes[nnodes].path), "answer");
+    nodes[nnodes++].item = ANSWER_ITEM;
 }
 
 /* the PMNS block of prefix (below the slot) and, recursively, its children's */
@@ -63,7 +67,10 @@ subtree(int slot, const char *prefix)
 	dot = strchr(rest, '.');
 	snprintf(comp, sizeof(comp), "%.*s", dot ? (int)(dot - rest) : (int)strlen(rest), rest);
 	if (dot == NULL) {
-	    printf("    %s\t\tLUSTRECLIENT:%d:%u\n", comp, CL_JOB_SLOT0 + slot, nodes[i].item);
+	    if (nodes[i].item == ANSWER_ITEM)
+		printf("    %s\t\tLUSTRECLIENT:%d:%d\n", comp, CL_JOB_ANSWER, slot);
+	    else
+		printf("    %s\t\tLUSTRECLIENT:%d:%u\n", comp, CL_JOB_SLOT0 + slot, nodes[i].item);
 	    continue;
 	}
 	for (j = 0; j < nseen; j++)
@@ -128,6 +135,15 @@ help(void)
 	       "reader fetches this metric with the slot's deltas and takes them as the\n"
 	       "job's only when it names the job.  Read from memory: no file is read.\n\n",
 	       s, LC_JOB_SLOTS);
+	printf("@ lustreclient.job.slot%d.answer everything a job's epilog reads of slot %d, in one value\n", s, s);
+	printf("Every value the job reporter reads of this host at the end of the\n"
+	       "job in slot %d, in one aggregate value: the slot's job_id, the job end\n"
+	       "metrics (version, osc.device, osc.state, the OSC and read-ahead\n"
+	       "settings ...), job.begin_time, the slot's deltas and left_out values,\n"
+	       "and the instances of the FS, OSC, MDC and bucket domains they use.\n"
+	       "Only the job_id while the slot is not in use.  Layout: docs/design.md\n"
+	       "section 2.4.  The slot's other metrics give the same numbers one\n"
+	       "metric at a time (pmval, pmrep).\n\n", s);
 	for (k = 0; k < LC_JOB_NMETRICS; k++) {
 	    const struct lc_jobmetric *m = &lc_job_metrics[k];
 	    const struct lc_jobsource *src = &lc_job_sources[m->src];
@@ -204,6 +220,15 @@ python(void)
 	printf("    \"%s\",\n", lc_job_sources[k].name);
     printf(")\n");
     constant("JOB_ID_ITEM", LC_JOB_ID_ITEM, "job_id: the job whose values the slot serves");
+    constant("JOB_ANSWER_CLUSTER", CL_JOB_ANSWER, "item S: slot S's answer, one aggregate");
+    printf("JOB_ANSWER_MAGIC = 0x%08x     # its first word: \"LCA1\"\n", LC_ANSWER_MAGIC);
+    printf("\n# what a slot's answer holds beside the slot's own metrics and job.begin_time: the\n"
+	   "# job end metrics, (name, cluster, item)\n"
+	   "JOB_END_METRICS = (\n");
+    for (k = 0; k < LC_JOB_NEND; k++)
+	printf("    (\"%s\", %u, %u),\n", lc_job_end_metrics[k].path, lc_job_end_metrics[k].cluster,
+	       lc_job_end_metrics[k].item);
+    printf(")\n");
     printf("\n# why a source of a device is left out (left_out.* values; 0: counted): (name, code)\n"
 	   "REASONS = (\n");
     for (r = 0; r < LC_JR_N; r++) {
@@ -232,6 +257,9 @@ main(int argc, char **argv)
 	for (k = 0; k < LC_JOB_NMETRICS; k++)
 	    printf("%u lustreclient.%s %d.%u.%u\n", k, lc_job_metrics[k].path, LUSTRECLIENT,
 		   lc_job_metrics[k].cluster, lc_job_metrics[k].item);
+	for (k = 0; k < LC_JOB_NEND; k++)
+	    printf("end lustreclient.%s %d.%u.%u\n", lc_job_end_metrics[k].path, LUSTRECLIENT,
+		   lc_job_end_metrics[k].cluster, lc_job_end_metrics[k].item);
     } else if (argc == 2 && strcmp(argv[1], "py") == 0) {
 	python();
     } else {

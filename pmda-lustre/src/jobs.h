@@ -38,6 +38,8 @@
 #define JOB_CTL_BEGIN	0
 #define JOB_CTL_END	1
 #define JOB_BEGIN_TIME	2
+/* item s: slot s's answer, every value a job's epilog reads as one aggregate (answer.c) */
+#define CL_JOB_ANSWER	(CL_JOB_SLOT0 + LC_JOB_SLOTS)
 #define JOB_NSLOTS	3
 
 /* the kinds of device a job metric is kept for */
@@ -101,6 +103,19 @@ struct lc_jobreasoninfo {
 };
 /* code r (enum lc_jobreason) is lc_job_reasons[r] */
 extern const struct lc_jobreasoninfo lc_job_reasons[LC_JR_N];
+
+/*
+ * What a job's epilog reads beside the slot's deltas: the metrics of the
+ * end of the job (catalog.JOB_END_METRICS, the reporter's rule: every
+ * metric of an end snapshot but the counters, the start times and the MDC
+ * device names).  A slot's answer holds them; append only.
+ */
+struct lc_jobend {
+    const char	*path;		/* the metric's name without "lustreclient." */
+    unsigned	cluster, item;
+};
+#define LC_JOB_NEND	22
+extern const struct lc_jobend lc_job_end_metrics[LC_JOB_NEND];
 
 /* the values metric k has per device: 1, or RPC_HIST_MAX (fs.rpc buckets) */
 unsigned lc_job_nval(unsigned k);

@@ -44,8 +44,9 @@ enum lc_cluster {
     CL_MDC_DEV = 18,	/* mdc.device: directory names only */
     CL_LLITE_TUNABLE = 19, /* llite read-ahead, checksum and hybrid I/O settings */
     CL_HOST = 20,	/* kernel release, OS image */
-    /* 21: CL_JOB (control.*, job.begin_time, job.slots); 22..29: the job slots (jobs.h) */
-    CL_NCLUSTERS = CL_JOB_SLOT0 + LC_JOB_SLOTS
+    /* 21: CL_JOB (control.*, job.begin_time, job.slots); 22..29: the job slots,
+     * 30: their answers (jobs.h) */
+    CL_NCLUSTERS = CL_JOB_ANSWER + 1
 };
 
 enum lc_indom_serial {
@@ -392,6 +393,7 @@ void lc_parallel_for(size_t n, void (*fn)(size_t i, void *arg), void *arg);
 int lc_value(unsigned cluster, unsigned item, void *priv, pmAtomValue *atom);
 void lc_fetch_init(pmdaMetric *metrics, int nmetrics);
 void lc_indoms_changed(void);
+int lc_answer_atom(unsigned slot, pmAtomValue *atom);
 int lc_fast_fetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda);
 void lc_fast_fetch_done(pmResult *result);
 

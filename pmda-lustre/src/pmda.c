@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "lustreclient.h"
+#include "answer.h"
 #include "paths.h"
 #include "parse_lnet.h"
 #include "../domain.h"
@@ -214,6 +215,7 @@ add_job_metrics(void)
 	    add_metric(CL_JOB_SLOT0 + s, LC_JOB_LEFT_OUT_ITEM + k, PM_TYPE_U32,
 		       src_indom[lc_job_sources[k].kind], PM_SEM_INSTANT, U_NONE);
 	add_metric(CL_JOB_SLOT0 + s, LC_JOB_ID_ITEM, PM_TYPE_STRING, -1, PM_SEM_DISCRETE, U_NONE);
+	add_metric(CL_JOB_ANSWER, s, PM_TYPE_AGGREGATE, -1, PM_SEM_DISCRETE, U_NONE);
     }
 }
 
@@ -376,6 +378,27 @@ refresh(unsigned need)
 	lc_cache_save();
 }
 
+/* what a fetch of pmid needs read, its item noted (lc.items); a slot's answer, what its members need */
+static unsigned
+asked(pmID pmid)
+{
+    unsigned	c = pmID_cluster(pmid), it = pmID_item(pmid), need;
+    pmID	members[LC_ANSWER_MAX_MEMBERS];
+    int		n, k;
+
+    if (c == CL_JOB_ANSWER) {
+	if (it >= LC_JOB_SLOTS)
+	    return 0;
+	n = lc_answer_members(it, lc_jobs_slot_used((int)it), members);
+	for (k = 0, need = 0; k < n; k++)
+	    need |= asked(members[k]);
+	return need;
+    }
+    if (c < CL_NCLUSTERS && it < 64)
+	lc.items[c] |= (uint64_t)1 << it;
+    return needs(pmid);
+}
+
 static int	use_pmdafetch;	/* -F: through pmdaFetch(), for comparison */
 
 static int
@@ -386,13 +409,8 @@ lc_fetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda)
 
     /* the clusters of tunables read only the files of the items asked for */
     memset(lc.items, 0, sizeof(lc.items));
-    for (i = 0; i < numpmid; i++) {
-	unsigned c = pmID_cluster(pmidlist[i]), it = pmID_item(pmidlist[i]);
-
-	need |= needs(pmidlist[i]);
-	if (c < CL_NCLUSTERS && it < 64)
-	    lc.items[c] |= (uint64_t)1 << it;
-    }
+    for (i = 0; i < numpmid; i++)
+	need |= asked(pmidlist[i]);
     /* agent.fetch.*: what this refresh reads, both passes (not instance requests) */
     lc_selfstats_fetch_begin(&lc.self);
     refresh(need);
@@ -473,6 +491,8 @@ lc_fetchCallBack(pmdaMetric *mdesc, unsigned int inst, pmAtomValue *atom)
 {
     void	*priv = NULL;
 
+    if (pmID_cluster(mdesc->m_desc.pmid) == CL_JOB_ANSWER)
+	return lc_answer_atom(pmID_item(mdesc->m_desc.pmid), atom);
     if (lc_is_job_cluster(pmID_cluster(mdesc->m_desc.pmid)))
 	return lc_jobs_value(pmID_cluster(mdesc->m_desc.pmid), pmID_item(mdesc->m_desc.pmid),
 			     (int)inst, atom);

@@ -79,6 +79,35 @@ JOB_SOURCES = (
     "mdc_import",
 )
 JOB_ID_ITEM = 63            # job_id: the job whose values the slot serves
+JOB_ANSWER_CLUSTER = 30     # item S: slot S's answer, one aggregate
+JOB_ANSWER_MAGIC = 0x3141434c     # its first word: "LCA1"
+
+# what a slot's answer holds beside the slot's own metrics and job.begin_time: the
+# job end metrics, (name, cluster, item)
+JOB_END_METRICS = (
+    ("version", 0, 0),
+    ("pagesize", 0, 1),
+    ("agent.fetch.files_read", 0, 6),
+    ("agent.fetch.read_failures", 0, 7),
+    ("agent.fetch.parse_failures", 0, 8),
+    ("agent.fetch.budget_skips", 0, 9),
+    ("llite.mount_id", 1, 0),
+    ("osc.device", 17, 0),
+    ("osc.state", 10, 0),
+    ("mdc.state", 11, 0),
+    ("osc.max_pages_per_rpc", 13, 0),
+    ("osc.max_rpcs_in_flight", 13, 1),
+    ("osc.max_dirty_mb", 13, 2),
+    ("osc.checksums", 13, 3),
+    ("llite.max_read_ahead_mb", 19, 0),
+    ("llite.max_read_ahead_per_file_mb", 19, 1),
+    ("llite.max_read_ahead_whole_mb", 19, 2),
+    ("llite.hybrid_io", 19, 4),
+    ("llite.hybrid_io_read_threshold_bytes", 19, 5),
+    ("llite.hybrid_io_write_threshold_bytes", 19, 6),
+    ("kernel", 20, 0),
+    ("os", 20, 1),
+)
 
 # why a source of a device is left out (left_out.* values; 0: counted): (name, code)
 REASONS = (

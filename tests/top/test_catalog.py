@@ -37,7 +37,8 @@ def test_every_catalogued_metric_is_the_agents_with_the_cluster_the_catalog_says
         assert m.name in pmns, f"{m.name} is not in the agent's pmns"
         assert pmns[m.name][0] == m.cluster, f"{m.name}: pmns cluster {pmns[m.name][0]}, catalog {m.cluster}"
     # every cluster the agent has is one stats file the catalog can name, or the job view's
-    job_view = {catalog.JOB_CLUSTER, *range(catalog.JOB_SLOT_CLUSTER0, catalog.JOB_SLOT_CLUSTER0 + catalog.JOB_SLOTS)}
+    job_view = {catalog.JOB_CLUSTER, *range(catalog.JOB_SLOT_CLUSTER0, catalog.JOB_SLOT_CLUSTER0 + catalog.JOB_SLOTS),
+                agentcontract.JOB_ANSWER_CLUSTER}
     assert {c for c, _ in pmns.values()} - job_view <= {c for s in catalog.SOURCES for c in s.clusters}
 
 
@@ -48,10 +49,13 @@ def test_the_job_view_is_the_agents_item_for_item():
     P = catalog.P
     assert pmns[catalog.JOB_BEGIN_CONTROL] == (catalog.JOB_CLUSTER, 0)
     assert pmns[catalog.JOB_BEGIN_TIME] == (catalog.JOB_CLUSTER, 2)
-    slot_items = {}
+    slot_items, answers = {}, {}
     for name, (cluster, item) in pmns.items():
-        if re.match(re.escape(P) + r"job\.slot\d+\.", name):
+        if cluster == agentcontract.JOB_ANSWER_CLUSTER:
+            answers[item] = name
+        elif re.match(re.escape(P) + r"job\.slot\d+\.", name):
             slot_items.setdefault(cluster, {})[item] = name
+    assert answers == {s: f"{P}job.slot{s}.answer" for s in range(catalog.JOB_SLOTS)}
     assert sorted(slot_items) == list(range(catalog.JOB_SLOT_CLUSTER0, catalog.JOB_SLOT_CLUSTER0 + catalog.JOB_SLOTS))
     for s in range(catalog.JOB_SLOTS):
         names = catalog.job_slot_names(s)
@@ -72,6 +76,17 @@ def test_the_job_view_is_the_agents_item_for_item():
     for name, key in agentcontract.JOB_METRICS:
         metric = catalog.BY_NAME[P + name]
         assert (metric.source, metric.indom) == (by_key[key].source, by_key[key].indom), name
+
+
+def test_a_slots_answer_holds_the_job_end_metrics_the_catalog_reads():
+    """The agent packs into a slot's answer the end metrics its table names
+    (lc_job_end_metrics); the reporter's rule for what a job's end reads beside the deltas
+    (catalog.JOB_END_METRICS) must name the same, in the same order, with the same PMIDs: a
+    metric the rule adds without the agent would be missing from every answer."""
+    pmns = agent_pmids()
+    assert tuple(catalog.P + name for name, _, _ in agentcontract.JOB_END_METRICS) == catalog.JOB_END_METRICS
+    for name, cluster, item in agentcontract.JOB_END_METRICS:
+        assert pmns[catalog.P + name] == (cluster, item), name
 
 
 @pytest.fixture(scope="module")

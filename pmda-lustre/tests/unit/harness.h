@@ -52,6 +52,7 @@ h_exact(const char *s, size_t len)
 }
 
 void test_clients(void);
+void test_slot_answer(void);
 void test_common(void);
 void test_parse_stats(void);
 void test_parse_rpc_stats(void);

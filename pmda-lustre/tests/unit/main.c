@@ -18,6 +18,7 @@ main(void)
     test_parse_osrelease();
     test_jobs();
     test_clients();
+    test_slot_answer();
     printf("%d passed, %d failed\n", h_pass, h_fail);
     return h_fail ? 1 : 0;
 }

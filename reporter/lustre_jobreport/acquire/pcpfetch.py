@@ -14,12 +14,13 @@ import itertools
 import struct
 import threading
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from .. import catalog
-from . import hostsnap
+from .. import agentcontract, catalog
+from . import hostsnap, jobanswer
 from .hostsnap import HostSnapshot
 from .pminfoparse import start_us
 from .column import SINGULAR, Column
@@ -65,6 +66,9 @@ class Catalog:
         self.strings: dict[tuple[bytes, bytes], list[str]] = {}   # see _strings_in_one_read
         self._labels: dict[tuple[int, bytes], list[str | None]] = {}
         self._ids = itertools.count()
+        self._by_pmid: tuple | None = None
+        self.answer_listings: dict = {}     # jobanswer.decode's cache of listings
+        self.answer_plans: dict = {}        # _from_answer's, by the answers' shape
 
     def listing(self, indom: int, ids, names) -> tuple[int, dict[int, str]]:
         """A host's pmGetInDom answer, as one shared (id, instance id -> name) per distinct answer."""
@@ -101,6 +105,15 @@ class Catalog:
             got = self._labels.setdefault(key, [names.get(int(i)) for i in insts])
         return got
 
+    def by_pmid(self, entry: "Catalog.Entry") -> dict[int, tuple[str, str, int]]:
+        """The looked-up metrics by PMID: (name, PMID as text, semantics), for a slot's answer,
+        which names its members by PMID."""
+        got = self._by_pmid
+        if got is None or got[0] is not entry:
+            names, pmids, texts, descs = entry
+            got = self._by_pmid = (entry, {int(p): (n, t, d[2]) for n, p, t, d in zip(names, pmids, texts, descs)})
+        return got[1]
+
     def lookup(self, ctx) -> "Catalog.Entry":
         with self._lock:
             if self._entry is not None:
@@ -133,6 +146,7 @@ class JobCatalogs:
         self.job_id = job_id
         self._by_slot: dict[int, tuple[Catalog, dict[str, str]]] = {}
         self._lock = threading.Lock()
+        self.last_slot: int | None = None    # where the last host read by its answer had the job
 
     def for_slot(self, slot: int) -> tuple[Catalog, dict[str, str]]:
         with self._lock:
@@ -214,19 +228,33 @@ def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None,
     try:
         slot = -1
         if job is not None:
+            if (guessed := _guessed_answer(ctx, host, spec, job, given_up)) is not None:
+                return guessed
             try:
                 slot = _job_slot(ctx, job.job_id)
                 cat, rename = job.for_slot(slot)
             except pmapi.pmErr as exc:
                 return hostsnap.failed(host, spec, hostsnap.no_job_values(job.job_id, _reason(exc),
                                                                           exc.code == c_api.PM_ERR_INST))
-        names, pmids, pmid_texts, descs = cat.lookup(ctx)
+        entry = cat.lookup(ctx)
+        names, pmids, pmid_texts, descs = entry
         checked = -1       # the slot's job id: checked before anything is decoded, not kept
         if job is not None:
             id_name = catalog.job_slot_id_name(slot)
             if id_name not in names:   # pmcd's namespace has no job ids: an older agent's
                 return hostsnap.failed(host, spec, hostsnap.job_values_unnamed(id_name, "Unknown metric name"))
             checked = names.index(id_name)
+            try:
+                answer = _answer_of(ctx, slot, cat)
+                if given_up():
+                    return hostsnap.failed(host, spec, hostsnap.fetch_failed("answered after the snapshot gave up"))
+                if answer is not None:
+                    read = _from_answer(host, spec, cat, answer, cat.by_pmid(entry), rename, job.job_id, id_name, slot)
+                    if read.ok:
+                        job.last_slot = slot
+                    return read
+            except jobanswer.AnswerError:
+                pass    # not an answer this reader knows: the host is read metric by metric
         result = ctx.pmFetch(pmids)
         if given_up():
             ctx.pmFreeResult(result)
@@ -269,6 +297,146 @@ def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None,
     finally:
         del ctx
 
+
+
+def _guessed_answer(ctx, host: str, spec: str, job: JobCatalogs, given_up: Callable[[], bool]) -> HostSnapshot | None:
+    """The host read in one round trip, its job's slot guessed: the hosts of a job nearly
+    always keep it in the same slot (their prologs stored the same jobs in the same order), so
+    the slot the last host read had it in is fetched first, without looking it up. The answer
+    names its job, so a wrong guess (another job there, or none) costs that one fetch and the
+    host is then looked up as usual (None)."""
+    slot = job.last_slot
+    if slot is None:
+        return None
+    cat, rename = job.for_slot(slot)
+    entry = cat.lookup(ctx)
+    id_name = catalog.job_slot_id_name(slot)
+    if id_name not in entry[0]:
+        return None
+    try:
+        answer = _answer_of(ctx, slot, cat)
+    except jobanswer.AnswerError:
+        return None
+    if answer is None or answer.job_id() != job.job_id:
+        return None
+    if given_up():
+        return hostsnap.failed(host, spec, hostsnap.fetch_failed("answered after the snapshot gave up"))
+    return _from_answer(host, spec, cat, answer, cat.by_pmid(entry), rename, job.job_id, id_name, slot)
+
+
+def _answer_pmid(slot: int) -> int:
+    return (catalog.DOMAIN << 22) | (agentcontract.JOB_ANSWER_CLUSTER << 10) | slot
+
+
+_ANSWER_PMIDS = [(ctypes.c_uint * 1)(_answer_pmid(slot)) for slot in range(catalog.JOB_SLOTS)]
+
+
+def _answer_of(ctx, slot: int, cat: Catalog) -> jobanswer.Answer | None:
+    """The slot's answer, in one fetch of one value, decoded where libpcp put it; None when the
+    agent gives none (an agent older than the answer, or one too large for a value): the host
+    is then read metric by metric. AnswerError: not an answer this reader knows."""
+    if not 0 <= slot < len(_ANSWER_PMIDS):
+        return None
+    result = ctx.pmFetch(_ANSWER_PMIDS[slot])
+    try:
+        vset = _vsets(result.contents)[0]
+        _, numval, valfmt = _VSET_HEADER.unpack(ctypes.string_at(vset, _VSET_HEADER.size))
+        if numval != 1 or valfmt == c_api.PM_VAL_INSITU:
+            return None
+        _, ptr = _PM_VALUE.unpack(ctypes.string_at(vset + _VLIST_OFFSET, _PM_VALUE.size))
+        header = ctypes.c_uint32.from_address(ptr).value
+        if header >> 24 != c_api.PM_TYPE_AGGREGATE or (header & 0xFFFFFF) < 4:
+            return None
+        view = memoryview((ctypes.c_char * ((header & 0xFFFFFF) - 4)).from_address(ptr + 4)).cast("B")
+        return jobanswer.decode(view, cat.answer_listings)
+    finally:
+        ctx.pmFreeResult(result)
+
+
+# how a member's values become a column: as they are, start times, strings
+_AS_IS, _START, _STRINGS = range(3)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How the answers of one shape (the same members, instances and listings: the hosts of a
+    job) become a host's columns: worked out at the first such host, then each host's values
+    are sliced into them. columns: (name, first value, end, kind, instance names, the values
+    kept or None for all)."""
+    columns: list[tuple[str, int, int, int, list[str], list[int] | None]]
+    sems: dict[str, str]          # shared by the hosts' snapshots: never changed
+    pmids: dict[str, str]
+    string_values: np.ndarray     # where the string columns' values are, one after the other:
+                                  # a string column's (first, end) index into them
+
+def _plan(cat: Catalog, answer: jobanswer.Answer, by_pmid: dict[int, tuple[str, str, int]],
+          rename: dict[str, str], job_id: str, slot: int) -> _Plan:
+    columns, sems, pmids, strings = [], {}, {}, []
+    listings: dict[int, tuple[int, dict[int, str]]] = {}
+    for (pmid, numval, mtype, indom), lo in list(zip(answer.sets, answer.first))[1:]:
+        known = by_pmid.get(pmid)
+        if known is None or numval <= 0:
+            continue
+        name, pmid_text, sem = known
+        labels, keep = _answer_labels(cat, answer, listings, indom, answer.insts[lo:lo + numval], job_id, slot)
+        kind = _STRINGS if mtype == c_api.PM_TYPE_STRING else _START if mtype == c_api.PM_TYPE_DOUBLE else _AS_IS
+        name = rename.get(name, name)
+        if kind == _STRINGS:
+            at = sum(len(r) for r in strings)
+            strings.append(range(lo, lo + numval))
+            columns.append((name, at, at + numval, kind, labels, keep))
+        else:
+            columns.append((name, lo, lo + numval, kind, labels, keep))
+        sems[name] = _SEMS.get(sem, "instant")
+        pmids[name] = pmid_text
+    return _Plan(columns, sems, pmids, np.array([i for r in strings for i in r], dtype=np.intp))
+
+
+def _from_answer(host: str, spec: str, cat: Catalog, answer: jobanswer.Answer,
+                 by_pmid: dict[int, tuple[str, str, int]], rename: dict[str, str], job_id: str, id_name: str,
+                 slot: int) -> HostSnapshot:
+    """The host's snapshot from its slot's answer: what the metric-by-metric read of the same
+    metrics gives (the same names, instances, values and semantics); the host refused when
+    the answer is not of the job (see _not_the_jobs)."""
+    if not len(answer.set_table) or by_pmid.get(int(answer.set_table[0]["pmid"]), ("",))[0] != id_name:
+        raise jobanswer.AnswerError("its first member is not the slot's job_id")
+    if (refused := _not_the_jobs(job_id, id_name, int(answer.set_table[0]["numval"]), answer.job_id())) is not None:
+        return hostsnap.failed(host, spec, refused)
+    key = (answer.shape, id(answer.listings))
+    plan = cat.answer_plans.get(key)
+    if plan is None:
+        plan = cat.answer_plans.setdefault(key, _plan(cat, answer, by_pmid, rename, job_id, slot))
+    metrics = {}
+    values = answer.values
+    strings = answer.strings_at(plan.string_values)
+    for name, lo, hi, kind, labels, keep in plan.columns:
+        if kind == _STRINGS:
+            got = strings[lo:hi]
+            metrics[name] = Column(labels, got if keep is None else [got[j] for j in keep])
+            continue
+        got = values[lo:hi] if kind == _AS_IS else start_us(values[lo:hi].view(np.float64))
+        metrics[name] = Column(labels, got if keep is None else got[keep])
+    return HostSnapshot(host, spec, ok=True, fetched_at=time.time(), sems=plan.sems, metrics=metrics,
+                        pmids=plan.pmids)
+
+
+def _answer_labels(cat: Catalog, answer: jobanswer.Answer, listings: dict, indom: int, insts: np.ndarray,
+                   job_id: str, slot: int) -> tuple[list[str], list[int] | None]:
+    """_labelled's names, from the listings in the answer (shared with every host that lists
+    the same, as the host listings of the metric-by-metric read are), and the values kept
+    (None: all)."""
+    if indom == c_api.PM_INDOM_NULL:
+        return [SINGULAR] * len(insts), None
+    if indom == JOB_INDOM:
+        labels = [job_id if inst == slot else None for inst in insts.tolist()]
+    else:
+        if indom not in listings:
+            listings[indom] = cat.listing(indom, *answer.listings.get(indom, ((), ())))
+        labels = cat.labels(listings[indom], insts)
+    if None not in labels:
+        return labels, None
+    keep = [j for j, label in enumerate(labels) if label is not None]
+    return [labels[j] for j in keep], keep
 
 
 def _labelled(ctx, cat: Catalog, listings: dict, indom: int, insts, values, job_id: str | None, slot: int):

@@ -14,6 +14,7 @@ until a caller asks for the in-process backend or for stacked tables).
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import time
@@ -249,46 +250,99 @@ def take(targets: list[HostTarget], **kw) -> "Snapshot":
     return Snapshot.from_hosts(fetched.taken_at, fetched.hosts)
 
 
+class _Bounded:
+    """A fan-out over the targets with at most `parallel` hosts being read at once, each within
+    per_host_s, all within deadline_s (earlier by after_each_s for each host read in time).
+
+    Each thread reads one host after another (a thread a host would cost each host a thread's
+    start). A host over its bound is said as not answering and its thread, stuck in libpcp, is
+    left to finish on its own (a daemon: it cannot hold up the process's exit); another thread
+    takes its place. Hosts start in the order given, so the oldest running host is always the
+    next one due: the watcher wakes only for it or the deadline, never once per host."""
+
+    def __init__(self, targets: list[HostTarget], fetch, parallel: int, per_host_s: float,
+                 deadline_s: float | None, after_each_s: float) -> None:
+        self.targets, self.fetch, self.parallel = targets, fetch, parallel
+        self.per_host_s, self.deadline_s, self.after_each_s = per_host_s, deadline_s, after_each_s
+        self.done: list[HostSnapshot | None] = [None] * len(targets)
+        self.left = len(targets)         # hosts with no outcome yet
+        self.read = 0                    # hosts read in time: each costs after_each_s
+        self.next = 0                    # the next target to start
+        self.running: dict[int, float] = {}   # index -> when it must have answered, in start order
+        self.changed = threading.Condition()
+        self.start = time.monotonic()
+
+    def end(self) -> float | None:
+        if self.deadline_s is None:
+            return None
+        return self.start + self.deadline_s - self.after_each_s * self.read
+
+    def _take(self) -> int | None:
+        """The next target to read, marked running (under the lock); None: none left, or past the end."""
+        now = time.monotonic()
+        end = self.end()
+        if self.next >= len(self.targets) or (end is not None and now >= end):
+            return None
+        i = self.next
+        self.next += 1
+        self.running[i] = now + self.per_host_s
+        return i
+
+    def _thread(self, i: int | None) -> None:
+        if i is not None:
+            threading.Thread(target=self._work, args=(i,), daemon=True,
+                             name=f"fetch {self.targets[i].name}").start()
+
+    def _work(self, i: int | None) -> None:
+        while i is not None:
+            result = self.fetch(self.targets[i])
+            with self.changed:
+                if self.done[i] is not None:   # given up on while it was read: this thread was replaced
+                    return
+                self.done[i] = result
+                self.read += result.ok
+                self.left -= 1
+                del self.running[i]
+                i = self._take()
+                if self.left == 0 or (i is None and not self.running):
+                    self.changed.notify()
+
+    def _give_up(self, i: int, error: str) -> None:
+        t = self.targets[i]
+        self.done[i] = hostsnap.failed(t.name, t.spec, error)
+        self.left -= 1
+        del self.running[i]
+
+    def run(self) -> list[HostSnapshot]:
+        with self.changed:
+            for _ in range(min(self.parallel, len(self.targets))):
+                self._thread(self._take())
+            while self.left:
+                now = time.monotonic()
+                for i, due in list(self.running.items()):
+                    if due > now:
+                        break               # started later than the others: due later
+                    self._give_up(i, hostsnap.no_answer(self.per_host_s))
+                    self._thread(self._take())
+                if not self.left:
+                    break
+                end = self.end()
+                if end is not None and now >= end:
+                    for i in list(self.running):
+                        self._give_up(i, hostsnap.not_reached(now - self.start))
+                    self.next, pending = len(self.targets), range(self.next, len(self.targets))
+                    for i in pending:
+                        t = self.targets[i]
+                        self.done[i] = hostsnap.failed(t.name, t.spec, hostsnap.not_reached(now - self.start))
+                    self.left = 0
+                    break
+                wake = [due for due in itertools.islice(self.running.values(), 1)]
+                if end is not None:
+                    wake.append(min(end, now + 0.05))   # the end moves earlier as hosts are read
+                self.changed.wait(timeout=max(0.0, min(wake) - now) if wake else None)
+        return self.done   # type: ignore[return-value]
+
+
 def _run_bounded(targets: list[HostTarget], fetch, parallel: int, per_host_s: float,
                  deadline_s: float | None, after_each_s: float = 0) -> list[HostSnapshot]:
-    done: dict[int, HostSnapshot] = {}
-    read = 0                                       # hosts read in time: each costs after_each_s
-    changed = threading.Condition()
-
-    def worker(i: int, t: HostTarget) -> None:
-        nonlocal read
-        result = fetch(t)
-        with changed:
-            if i not in done:            # else too late: the host was already given up on
-                done[i] = result
-                read += result.ok
-            changed.notify()
-
-    start = time.monotonic()
-    pending = list(enumerate(targets))[::-1]
-    running: dict[int, float] = {}                 # index -> when it must have answered
-    with changed:
-        while pending or running:
-            now = time.monotonic()
-            # the deadline comes earlier by what the hosts read so far will cost the caller
-            end = start + deadline_s - after_each_s * read if deadline_s is not None else None
-            for i in [i for i in running if i in done]:
-                del running[i]
-            for i, due in list(running.items()):
-                if now >= due or (end is not None and now >= end):
-                    t = targets[i]
-                    done.setdefault(i, hostsnap.failed(t.name, t.spec, hostsnap.no_answer(per_host_s))
-                                    if now >= due else hostsnap.failed(t.name, t.spec, hostsnap.not_reached(now - start)))
-                    del running[i]
-            if end is not None and now >= end:
-                for i, t in pending:
-                    done[i] = hostsnap.failed(t.name, t.spec, hostsnap.not_reached(now - start))
-                break
-            while pending and len(running) < parallel:
-                i, t = pending.pop()
-                running[i] = now + per_host_s
-                threading.Thread(target=worker, args=(i, t), daemon=True, name=f"fetch {t.name}").start()
-            if running:
-                wake = min(running.values())
-                changed.wait(timeout=max(0.0, min(wake, end or wake) - time.monotonic()))
-    return [done[i] for i in range(len(targets))]
+    return _Bounded(targets, fetch, parallel, per_host_s, deadline_s, after_each_s).run()

@@ -1,0 +1,129 @@
+"""A job slot's answer (lustreclient.job.slot<S>.answer): every value a job's epilog reads of a
+host, which the agent packs into one aggregate (layout: pmda-lustre/src/answer.h, docs/design.md
+§2.4). Decoded here with a few numpy views, instead of one value set per metric and one instance
+listing per instance domain: the members' value sets and the listings they use are in it.
+
+decode() checks every count against the bytes it got before it trusts one; a malformed answer
+raises AnswerError (the caller then reads the host metric by metric).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from operator import itemgetter
+
+import numpy as np
+
+from .. import agentcontract
+
+_SET = np.dtype([("pmid", "<u4"), ("numval", "<i4"), ("type", "<u4"), ("indom", "<u4")])
+_LISTING = np.dtype([("indom", "<u4"), ("count", "<u4")])
+
+
+_PM_TYPE_STRING = 6                         # PCP's type codes (pmapi.h): part of its ABI
+
+
+class AnswerError(ValueError):
+    """The bytes are not a slot's answer as answer.h lays it out."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One host's answer. Member i's values are values[first[i]:first[i] + max(numval, 0)], their
+    instance ids insts[...] beside them; a string value is the index of the string in the
+    string table, whose first `nlisted` strings are the listed instances' names (listings)."""
+    set_table: np.ndarray                       # _SET records: (pmid, numval, type, indom)
+    values: np.ndarray                          # uint64 (a copy: the answer's bytes are not kept)
+    insts: np.ndarray                           # int32
+    listings: dict[int, tuple[tuple[int, ...], tuple[str, ...]]]   # indom -> (instance ids, names)
+    strings: list[str]                          # the values' strings: string table index - nlisted
+    nlisted: int
+    shape: bytes                                # the members and instance ids as sent: answers of
+                                                # one shape differ in their values only
+
+    def job_id(self) -> str | None:
+        """The id of the job the answer is of: its first member's one string (None: none)."""
+        if not len(self.set_table):
+            return None
+        _, numval, mtype, _ = self.set_table[0].tolist()
+        return self.strings_at(np.zeros(1, dtype=np.intp))[0] if numval == 1 and mtype == _PM_TYPE_STRING else None
+
+    @property
+    def sets(self) -> list[tuple[int, int, int, int]]:
+        return self.set_table.tolist()
+
+    @property
+    def first(self) -> list[int]:
+        counts = np.maximum(self.set_table["numval"].astype(np.int64), 0)
+        return (np.cumsum(counts) - counts).tolist()
+
+    def strings_at(self, at: np.ndarray) -> list[str]:
+        """The values at these positions as the strings they index (AnswerError: an index
+        outside the table)."""
+        if not len(at):
+            return []
+        idx = self.values[at].astype(np.int64) - self.nlisted
+        try:
+            if idx.min() < 0:
+                raise IndexError
+            if len(idx) == 1:
+                return [self.strings[int(idx[0])]]
+            return list(itemgetter(*idx.tolist())(self.strings))
+        except IndexError:
+            raise AnswerError("a string value outside the string table") from None
+
+
+_HEADER = struct.Struct("<8I")
+
+
+def decode(raw: bytes | memoryview, listing_cache: dict | None = None) -> Answer:
+    """The answer in raw (bytes, or a view of the fetch result's memory: nothing of it is kept).
+    listing_cache: listings already decoded, by their bytes (the hosts of a job list the same
+    devices: their ~700 names are decoded once, not per host)."""
+    if len(raw) < _HEADER.size:
+        raise AnswerError(f"{len(raw)} bytes: shorter than a header")
+    magic, nsets, nvalues, nlistings, nlisted, nstrings, listed_bytes, _ = _HEADER.unpack_from(raw)
+    if magic != agentcontract.JOB_ANSWER_MAGIC:
+        raise AnswerError(f"not a slot's answer (first word {magic:#010x})")
+    sets_at = _HEADER.size
+    values_at = sets_at + nsets * _SET.itemsize
+    insts_at = values_at + 8 * nvalues
+    listings_at = insts_at + 4 * nvalues
+    listed_at = listings_at + nlistings * _LISTING.itemsize
+    strings_at = listed_at + 4 * nlisted
+    if strings_at + listed_bytes > len(raw) or (len(raw) > strings_at and raw[-1] != 0):
+        raise AnswerError(f"{len(raw)} bytes: not what its counts say")
+    sets = np.frombuffer(raw, _SET, nsets, sets_at)
+    listings = np.frombuffer(raw, _LISTING, nlistings, listings_at)
+    if (int(np.maximum(sets["numval"], 0).sum(dtype=np.int64)) != nvalues
+            or int(listings["count"].sum(dtype=np.int64)) != nlisted):
+        raise AnswerError("its counts do not add up")
+    strings = str(raw[strings_at + listed_bytes:], "utf-8", "replace").split("\0")[:-1]
+    if len(strings) != nstrings - nlisted:
+        raise AnswerError("its string table does not hold the strings it counts")
+    return Answer(set_table=sets.copy(), values=np.frombuffer(raw, "<u8", nvalues, values_at).astype(np.uint64),
+                  insts=np.frombuffer(raw, "<i4", nvalues, insts_at).copy(),
+                  listings=_listings(listings, np.frombuffer(raw, "<i4", nlisted, listed_at),
+                                     bytes(raw[strings_at:strings_at + listed_bytes]), listing_cache),
+                  strings=strings, nlisted=nlisted, shape=b"".join((raw[sets_at:values_at], raw[insts_at:listings_at])))
+
+
+def _listings(table: np.ndarray, listed: np.ndarray, names: bytes,
+              cache: dict | None) -> dict[int, tuple[tuple[int, ...], tuple[str, ...]]]:
+    """indom -> (instance ids, names) of the listings; checked and decoded once per distinct
+    bytes (a hit in the cache is the same bytes, checked before)."""
+    key = (table.tobytes(), listed.tobytes(), names)
+    if cache is not None and (known := cache.get(key)) is not None:
+        return known
+    all_names = names.decode("utf-8", "replace").split("\0")[:-1]
+    if len(all_names) != len(listed) or (names and not names.endswith(b"\0")):
+        raise AnswerError("its listed names do not match the listings")
+    ids = listed.tolist()
+    out, at = {}, 0
+    for indom, count in table.tolist():
+        out[indom] = (tuple(ids[at:at + count]), tuple(all_names[at:at + count]))
+        at += count
+    if cache is not None:
+        out = cache.setdefault(key, out)
+    return out

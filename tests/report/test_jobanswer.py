@@ -1,0 +1,219 @@
+"""A slot's answer (lustreclient.job.slot<S>.answer): one value holding everything a job's epilog
+reads of a host, so that the host is decoded in one go instead of one value set per metric.
+
+- Through the real agent, for each job of kit.jobscenarios (clears, remounts, OSTs added, files
+  unreadable at the end, evictions): the host read by its answer is the host read metric by
+  metric (the answer refused, as an agent older than it refuses it: a PMID it does not have):
+  the same metrics, instances, values, semantics and PMIDs.
+- The fan-out fetches the slot the last host had the job in without looking it up: a host whose
+  job is in another slot, or whose guessed slot holds another job, is still read right, never
+  with the other job's values.
+- decode, against a plain packer of the layout answer.h documents, on random members and
+  listings; and any answer cut short or with bytes changed is decoded or refused with
+  AnswerError, nothing else.
+"""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from lustre_jobreport import agentcontract, catalog
+from lustre_jobreport.acquire import jobanswer
+
+pcpfetch = pytest.importorskip("lustre_jobreport.acquire.pcpfetch")
+
+JOB = "4242"
+needs_pcp = pytest.mark.skipif(not pcpfetch.HAVE_PMAPI, reason="PCP's Python bindings are not importable")
+
+
+# ---- through the real agent ----------------------------------------------------------------------
+
+def store_begin(pmcd, job: str) -> None:
+    done = subprocess.run(["pmstore", "-h", pmcd.local_spec, catalog.JOB_BEGIN_CONTROL, job],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+
+
+def as_plain(h) -> dict:
+    """A host's snapshot as plain values, for ==."""
+    assert h.ok, h.error
+    return {"metrics": {m: (list(c.instances), list(c.values) if c.is_string else c.values.tolist())
+                        for m, c in h.metrics.items()},
+            "sems": dict(h.sems), "pmids": dict(h.pmids)}
+
+
+def read(spec: str, *, by_answer: bool, monkeypatch) -> tuple[dict, int]:
+    """The host read through the job view, by its answer or metric by metric; and how many
+    hosts were read by their answer."""
+    answered = []
+    real = pcpfetch._from_answer
+
+    def counted(*args, **kw):
+        answered.append(1)
+        return real(*args, **kw)
+
+    with monkeypatch.context() as m:
+        m.setattr(pcpfetch, "_from_answer", counted)
+        if not by_answer:     # a PMID no agent has: refused, as an agent older than the answer does
+            m.setattr(pcpfetch, "_ANSWER_PMIDS", [(pcpfetch.ctypes.c_uint * 1)(
+                (catalog.DOMAIN << 22) | (511 << 10) | s) for s in range(catalog.JOB_SLOTS)])
+        h = pcpfetch.fetch_pmapi("node0", spec, job=pcpfetch.JobCatalogs(JOB))
+    return as_plain(h), len(answered)
+
+
+@needs_pcp
+@pytest.mark.parametrize("scenario", ["plain", "osc stats cleared", "remounted", "OST added",
+                                      "osc stats unreadable at the end", "osc import unreadable at the end",
+                                      "evicted"])
+def test_a_hosts_answer_reads_what_its_metrics_read(tmp_path, monkeypatch, scenario):
+    from kit.jobscenarios import SCENARIOS
+    from kit.privpmcd import PrivatePmcd
+    from lustre_sim import SimClient
+
+    client = SimClient.create(tmp_path / "tree", version="2.15.4", filesystems=[("scratch", 12, 1), ("home", 4, 1)],
+                              seed=5)
+    client.run("background", fs="home")
+    with PrivatePmcd(tmp_path / "pmcd", tmp_path / "tree") as pmcd:
+        store_begin(pmcd, "older")          # the job in slot 1, not 0
+        store_begin(pmcd, JOB)
+        SCENARIOS[scenario](client)
+        by_answer, answered = read(pmcd.spec, by_answer=True, monkeypatch=monkeypatch)
+        by_metric, none = read(pmcd.spec, by_answer=False, monkeypatch=monkeypatch)
+    assert (answered, none) == (1, 0)
+    assert by_answer == by_metric
+    deltas = [m for m in by_answer["metrics"] if m.startswith(catalog.P + "job.")]
+    assert deltas and catalog.P + "osc.device" in by_answer["metrics"]
+
+
+@needs_pcp
+def test_a_guessed_slot_is_taken_only_when_it_holds_the_job(tmp_path, monkeypatch):
+    """Host a has the job in slot 0; host b has another job in slot 0 and the job in slot 1.
+    Read a, a, b in that order (one thread): the second a is read from its guessed slot without
+    a lookup; b's guess (slot 0, a's) holds the other job, so b is looked up and read from slot
+    1. Every host's values are those of its metric-by-metric read."""
+    from kit.privpmcd import PrivatePmcd
+    from lustre_jobreport.acquire import snapshot
+    from lustre_sim import SimClient
+
+    ta = SimClient.create(tmp_path / "ta", version="2.15.4", filesystems=[("scratch", 4, 1)], seed=1)
+    tb = SimClient.create(tmp_path / "tb", version="2.15.4", filesystems=[("scratch", 6, 1)], seed=2)
+    with PrivatePmcd(tmp_path / "pa", ta.root) as a, PrivatePmcd(tmp_path / "pb", tb.root) as b:
+        store_begin(a, JOB)
+        store_begin(b, "other")
+        store_begin(b, JOB)
+        tb.run("overflow", fs="scratch")
+        specs = {"a": a.spec, "b": b.spec}
+        lookups = []
+        real_lookup = pcpfetch._job_slot
+        monkeypatch.setattr(pcpfetch, "_job_slot", lambda ctx, job: lookups.append(1) or real_lookup(ctx, job))
+        got = snapshot.fetch_all([snapshot.HostTarget(n, specs[n[0]]) for n in ("a1", "a2", "b1")], parallel=1,
+                                 connect_timeout_s=5, fetch_timeout_s=20, job_id=JOB).hosts
+        assert len(lookups) == 2       # a1 (nothing to guess from) and b1 (its guess held "other")
+        monkeypatch.setattr(pcpfetch, "_job_slot", real_lookup)
+        want = {n: read(specs[n], by_answer=False, monkeypatch=monkeypatch)[0] for n in specs}
+    assert [as_plain(h) for h in got] == [want["a"], want["a"], want["b"]]
+
+
+# ---- decode, against a plain packer ----------------------------------------------------------------
+
+STRING, U64, U32, DOUBLE = 6, 3, 1, 5
+
+
+def pack(members: list[tuple[int, int, int, list[tuple[int, object]]] | tuple[int, int, int, int]],
+         listings: list[tuple[int, list[tuple[int, str]]]]) -> bytes:
+    """answer.h's layout, written plainly: members (pmid, type, indom, [(inst, value)]) or
+    (pmid, type, indom, error); listings (indom, [(inst, name)]). Strings are not shared."""
+    names = [name for _, listed in listings for _, name in listed]
+    strings: list[str] = []
+    sets, values, insts = [], [], []
+    for pmid, mtype, indom, vals in members:
+        if isinstance(vals, int):
+            sets.append((pmid, vals, mtype, indom))
+            continue
+        sets.append((pmid, len(vals), mtype, indom))
+        for inst, v in vals:
+            if mtype == STRING:
+                strings.append(v)
+                v = len(names) + len(strings) - 1
+            elif mtype == DOUBLE:
+                v = struct.unpack("<Q", struct.pack("<d", v))[0]
+            values.append(v)
+            insts.append(inst)
+    listed = b"".join(n.encode() + b"\0" for n in names)
+    out = struct.pack("<8I", agentcontract.JOB_ANSWER_MAGIC, len(sets), len(values), len(listings), len(names),
+                      len(names) + len(strings), len(listed), 0)
+    out += b"".join(struct.pack("<IiII", *s) for s in sets)
+    out += b"".join(struct.pack("<Q", v) for v in values) + b"".join(struct.pack("<i", i) for i in insts)
+    out += b"".join(struct.pack("<II", indom, len(lst)) for indom, lst in listings)
+    out += b"".join(struct.pack("<i", i) for _, lst in listings for i, _ in lst)
+    return out + listed + b"".join(s.encode() + b"\0" for s in strings)
+
+
+names = st.text(st.characters(min_codepoint=33, max_codepoint=0x2FF), min_size=1, max_size=12)
+member = st.one_of(
+    st.tuples(st.integers(0, 2**31), st.just(U64), st.integers(0, 9),
+              st.lists(st.tuples(st.integers(-1, 99), st.integers(0, 2**64 - 1)), max_size=5)),
+    st.tuples(st.integers(0, 2**31), st.just(STRING), st.integers(0, 9),
+              st.lists(st.tuples(st.integers(-1, 99), names), max_size=5)),
+    st.tuples(st.integers(0, 2**31), st.just(DOUBLE), st.integers(0, 9),
+              st.lists(st.tuples(st.integers(-1, 99), st.floats(0, 2e9)), max_size=3)),
+    st.tuples(st.integers(0, 2**31), st.just(U64), st.integers(0, 9), st.integers(-20000, -1)))
+listing = st.tuples(st.integers(0, 9), st.lists(st.tuples(st.integers(0, 99), names), max_size=6))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(member, min_size=1, max_size=8), st.lists(listing, max_size=3))
+def test_decode_gives_the_members_and_listings_packed(members, listings):
+    a = jobanswer.decode(pack(members, listings), {})
+    assert len(a.sets) == len(members)
+    for (pmid, mtype, indom, vals), (gpmid, numval, gtype, gindom), lo in zip(members, a.sets, a.first):
+        assert (gpmid, gtype, gindom) == (pmid, mtype, indom)
+        if isinstance(vals, int):
+            assert numval == vals
+            continue
+        assert numval == len(vals)
+        assert a.insts[lo:lo + numval].tolist() == [i for i, _ in vals]
+        if mtype == STRING:
+            assert a.strings_at(np.arange(lo, lo + numval)) == [v for _, v in vals]
+        elif mtype == DOUBLE:
+            assert a.values[lo:lo + numval].view(np.float64).tolist() == [v for _, v in vals]
+        else:
+            assert a.values[lo:lo + numval].tolist() == [v for _, v in vals]
+    want = {}
+    for indom, listed in listings:     # an indom listed twice: the last one (a dict by indom)
+        want[indom] = (tuple(i for i, _ in listed), tuple(n for _, n in listed))
+    assert a.listings == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(member, min_size=1, max_size=6), st.lists(listing, max_size=2), st.data())
+def test_a_damaged_answer_is_decoded_or_refused_never_anything_else(members, listings, data):
+    raw = bytearray(pack(members, listings))
+    if data.draw(st.booleans()):
+        raw = raw[:data.draw(st.integers(0, len(raw) - 1))]
+    else:
+        for _ in range(data.draw(st.integers(1, 4))):
+            raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    try:
+        a = jobanswer.decode(bytes(raw), {})
+    except jobanswer.AnswerError:
+        return
+    # decoded: every string value it hands out is one of the table's, or refused
+    for (_, numval, mtype, _), lo in zip(a.sets, a.first):
+        if mtype == STRING and numval > 0:
+            try:
+                assert all(isinstance(s, str) for s in a.strings_at(np.arange(lo, lo + numval)))
+            except jobanswer.AnswerError:
+                pass
+
+
+def test_not_an_answer_is_refused_with_why():
+    with pytest.raises(jobanswer.AnswerError, match="not a slot's answer"):
+        jobanswer.decode(b"\0" * 64, {})
+    with pytest.raises(jobanswer.AnswerError, match="shorter than a header"):
+        jobanswer.decode(b"LCA1", {})
