@@ -29,6 +29,9 @@ DEFAULTS: dict[str, Any] = {
         "fetch_timeout_s": 10.0,    # per host: the one fetch
         "parallel": 64,             # hosts fetched at once (per process)
         "processes": 1,             # large fan-outs over this many processes; 0 = one per core, at most 8
+        # the same for the epilog of a job read through the job view: the job has ended, so the
+        # first node's cores are idle; 0 = one per core it may use, at most 8
+        "job_view_processes": 0,
         "host_spec": "{host}",      # PCP host spec of a scheduler node name, e.g. "{host}-ib:44321"
         # Where a node's prolog stores a job's start into its own agent (the job view): a local
         # connection, which pmcd's default access control allows to store ({host}: the node name).
@@ -202,6 +205,7 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     "snapshot.fetch_timeout_s": _TIMEOUT,
     "snapshot.parallel": _number(1, whole=True),
     "snapshot.processes": _number(0, 64, whole=True),
+    "snapshot.job_view_processes": _number(0, 64, whole=True),
     "snapshot.host_spec": _host_pattern,
     "snapshot.local_spec": _host_pattern,
     "hooks.spool_dir": _path(False),

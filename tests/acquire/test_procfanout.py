@@ -36,6 +36,19 @@ def test_how_many_processes():
     assert 1 <= procfanout.count(0, 100_000) <= procfanout.MAX_AUTO
 
 
+def test_one_per_core_counts_the_cores_this_process_may_use():
+    """0 = one process per core: the cores of its CPU affinity (a cgroup or taskset may give the
+    epilog fewer than the machine has), not the machine's."""
+    import os
+    mine = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {min(mine)})
+        assert procfanout.count(0, 100_000) == 1
+    finally:
+        os.sched_setaffinity(0, mine)
+    assert procfanout.count(0, 100_000) == min(procfanout.MAX_AUTO, len(mine))
+
+
 def test_workers_give_the_hosts_in_order_with_the_same_values(pmcd):
     targets = [snapshot.HostTarget(f"n{i:02d}", pmcd.spec) for i in range(9)]
     targets.insert(4, snapshot.HostTarget("dead", "localhost:1"))

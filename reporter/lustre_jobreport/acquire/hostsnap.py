@@ -72,9 +72,12 @@ def no_agent() -> str:
     return fetch_failed(f"Unknown metric name: {NO_AGENT}")
 
 
+NOT_REACHED = "not reached: "
+
+
 def not_reached(seconds: float) -> str:
     """A host the fan-out never got to, or gave up on, to keep the snapshot's time bound."""
-    return f"not reached: the snapshot stopped after {seconds:.3g} s to keep its time bound"
+    return f"{NOT_REACHED}the snapshot stopped after {seconds:.3g} s to keep its time bound"
 
 
 def no_job_values(job_id: str, reason: str, unknown: bool) -> str:

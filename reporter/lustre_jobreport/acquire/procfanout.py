@@ -31,9 +31,18 @@ MIN_HOSTS_PER_PROCESS = 200   # fewer hosts a worker: starting it costs more tha
 GRACE_S = 1.0                 # a worker is waited for this long past the deadline, then given up
 
 
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity: a cgroup or taskset may give it
+    fewer than the machine has)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):     # not Linux
+        return os.cpu_count() or 1
+
+
 def count(requested: int, n_targets: int) -> int:
     """How many processes a fan-out of n_targets hosts uses (1: stay in this one)."""
-    wanted = min(MAX_AUTO, os.cpu_count() or 1) if requested == 0 else requested
+    wanted = min(MAX_AUTO, cores()) if requested == 0 else requested
     return max(1, min(wanted, n_targets // MIN_HOSTS_PER_PROCESS))
 
 
@@ -80,4 +89,13 @@ def fetch(targets: list, processes: int, deadline_s: float | None, after_each_s:
     ordered: list[HostSnapshot | None] = [None] * len(targets)
     for i, hosts in enumerate(got):
         ordered[i::processes] = hosts
-    return ordered   # type: ignore[return-value]
+    return _one_stop(ordered, time.monotonic() - start)   # type: ignore[arg-type]
+
+
+def _one_stop(hosts: list[HostSnapshot], seconds: float) -> list[HostSnapshot]:
+    """Each worker stops at its own moment; the hosts they did not reach are said as the
+    fan-out's, with one time (the report groups hosts by what is said of them: one line, not
+    one a worker)."""
+    said = hostsnap.not_reached(seconds)
+    return [hostsnap.failed(h.host, h.spec, said) if not h.ok and (h.error or "").startswith(hostsnap.NOT_REACHED)
+            else h for h in hosts]

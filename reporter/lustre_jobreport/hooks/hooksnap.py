@@ -72,8 +72,10 @@ def _fetch(targets, cfg, budget: Budget, left: float, backend: str,
 
     budget.step = (f"{'job view' if job_id else 'snapshot'} of {len(targets)} host(s)"
                    + (" by pminfo" if backend == "pminfo" else ""))
+    # a job read through the job view has ended: its first node's cores are the epilog's
+    processes = cfg.snapshot["job_view_processes" if job_id else "processes"]
     fetched = snapshot.fetch_all(targets, parallel=int(cfg.snapshot["parallel"]), backend=backend,
-                                 processes=int(cfg.snapshot["processes"]), job_id=job_id,
+                                 processes=int(processes), job_id=job_id,
                                  metrics=metrics, after_each_s=after_each_s, **_times(cfg, left))
     return _taken(fetched)
 
