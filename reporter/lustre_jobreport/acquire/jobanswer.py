@@ -104,18 +104,46 @@ def decode(raw: bytes | memoryview, listing_cache: dict | None = None) -> Answer
         raise AnswerError("its string table does not hold the strings it counts")
     return Answer(set_table=sets.copy(), values=np.frombuffer(raw, "<u8", nvalues, values_at).astype(np.uint64),
                   insts=np.frombuffer(raw, "<i4", nvalues, insts_at).copy(),
-                  listings=_listings(listings, np.frombuffer(raw, "<i4", nlisted, listed_at),
-                                     bytes(raw[strings_at:strings_at + listed_bytes]), listing_cache),
-                  strings=strings, nlisted=nlisted, shape=b"".join((raw[sets_at:values_at], raw[insts_at:listings_at])))
+                  listings=_listings((raw[listings_at:listed_at], raw[listed_at:strings_at],
+                                      raw[strings_at:strings_at + listed_bytes]), listing_cache),
+                  strings=strings, nlisted=nlisted, shape=_shape(raw[sets_at:values_at], raw[insts_at:listings_at],
+                                                                 listing_cache))
 
 
-def _listings(table: np.ndarray, listed: np.ndarray, names: bytes,
-              cache: dict | None) -> dict[int, tuple[tuple[int, ...], tuple[str, ...]]]:
-    """indom -> (instance ids, names) of the listings; checked and decoded once per distinct
-    bytes (a hit in the cache is the same bytes, checked before)."""
-    key = (table.tobytes(), listed.tobytes(), names)
+def _same_as_last(parts: tuple, cache: dict | None, slot: str):
+    """What the cache holds for these parts (bytes or views), when they are the last ones seen
+    under slot: one comparison of memory instead of hashing ~30 KB a host (the hosts of a job
+    mostly answer alike); None otherwise."""
+    last = cache.get(slot) if cache is not None else None
+    if last is not None and len(last[0]) == len(parts) and all(a == b for a, b in zip(last[0], parts)):
+        return last[1]
+    return None
+
+
+def _shape(sets: memoryview | bytes, insts: memoryview | bytes, cache: dict | None) -> bytes:
+    """The members and instance ids as one bytes (the same object for hosts that answer alike)."""
+    got = _same_as_last((sets, insts), cache, "last shape")
+    if got is None:
+        got = b"".join((sets, insts))
+        if cache is not None:
+            cache["last shape"] = ((bytes(sets), bytes(insts)), got)
+    return got
+
+
+def _listings(parts: tuple, cache: dict | None) -> dict[int, tuple[tuple[int, ...], tuple[str, ...]]]:
+    """indom -> (instance ids, names) of the listings (parts: the listing table, the listed ids,
+    their names, as bytes or views); checked and decoded once per distinct bytes (a hit in the
+    cache is the same bytes, checked before)."""
+    got = _same_as_last(parts, cache, "last listing")
+    if got is not None:
+        return got
+    key = tuple(bytes(p) for p in parts)
     if cache is not None and (known := cache.get(key)) is not None:
+        cache["last listing"] = (key, known)
         return known
+    table_raw, listed_raw, names = key
+    table = np.frombuffer(table_raw, _LISTING)
+    listed = np.frombuffer(listed_raw, "<i4")
     all_names = names.decode("utf-8", "replace").split("\0")[:-1]
     if len(all_names) != len(listed) or (names and not names.endswith(b"\0")):
         raise AnswerError("its listed names do not match the listings")
@@ -126,4 +154,5 @@ def _listings(table: np.ndarray, listed: np.ndarray, names: bytes,
         at += count
     if cache is not None:
         out = cache.setdefault(key, out)
+        cache["last listing"] = (key, out)
     return out
