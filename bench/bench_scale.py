@@ -293,7 +293,11 @@ def job_view_child(a: dict) -> dict:
                                                         catalog.job_view_metrics(a["slot"]), parallel), standins)
     out["floor"] = {**floor, **floor_stage}
     processes = int(config.DEFAULTS["snapshot"]["job_view_processes"])     # the shipped default
-    out["processes"] = procfanout.count(processes, n)
+    out["processes"] = workers = procfanout.count(processes, n)
+    # 64 connections at once in all, as with one process: the stand-ins are 8 pmcds, whose accept
+    # queues hold 5 connects each; more at once and SYNs are dropped, libpcp's connects stall
+    # and hosts go unanswered (a real node's pmcd sees one connection from the epilog)
+    parallel = max(8, parallel // workers)
     fetched, fetch = measured(lambda: snapshot.fetch_all(targets, backend="pmapi", parallel=parallel, job_id=a["job"],
                                                          processes=processes, connect_timeout_s=CONNECT_S,
                                                          fetch_timeout_s=FETCH_S),

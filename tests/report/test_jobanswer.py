@@ -91,6 +91,27 @@ def test_a_hosts_answer_reads_what_its_metrics_read(tmp_path, monkeypatch, scena
 
 
 @needs_pcp
+def test_an_answer_this_reader_cannot_decode_leaves_the_host_read_metric_by_metric(tmp_path, monkeypatch):
+    """A newer agent's answer laid out otherwise, or a damaged one: nothing of the host is lost,
+    it is read as from an agent without the answer."""
+    from kit.privpmcd import PrivatePmcd
+    from lustre_sim import SimClient
+
+    client = SimClient.create(tmp_path / "tree", version="2.15.4", filesystems=[("scratch", 6, 1)], seed=7)
+    with PrivatePmcd(tmp_path / "pmcd", tmp_path / "tree") as pmcd:
+        store_begin(pmcd, JOB)
+        client.run("overflow", fs="scratch")
+        want, _ = read(pmcd.spec, by_answer=False, monkeypatch=monkeypatch)
+
+        def refuse(raw, cache=None):
+            raise jobanswer.AnswerError("laid out otherwise")
+
+        monkeypatch.setattr(jobanswer, "decode", refuse)
+        got, answered = read(pmcd.spec, by_answer=True, monkeypatch=monkeypatch)
+    assert answered == 0 and got == want
+
+
+@needs_pcp
 def test_a_guessed_slot_is_taken_only_when_it_holds_the_job(tmp_path, monkeypatch):
     """Host a has the job in slot 0; host b has another job in slot 0 and the job in slot 1.
     Read a, a, b in that order (one thread): the second a is read from its guessed slot without

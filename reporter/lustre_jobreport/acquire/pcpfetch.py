@@ -236,25 +236,16 @@ def fetch_pmapi(host: str, spec: str, catalog_cache: Catalog | None = None,
             except pmapi.pmErr as exc:
                 return hostsnap.failed(host, spec, hostsnap.no_job_values(job.job_id, _reason(exc),
                                                                           exc.code == c_api.PM_ERR_INST))
-        entry = cat.lookup(ctx)
-        names, pmids, pmid_texts, descs = entry
+        if job is not None and (got := _slot_answer(ctx, job, slot)) is not None and \
+                (read := _answered(host, spec, job, slot, got, given_up)) is not None:
+            return read
+        names, pmids, pmid_texts, descs = cat.lookup(ctx)
         checked = -1       # the slot's job id: checked before anything is decoded, not kept
         if job is not None:
             id_name = catalog.job_slot_id_name(slot)
             if id_name not in names:   # pmcd's namespace has no job ids: an older agent's
                 return hostsnap.failed(host, spec, hostsnap.job_values_unnamed(id_name, "Unknown metric name"))
             checked = names.index(id_name)
-            try:
-                answer = _answer_of(ctx, slot, cat)
-                if given_up():
-                    return hostsnap.failed(host, spec, hostsnap.fetch_failed("answered after the snapshot gave up"))
-                if answer is not None:
-                    read = _from_answer(host, spec, cat, answer, cat.by_pmid(entry), rename, job.job_id, id_name, slot)
-                    if read.ok:
-                        job.last_slot = slot
-                    return read
-            except jobanswer.AnswerError:
-                pass    # not an answer this reader knows: the host is read metric by metric
         result = ctx.pmFetch(pmids)
         if given_up():
             ctx.pmFreeResult(result)
@@ -306,22 +297,42 @@ def _guessed_answer(ctx, host: str, spec: str, job: JobCatalogs, given_up: Calla
     names its job, so a wrong guess (another job there, or none) costs that one fetch and the
     host is then looked up as usual (None)."""
     slot = job.last_slot
-    if slot is None:
+    if slot is None or (got := _slot_answer(ctx, job, slot)) is None or got[0].job_id() != job.job_id:
         return None
+    return _answered(host, spec, job, slot, got, given_up)   # None: read as if not guessed
+
+
+def _slot_answer(ctx, job: JobCatalogs, slot: int):
+    """The slot's answer, with the slot's Catalog, its looked-up entry and renames; None when
+    the agent gives none or one this reader cannot decode (the host is then read metric by
+    metric), or its namespace has no job ids."""
     cat, rename = job.for_slot(slot)
     entry = cat.lookup(ctx)
-    id_name = catalog.job_slot_id_name(slot)
-    if id_name not in entry[0]:
+    if catalog.job_slot_id_name(slot) not in entry[0]:
         return None
     try:
         answer = _answer_of(ctx, slot, cat)
     except jobanswer.AnswerError:
         return None
-    if answer is None or answer.job_id() != job.job_id:
-        return None
+    return None if answer is None else (answer, cat, entry, rename)
+
+
+def _answered(host: str, spec: str, job: JobCatalogs, slot: int, got,
+              given_up: Callable[[], bool]) -> HostSnapshot | None:
+    """The host's snapshot from its slot's answer (_slot_answer's); the slot remembered for the
+    next host's guess when the answer is the job's. None: an answer this reader cannot take
+    (the host is then read metric by metric)."""
+    answer, cat, entry, rename = got
     if given_up():
         return hostsnap.failed(host, spec, hostsnap.fetch_failed("answered after the snapshot gave up"))
-    return _from_answer(host, spec, cat, answer, cat.by_pmid(entry), rename, job.job_id, id_name, slot)
+    try:
+        read = _from_answer(host, spec, cat, answer, cat.by_pmid(entry), rename, job.job_id,
+                            catalog.job_slot_id_name(slot), slot)
+    except jobanswer.AnswerError:
+        return None
+    if read.ok:
+        job.last_slot = slot
+    return read
 
 
 def _answer_pmid(slot: int) -> int:
