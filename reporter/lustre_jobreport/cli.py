@@ -156,7 +156,7 @@ def _cmd_hook(args: argparse.Namespace) -> int:
     if args.limits:
         hooks.exit_now(hooks.limits(args.command, args.scheduler, args.argv, args.config, fallback_log=args.log))
     hooks.exit_now(hooks.run(args.command, args.scheduler, args.argv, args.config, fallback_log=args.log,
-                             supervise=True))
+                             supervise=True, bound=args.bound))
     return 0  # not reached
 
 
@@ -241,6 +241,9 @@ def parser() -> argparse.ArgumentParser:
         h.add_argument("--log", default="syslog", metavar="syslog|FILE",
                        help="where errors go if the config cannot be read (else [hooks] log)")
         h.add_argument("--limits", action="store_true", help="only print the wrappers' TERM KILL BOUND LOG")
+        h.add_argument("--bound", type=float, metavar="S",
+                       help="the wrapper's: the bound it holds; first say the config's limits on standard "
+                            "error, and where the config's bound is another, do nothing and exit 75")
         h.add_argument("argv", nargs="*", metavar="ARG",
                        help="pbs: the prologue/epilogue arguments (job id, user, group, ...)")
         h.set_defaults(func=_cmd_hook)
