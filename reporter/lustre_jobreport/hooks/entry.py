@@ -20,7 +20,6 @@ import sys
 import time
 from typing import TextIO
 
-from . import hooksnap
 from .budget import Budget, wrapper_times
 from .hooklog import HookLog, say
 from .watchdog import Watchdog, exit_now
@@ -73,7 +72,7 @@ def run(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
         if cfg is None:
             log.error(f"configuration unusable, nothing done: {unusable}")
             return 0
-        if not job.acts_here and not (kind == "prolog" and hooksnap.job_view(job, cfg)):
+        if not job.acts_here and not (kind == "prolog" and _job_view(job, cfg)):
             return 0  # another node of the job: the first one does the work for all of them
         if bound is not None and bound != bound_s:
             _say(err, f"lustre-jobreport: note: run under a {bound:g} s bound where [hooks] "
@@ -92,6 +91,13 @@ def run(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
     except BaseException as exc:  # whatever it is (even SystemExit from a library): logged, exit 0
         log.error(say(exc))
     return 0
+
+
+def _job_view(job, cfg) -> bool:
+    """hooksnap.job_view, imported only where asked (it brings the catalog): a reporter run under
+    another bound than the config's stops before it needs it."""
+    from . import hooksnap
+    return hooksnap.job_view(job, cfg)
 
 
 def _say(err: TextIO | None, line: str) -> None:
