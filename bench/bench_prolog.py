@@ -33,7 +33,7 @@ from figures import against_floor, against_goal  # noqa: E402
 
 from lustre_sim import SimClient  # noqa: E402
 
-N, GOAL_S, GOAL_FLOORS = 20, 0.3, 1.5
+N, GOAL_S, GOAL_FLOORS = 40, 0.3, 1.5
 
 
 def timed(cmds: dict[str, tuple[list[str], dict | None]], n: int = N) -> dict[str, list[float]]:
