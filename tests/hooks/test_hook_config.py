@@ -140,3 +140,23 @@ def test_the_reporter_starts_once_under_the_built_in_bound_and_again_only_under_
     term, kill = budget.wrapper_times(bound)
     assert runs[-1][0].split()[:4] == ["timeout", "-k", f"{kill!r}", f"{term!r}"]
     assert all(" prolog " in args and "--limits" not in args for _, args in runs)
+
+
+def test_under_another_bound_the_reporter_says_the_configs_and_does_nothing(wdir, job_user, node):
+    """The first line on standard error is the config's limits, whatever follows; under another
+    bound than the config's the hook does nothing at all (no spool, no log line) and asks to be
+    run again; under the config's it does its work."""
+    import io
+
+    from lustre_jobreport.hooks import entry
+
+    rig = Rig(wdir, job_user, {"vm": node.pmcd.spec}, prolog_timeout_s=7.0)
+    env = slurm_env(rig.job, rig.pw, rig.defaults)
+    said = f"limits: 6.5 0.5 7.0 {rig.log}"
+    err = io.StringIO()
+    assert entry.run("prolog", "slurm", [], str(rig.config), env=env, err=err, bound=5.0) == entry.AGAIN
+    assert err.getvalue().splitlines()[0] == said
+    assert not rig.spool.exists() and rig.log_lines() == []
+    err = io.StringIO()
+    assert entry.run("prolog", "slurm", [], str(rig.config), env=env, err=err, bound=7.0) == 0
+    assert err.getvalue() == said + "\n" and rig.begin.exists() and rig.log_lines() == []

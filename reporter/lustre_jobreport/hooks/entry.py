@@ -37,7 +37,8 @@ def run(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
         fallback_log: str = "syslog", env: dict[str, str] | None = None,
         out: TextIO | None = None, err: TextIO | None = None, supervise: bool = False,
         bound: float | None = None) -> int:
-    """Do the hook's work; whatever happens, return 0 (the CLI's exit status). supervise: fork a
+    """Do the hook's work; whatever happens, return 0 (the CLI's exit status; AGAIN only as said
+    below, before anything is done). supervise: fork a
     supervisor that holds the bound even when the work cannot stop itself (see watchdog; only
     for a process that ends with the hook, i.e. the CLI).
 
