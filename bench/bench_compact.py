@@ -34,6 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))                # the tests' kit
 from kit.records import report_doc  # noqa: E402
+from figures import against_floor  # noqa: E402
 
 from lustre_jobreport.records import compact, jobrow, store as records, recordset  # noqa: E402
 from lustre_jobreport.records import dataset
@@ -163,18 +164,21 @@ def main() -> int:
         assert loaded.table.num_rows > len(files) * 0.99, loaded.table.num_rows
 
     per = wall / len(files)
-    print(f"compaction: {wall:.1f} s for {len(files):,} records = {per * 1e6:.0f} us per record; "
-          f"peak RSS {rss / 2**20:.0f} MiB")
-    print(f"  = {per / floor_json:.1f}x the floor of reading + json.loads ({floor_json * 1e6:.0f} us per record)")
-    print(f"  = {per / (floor_rows + floor_write):.2f}x reading + json.loads + jobrow.rows + pyarrow writing "
-          f"the same rows from memory ({(floor_rows + floor_write) * 1e6:.0f} us per record: "
-          f"{floor_json * 1e6:.0f} + {(floor_rows - floor_json) * 1e6:.0f} + {floor_write * 1e6:.0f})")
-    print(f"dataset: {ds_size / 2**20:.1f} MiB = {ds_size / json_size:.3f}x the JSON records' "
-          f"{json_size / 2**20:,.0f} MiB ({ds_size / loaded.table.num_rows:.0f} bytes per row)")
-    print(f"second run (nothing new): {again:.2f} s")
-    print(f"compare's read of all {loaded.table.num_rows:,} rows: {load_s:.2f} s from the dataset against "
-          f"{floor_rows * len(files):.1f} s to read and convert the JSON records "
-          f"({floor_rows * len(files) / load_s:.0f}x)")
+    floors = floor_rows + floor_write
+    print(f"compaction: {wall:.1f} s for {len(files):,} records, peak RSS {rss / 2**20:.0f} MiB")
+    print("  " + against_floor("per record", f"{per * 1e6:.0f} us", per / floor_json,
+                               f"the floor of reading + json.loads ({floor_json * 1e6:.0f} us)"))
+    print("  " + against_floor("per record", f"{per * 1e6:.0f} us", per / floors,
+                               f"reading + json.loads + jobrow.rows + pyarrow writing the same rows from "
+                               f"memory ({floors * 1e6:.0f} us: {floor_json * 1e6:.0f} + "
+                               f"{(floor_rows - floor_json) * 1e6:.0f} + {floor_write * 1e6:.0f})"))
+    print(against_floor("dataset", f"{ds_size / 2**20:.1f} MiB", ds_size / json_size,
+                        f"the JSON records' {json_size / 2**20:,.0f} MiB",
+                        extra=f" ({ds_size / loaded.table.num_rows:.0f} bytes per row)"))
+    print(against_floor("second run (nothing new)", f"{again:.2f} s", again / wall, f"the first run ({wall:.1f} s)"))
+    print(against_floor(f"compare's read of all {loaded.table.num_rows:,} rows from the dataset", f"{load_s:.2f} s",
+                        load_s / (floor_rows * len(files)),
+                        f"reading and converting the JSON records ({floor_rows * len(files):.1f} s)"))
     return 0
 
 

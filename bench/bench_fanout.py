@@ -21,6 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 from kit.privpmcd import PrivatePmcd  # noqa: E402
+from figures import against_floor, against_goal, verdict  # noqa: E402
 
 from lustre_jobreport.acquire import snapshot  # noqa: E402
 from lustre_sim import SimClient  # noqa: E402
@@ -57,27 +58,28 @@ def main() -> int:
             live = [snapshot.HostTarget(f"node{h:04d}", pmcds[h % PMCDS].spec) for h in range(HOSTS)]
             take(live[:PMCDS])                                       # warm up (agent instance caches)
             wall, ok = take(live)
-            print(f"fan-out, {HOSTS} hosts on {PMCDS} pmcds: {wall:.2f} s = {wall / GOAL_S:.2f}x the 5 s goal "
-                  f"({ok} read)")
+            print(against_goal(f"fan-out, {HOSTS:,} hosts on {PMCDS} pmcds (PMAPI)", f"{wall:.2f} s",
+                               wall / GOAL_S, f"the {GOAL_S:g} s goal", f" ({ok:,} read)"))
             hole, spec = blackhole()
             dead_every = 20                                          # 5 %
             mixed = [snapshot.HostTarget(t.name, spec) if h % dead_every == 0 else t for h, t in enumerate(live)]
             wall_dead, ok_dead = take(mixed)
             cost = wall_dead - wall * (len(mixed) - HOSTS // dead_every) / HOSTS
-            print(f"with {HOSTS // dead_every} dead hosts (accept, never answer): {wall_dead:.2f} s, {ok_dead} read; "
-                  f"the dead cost {cost:.2f} s = {cost / HOST_TIMEOUT:.2f}x one host timeout "
-                  f"({CONNECT_TIMEOUT:g} s connect + {FETCH_TIMEOUT:g} s fetch)")
+            print(against_goal(f"{HOSTS // dead_every} dead hosts (accept, never answer) among them",
+                               f"{cost:.2f} s more ({wall_dead:.2f} s, {ok_dead:,} read)", cost / HOST_TIMEOUT,
+                               f"the goal of one host timeout ({CONNECT_TIMEOUT:g} s connect + "
+                               f"{FETCH_TIMEOUT:g} s fetch)"))
             hole.close()
             few = live[:200]
             wall_api, _ = take(few)
             wall_cli, _ = take(few, backend="cli")
-            print(f"peer on 200 hosts: pminfo backend {wall_cli:.2f} s vs PMAPI {wall_api:.2f} s = "
-                  f"{wall_cli / wall_api:.1f}x")
+            print(against_floor("pminfo backend (one pminfo a host), 200 hosts", f"{wall_cli:.2f} s",
+                                wall_cli / wall_api, f"its peer, the PMAPI backend ({wall_api:.2f} s)"))
         finally:
             for p in pmcds:
                 p.stop()
-    print(f"goals: fan-out <= {GOAL_S:g} s {'met' if wall <= GOAL_S else 'MISSED'}; dead hosts <= one host "
-          f"timeout {'met' if cost <= HOST_TIMEOUT else 'MISSED'}")
+    print(f"goals: fan-out <= {GOAL_S:g} s {verdict(wall <= GOAL_S)}; dead hosts <= one host "
+          f"timeout {verdict(cost <= HOST_TIMEOUT)}")
     return 0
 
 

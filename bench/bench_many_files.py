@@ -38,6 +38,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))                # the tests' kit
 from kit.records import many_part_files, put  # noqa: E402
+from figures import against_floor  # noqa: E402
 
 from lustre_jobreport.compare import model as compare  # noqa: E402
 from lustre_jobreport.records import recordset
@@ -155,11 +156,14 @@ def main() -> int:
     print(line("pyarrow: every file, written once", *pyar[:3]))
     print("subjects")
     print(line("compare's read (recordset.load)", *load[:3]))
-    print(f"    = {load[0] / duck[0]:.2f}x DuckDB's one query ({load[1] / duck[1]:.2f}x its peak RSS), "
-          f"{load[0] / footers[0]:.2f}x reading every footer")
+    print("    " + against_floor("wall", f"{load[0]:.1f} s", load[0] / duck[0], "its floor, DuckDB's one query"))
+    print("    " + against_floor("peak RSS", f"{load[1] / 2**20:.0f} MiB", load[1] / duck[1],
+                                 "its floor's, DuckDB's one query"))
+    print("    " + against_floor("wall", f"{load[0]:.1f} s", load[0] / footers[0], "reading every footer"))
     print(line("records compact (check, dedupe, merge)", *comp[:3]))
-    print(f"    = {comp[0] / (pyar[0] + footers[0]):.2f}x reading every footer + every file and writing the rows once; "
-          f"{(merged or ['no merge line!'])[0].removeprefix('records compact: ')}")
+    print("    " + against_floor("wall", f"{comp[0]:.1f} s", comp[0] / (pyar[0] + footers[0]),
+                                 "its floor, reading every footer + every file and writing the rows once"))
+    print(f"    {(merged or ['no merge line!'])[0].removeprefix('records compact: ')}")
     print(f"    after it: {len(left)} file(s) in the month, {after.table.num_rows:,} rows read back")
     return 0
 

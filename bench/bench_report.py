@@ -23,6 +23,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 from kit.privpmcd import PrivatePmcd  # noqa: E402
+from figures import against_floor, against_goal, verdict  # noqa: E402
 
 from lustre_jobreport.acquire import pcpfetch, snapfile  # noqa: E402
 from lustre_jobreport.acquire.column import Column  # noqa: E402
@@ -102,13 +103,16 @@ def main() -> int:
                            str(tmp / "end.json"), "--format", "json", "-o", str(tmp / "report.json")])
         wall_t, _ = timed([py, "-m", "lustre_jobreport", "report", str(tmp / "begin.json"),
                            str(tmp / "end.json"), "--format", "text", "-o", str(tmp / "report.txt")])
-    print(f"report build (json): {wall:.2f} s = {wall / GOAL_S:.2f}x the 10 s goal, "
-          f"{wall / floor:.2f}x the floor (reading both snapshots: {floor:.2f} s)")
-    print(f"report build (text): {wall_t:.2f} s = {wall_t / GOAL_S:.2f}x the 10 s goal")
-    print(f"peak RSS: {rss / 2**30:.2f} GiB = {rss / GOAL_RSS:.2f}x the 2 GB goal "
-          f"(floor {floor_rss / 2**30:.2f} GiB)")
-    print(f"goals: build <= 10 s {'met' if wall <= GOAL_S else 'MISSED'}; "
-          f"peak RSS <= 2 GB {'met' if rss <= GOAL_RSS else 'MISSED'}")
+    floor_said = f"its floor, reading both snapshots ({floor:.2f} s)"
+    print(against_goal("report build (json)", f"{wall:.2f} s", wall / GOAL_S, f"the {GOAL_S:g} s goal"))
+    print("  " + against_floor("  the same", f"{wall:.2f} s", wall / floor, floor_said))
+    print(against_goal("report build (text)", f"{wall_t:.2f} s", wall_t / GOAL_S, f"the {GOAL_S:g} s goal"))
+    print("  " + against_floor("  the same", f"{wall_t:.2f} s", wall_t / floor, floor_said))
+    print(against_goal("peak RSS (json)", f"{rss / 2**30:.2f} GiB", rss / GOAL_RSS, "the 2 GiB goal"))
+    print("  " + against_floor("  the same", f"{rss / 2**30:.2f} GiB", rss / floor_rss,
+                               f"its floor's ({floor_rss / 2**30:.2f} GiB)"))
+    print(f"goals: build <= {GOAL_S:g} s {verdict(wall <= GOAL_S and wall_t <= GOAL_S)}; "
+          f"peak RSS <= 2 GiB {verdict(rss <= GOAL_RSS)}")
     return 0
 
 

@@ -17,28 +17,43 @@ cfg=$LUSTRE_JOBREPORT_CONFIG
 fallback=${LUSTRE_JOBREPORT_LOG:-syslog}        # where to log if the config cannot be read
 [ "$tojob" = yes ] || exec 3>/dev/null
 
-# The bound and the log as the reporter's hooks read the config (every TOML form; a bad value
-# is its default): "TERM KILL BOUND LOG", i.e. SIGTERM after TERM s, SIGKILL KILL s later, at
-# BOUND. The built-in ones (config.py) if the reporter cannot say within LIMITS_S.
-LIMITS_S=2
-lim=$(timeout -k 0.5 "$LIMITS_S" "$LUSTRE_JOBREPORT" ${cfg:+--config "$cfg"} "$kind" --limits \
-    --log "$fallback" </dev/null 2>/dev/null 3>&-)
-lrc=$?
-case $lim in
-[0-9]*' '[0-9]*' '[0-9]*' '/*|[0-9]*' '[0-9]*' '[0-9]*' 'syslog) note= ;;
-*)  note="bound and log not read from the config (exit $lrc): built-in ones used"
-    case $kind in prolog) lim='4.5 0.5 5 ' ;; epilog) lim='29.5 0.5 30 ' ;; esac
-    lim=$lim$fallback ;;
-esac
-term=${lim%% *}; lim=${lim#* }
-kill=${lim%% *}; lim=${lim#* }
-bound=${lim%% *}; logto=${lim#* }
-
-# the reporter's stderr is captured for the log (never the job's), the shell's own kept out
-err=$( { timeout -k "$kill" "$term" "$LUSTRE_JOBREPORT" ${cfg:+--config "$cfg"} \
-    "$kind" --scheduler "$sched" --log "$logto" -- "$@" </dev/null 2>&1 >&3 3>&-; } 2>/dev/null)
-rc=$?
-if [ "$rc" -ne 0 ] || [ -n "$err" ] || [ -n "$note" ]; then
+# The bound and the log are the config's as the reporter's hooks read it (every TOML form; a bad
+# value is its default): the reporter says them, "limits: TERM KILL BOUND LOG", as the first line
+# of its standard error, i.e. SIGTERM after TERM s, SIGKILL KILL s later, at BOUND. Until it has,
+# the built-in bound (config.py's) and LUSTRE_JOBREPORT_LOG hold; a reporter run under another
+# bound than the config's does nothing and exits 75, and runs again under the config's.
+limits() {
+    case $1 in
+    [0-9]*' '[0-9]*' '[0-9]*' '/*|[0-9]*' '[0-9]*' '[0-9]*' 'syslog) ;;
+    *) return 1 ;;
+    esac
+    set -- "$1"
+    term=${1%% *}; set -- "${1#* }"
+    kill=${1%% *}; set -- "${1#* }"
+    bound=${1%% *}; logto=${1#* }
+}
+case $kind in prolog) lim='4.5 0.5 5 ' ;; epilog) lim='29.5 0.5 30 ' ;; esac
+limits "$lim$fallback" || limits "${lim}syslog"
+nl='
+'
+# the reporter's stderr is captured for the log (never the job's), the shell's own kept out; its
+# first line, the limits, is taken out of it
+run() {
+    err=$( { timeout -k "$kill" "$term" "$LUSTRE_JOBREPORT" ${cfg:+--config "$cfg"} "$kind" \
+        --scheduler "$sched" --log "$fallback" --bound "$bound" -- "$@" </dev/null 2>&1 >&3 3>&-; } 2>/dev/null)
+    rc=$?
+    said=${err%%"$nl"*}
+    case $said in
+    'limits: '*) limits "${said#limits: }" && heard=yes
+        err=${err#"$said"}; err=${err#"$nl"} ;;
+    esac
+}
+heard=no
+run "$@"
+[ "$rc" -eq 75 ] && [ "$heard" = yes ] && run "$@"
+note=
+[ "$heard" = yes ] || note="bound and log not read from the config: built-in ones used"
+if [ "$rc" -ne 0 ] || [ -n "$err" ]; then
     case $rc in
     0) why= ;;
     124|137) why="killed at the $bound s bound ([hooks] ${kind}_timeout_s)" ;;

@@ -156,15 +156,23 @@ def _cmd_hook(args: argparse.Namespace) -> int:
     if args.limits:
         hooks.exit_now(hooks.limits(args.command, args.scheduler, args.argv, args.config, fallback_log=args.log))
     hooks.exit_now(hooks.run(args.command, args.scheduler, args.argv, args.config, fallback_log=args.log,
-                             supervise=True))
+                             supervise=True, bound=args.bound))
     return 0  # not reached
 
 
-def parser() -> argparse.ArgumentParser:
+HOOKS = ("prolog", "epilog")
+
+
+def parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line; only="prolog" or "epilog": that hook's subcommand alone (a job's start
+    waits for the hook, and building every subcommand's parser costs it milliseconds)."""
     p = argparse.ArgumentParser(prog=PROG, description="Per-job Lustre client I/O report from PCP.")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("--config", help="site config (default /etc/lustre-jobreport/config.toml)")
     sub = p.add_subparsers(dest="command", required=True)
+    if only in HOOKS:
+        _hook_parsers(sub, (only,))
+        return p
 
     s = sub.add_parser("snapshot", help="fetch all lustreclient metrics from every host of a job")
     s.add_argument("--host", action="append", metavar="[NAME=]SPEC",
@@ -232,23 +240,44 @@ def parser() -> argparse.ArgumentParser:
     sh.add_argument("-o", "--output", metavar="OUT", help="default: standard output")
     sh.set_defaults(func=_cmd_show)
 
+    _hook_parsers(sub, HOOKS)
+    return p
+
+
+def _hook_parsers(sub, names: tuple[str, ...]) -> None:
     for name, what in (("prolog", "job start (scheduler hook): snapshot all the job's hosts into the spool"),
                        ("epilog", "job end (scheduler hook): snapshot again, append the report to the "
                                   "job's output, store the record")):
+        if name not in names:
+            continue
         h = sub.add_parser(name, help=what)
         h.add_argument("--scheduler", choices=("slurm", "pbs"), default="slurm",
                        help="slurm: job from the Prolog/Epilog environment; pbs: from ARG...")
         h.add_argument("--log", default="syslog", metavar="syslog|FILE",
                        help="where errors go if the config cannot be read (else [hooks] log)")
         h.add_argument("--limits", action="store_true", help="only print the wrappers' TERM KILL BOUND LOG")
+        h.add_argument("--bound", type=float, metavar="S",
+                       help="the wrapper's: the bound it holds; first say the config's limits on standard "
+                            "error, and where the config's bound is another, do nothing and exit 75")
         h.add_argument("argv", nargs="*", metavar="ARG",
                        help="pbs: the prologue/epilogue arguments (job id, user, group, ...)")
         h.set_defaults(func=_cmd_hook)
-    return p
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The subcommand named in argv (the first word that is not an option or --config's value)."""
+    words = iter(argv)
+    for word in words:
+        if word == "--config":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser(_command_of(argv)).parse_args(argv)
     try:
         require(getattr(args, "needs", ()))
         return args.func(args)

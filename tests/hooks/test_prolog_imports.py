@@ -45,3 +45,48 @@ def test_prolog_imports_neither_pandas_nor_jinja2(wdir, job_user, tmp_path):
     # the detector does see them: the epilog renders with Jinja2, and numpy when imported
     # (pandas is not installed until records need it: nothing to import)
     assert "jinja2" in epilog and "numpy" in modules(["-c", "import numpy"])
+
+
+# What a small job's prolog (one pminfo per node, the text spooled raw) has no use for, and the
+# import each would cost every job's start; each was on that path once, or is one careless
+# top-level import away from it.
+NOT_FOR_A_SMALL_JOB = {
+    # third-party: the report, records and compare side, the in-process fetch of large jobs
+    "numpy": "stacking and report tables", "pcp": "the in-process fetch", "cpmapi": "the in-process fetch",
+    "pandas": "-", "jinja2": "HTML", "matplotlib": "charts", "pyarrow": "records", "duckdb": "compare",
+    "scipy": "compare",
+    # the standard library's heavier packages: the node's name is os.uname()'s, not socket's
+    "socket": "gethostname", "ssl": "-", "email": "-", "http": "-", "asyncio": "-", "concurrent": "-",
+    "multiprocessing": "the fan-out's worker processes", "decimal": "-", "xml": "-", "sqlite3": "-",
+    # the reporter's own layers past the begin snapshot
+    "lustre_jobreport.acquire.snapfile": "stacked tables", "lustre_jobreport.acquire.pcpfetch": "in-process fetch",
+    "lustre_jobreport.acquire.procfanout": "worker processes", "lustre_jobreport.report": "the report",
+    "lustre_jobreport.records": "job records", "lustre_jobreport.compare": "compare",
+    "lustre_jobreport.hooks.epilog": "the epilog", "lustre_jobreport.hooks.delivery": "the epilog",
+}
+
+
+def heavy_among(mods):
+    return sorted(m for m in mods for heavy in NOT_FOR_A_SMALL_JOB if m == heavy or m.startswith(heavy + "."))
+
+
+def test_a_small_jobs_prolog_imports_nothing_it_does_not_use(wdir, job_user, node):
+    """The prolog of a job on a few nodes, as the wrapper runs it (--bound), on a real private
+    pmcd, under `python -X importtime` (every module imported, whoever imports it, even lazily
+    inside a function): it spools the begin snapshot and imports none of the list above. The
+    same detector on the epilog and the large job's prolog shows it sees them."""
+    rig = Rig(wdir, job_user, {"vm": node.pmcd.spec})
+    env = slurm_env(rig.job, rig.pw, rig.defaults)
+    args = ["-m", "lustre_jobreport", "--config", str(rig.config), "prolog", "--scheduler", "slurm",
+            "--log", "syslog", "--bound", "5", "--"]
+    small = modules(args, env)
+    assert rig.begin.exists() and rig.errors() == []
+    assert heavy_among(small) == []
+    assert "lustre_jobreport.acquire.snapshot" in small and "subprocess" in small   # it did read the host
+    rig.begin.unlink()
+    rig.config.write_text(rig.config.read_text() + "prolog_cli_max_hosts = 0\n")
+    large = modules(args, env)
+    assert rig.begin.exists() and {"numpy", "pcp", "lustre_jobreport.acquire.pcpfetch"} <= set(heavy_among(large))
+    epilog = modules(["-m", "lustre_jobreport", "--config", str(rig.config), "epilog"],
+                     slurm_env(rig.job, rig.pw, rig.defaults, context="epilog_slurmd"))
+    assert {"jinja2", "lustre_jobreport.report", "lustre_jobreport.hooks.epilog"} <= set(heavy_among(epilog))

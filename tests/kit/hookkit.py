@@ -142,9 +142,25 @@ def run_hook(script: Path, env: dict, args: tuple[str, ...] = (), stdout=subproc
 
 
 def fake_reporter(path: Path, body: str) -> Path:
-    """A stand-in reporter whose prolog/epilog is `body` (sh). The wrappers first ask the reporter
-    for their bound and log (`prolog --limits`); those questions go to the real one."""
-    path.write_text(f"#!/bin/sh\nfor a; do [ \"$a\" = --limits ] && exec '{REPORTER}' \"$@\"; done\n{body}")
+    """A stand-in reporter whose prolog/epilog is `body` (sh, given the reporter's arguments and
+    its process id). It starts as the real one does when the wrapper names its bound (--bound):
+    the config's limits first on standard error, and exit 75 under another bound than the
+    config's; those, and `--limits`, it asks of the real reporter."""
+    path.write_text(f"""#!{sys.executable}
+import os, subprocess, sys
+argv = sys.argv[1:]
+head = argv[:argv.index("--")] if "--" in argv else argv
+if "--limits" in head:
+    os.execv({str(REPORTER)!r}, [{str(REPORTER)!r}, *argv])
+if "--bound" in head:
+    at = head.index("--bound")
+    said = subprocess.run([{str(REPORTER)!r}, *head[:at], *head[at + 2:], "--limits"],
+                          capture_output=True, text=True).stdout.strip()
+    print("limits: " + said, file=sys.stderr, flush=True)
+    if float(said.split()[2]) != float(head[at + 1]):
+        sys.exit(75)
+os.execv("/bin/sh", ["sh", "-c", {body!r}, sys.argv[0], *argv])
+""")
     path.chmod(0o755)
     return path
 

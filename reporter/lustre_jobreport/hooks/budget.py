@@ -4,8 +4,9 @@ Three parties keep the bound, each a little before the next, so that whoever sto
 still say why: the reporter gives up by itself (REPORTER_MARGIN_S before the bound, logging the
 step it was in); the wrapper's `timeout` then sends SIGTERM (WRAPPER_TERM_MARGIN_S before; the
 reporter's handler logs and exits) and SIGKILL at the bound. The wrapper learns its two times
-from wrapper_times(), through `lustre-jobreport prolog|epilog --limits`, so both sides read the
-one config the same way. Light: the prolog imports it.
+from wrapper_times(), said by the reporter itself (entry.run's first line on standard error, or
+`lustre-jobreport prolog|epilog --limits`), so both sides read the one config the same way.
+Light: the prolog imports it.
 """
 
 from __future__ import annotations

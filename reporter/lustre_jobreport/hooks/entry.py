@@ -20,7 +20,6 @@ import sys
 import time
 from typing import TextIO
 
-from . import hooksnap
 from .budget import Budget, wrapper_times
 from .hooklog import HookLog, say
 from .watchdog import Watchdog, exit_now
@@ -31,12 +30,25 @@ __all__ = ["run", "limits", "exit_now"]
 # ---- epilog -----------------------------------------------------------------------------------
 
 
+AGAIN = 75   # run again under the bound said (EX_TEMPFAIL): the config's is not the wrapper's
+
+
 def run(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
         fallback_log: str = "syslog", env: dict[str, str] | None = None,
-        out: TextIO | None = None, supervise: bool = False) -> int:
-    """Do the hook's work; whatever happens, return 0 (the CLI's exit status). supervise: fork a
+        out: TextIO | None = None, err: TextIO | None = None, supervise: bool = False,
+        bound: float | None = None) -> int:
+    """Do the hook's work; whatever happens, return 0 (the CLI's exit status; AGAIN only as said
+    below, before anything is done). supervise: fork a
     supervisor that holds the bound even when the work cannot stop itself (see watchdog; only
-    for a process that ends with the hook, i.e. the CLI)."""
+    for a process that ends with the hook, i.e. the CLI).
+
+    bound: the bound the wrapper holds (its `timeout`'s SIGKILL), which is the built-in one
+    until the wrapper has heard the config's. Then the first line on standard error is the
+    wrapper's limits as the config gives them ("limits: TERM KILL BOUND LOG", as --limits
+    says them: the wrapper logs its own lines there), and a hook that would act under another
+    bound than the config's does nothing and returns AGAIN, for the wrapper to run it again
+    under that one. So the config is read once, by one process, whenever its bound is the
+    built-in one, and the wrapper still holds the bound the hook reads."""
     started = time.monotonic()
     env = dict(os.environ) if env is None else env
     out = sys.stdout if out is None else out
@@ -45,22 +57,31 @@ def run(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
         from .. import config
         from . import jobenv
         try:
+            cfg, unusable = config.load(config_path, strict=False), None
+            log.target = cfg.values["hooks"]["log"]
+        except Exception as exc:
+            cfg, unusable = None, exc
+        term, kill, bound_s, target = _limits(kind, cfg, fallback_log)
+        if bound is not None:
+            _say(err, f"limits: {term!r} {kill!r} {bound_s!r} {target}")
+        try:
             job = jobenv.from_slurm(env) if scheduler == "slurm" else jobenv.from_pbs(argv, env)
         except jobenv.JobEnvError as exc:
             log.error(str(exc))
             return 0
         log.context = f"{scheduler} {kind} job {job.job_id}"
-        try:
-            cfg = config.load(config_path, strict=False)
-        except Exception as exc:
-            log.error(f"configuration unusable, nothing done: {exc}")
+        if cfg is None:
+            log.error(f"configuration unusable, nothing done: {unusable}")
             return 0
-        if not job.acts_here and not (kind == "prolog" and hooksnap.job_view(job, cfg)):
+        if not job.acts_here and not (kind == "prolog" and _job_view(job, cfg)):
             return 0  # another node of the job: the first one does the work for all of them
-        log.target = cfg.values["hooks"]["log"]
+        if bound is not None and bound != bound_s:
+            _say(err, f"lustre-jobreport: note: run under a {bound:g} s bound where [hooks] "
+                      f"{kind}_timeout_s is {bound_s:g} s: nothing done, to be run again under it")
+            return AGAIN
         for problem in cfg.problems:
             log.error(f"config: {problem}")
-        budget = Budget(float(cfg.values["hooks"][f"{kind}_timeout_s"]), started)
+        budget = Budget(bound_s, started)
         with Watchdog(kind, budget, log, out, supervise=supervise):
             if kind == "prolog":
                 from .prolog import prolog
@@ -73,16 +94,41 @@ def run(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
     return 0
 
 
+def _job_view(job, cfg) -> bool:
+    """hooksnap.job_view, imported only where asked (it brings the catalog): a reporter run under
+    another bound than the config's stops before it needs it."""
+    from . import hooksnap
+    return hooksnap.job_view(job, cfg)
+
+
+def _say(err: TextIO | None, line: str) -> None:
+    stream = sys.stderr if err is None else err
+    stream.write(line + "\n")
+    stream.flush()
+
+
+def _limits(kind: str, cfg, fallback_log: str) -> tuple[float, float, float, str]:
+    """(TERM, KILL, BOUND, LOG) of the wrapper, from the config as run() reads it; the built-in
+    bound and the fallback log for a config that cannot be used (run() says so there, at once)."""
+    from .. import config
+    if cfg is None:
+        bound, target = float(config.DEFAULTS["hooks"][f"{kind}_timeout_s"]), fallback_log
+    else:
+        hk = cfg.values["hooks"]
+        bound, target = float(hk[f"{kind}_timeout_s"]), hk["log"]
+    term, kill = wrapper_times(bound)
+    return term, kill, bound, target
+
+
 def limits(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
            fallback_log: str = "syslog", env: dict[str, str] | None = None, out: TextIO | None = None) -> int:
     """`prolog|epilog --limits`: what the wrapper needs, from the config as run() reads it:
     "TERM KILL BOUND LOG" (timeout -k KILL TERM; BOUND for its log line; LOG: [hooks] log)."""
     from .. import config
     try:
-        hk = config.load(config_path, strict=False).values["hooks"]
-        bound, target = float(hk[f"{kind}_timeout_s"]), hk["log"]
+        cfg = config.load(config_path, strict=False)
     except Exception:  # unusable: run() will say so, in the fallback log, at once
-        bound, target = float(config.DEFAULTS["hooks"][f"{kind}_timeout_s"]), fallback_log
-    term, kill = wrapper_times(bound)
+        cfg = None
+    term, kill, bound, target = _limits(kind, cfg, fallback_log)
     (sys.stdout if out is None else out).write(f"{term!r} {kill!r} {bound!r} {target}\n")
     return 0

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import time
 from dataclasses import dataclass, field, replace
@@ -78,7 +77,8 @@ def safe_name(text: str, fallback: str) -> str:
 
 
 def short_hostname() -> str:
-    return socket.gethostname().split(".")[0]
+    """This node's name without its domain (gethostname's, without importing socket)."""
+    return os.uname().nodename.split(".")[0]
 
 
 def _int(value: str | None) -> int | None:
