@@ -189,35 +189,62 @@ def exact_stratified_p(strata: Ranked, stratum_group: np.ndarray, row_stratum: n
     splitting each stratum's values into its two sides (sizes kept) is equally likely; T's
     distribution is the convolution of the strata's weighted U distributions (stratum_u_distribution,
     ties as the midranks they are). p = 2 min(P(T >= t), P(T <= t)), at most 1, as the exact
-    Mann-Whitney test's."""
-    wanted = np.isin(stratum_group, groups)                                 # [S]
-    rows = np.flatnonzero(wanted[row_stratum] & ~np.isnan(strata.rank))   # only these groups' ranked rows
-    order = rows[np.argsort(row_stratum[rows], kind="stable")]
-    rs = row_stratum[order]
-    rank = strata.rank[order]
-    bounds = np.searchsorted(rs, np.arange(len(stratum_group) + 1))
+    Mann-Whitney test's.
+
+    The strata's tie runs and observed terms are found for all these groups at once
+    (_stratum_runs); groups with the same strata shapes share one distribution and their tails
+    are read from it together (_tails)."""
+    compared = np.isin(stratum_group, groups) & (strata.n_b > 0) & (strata.n_c > 0)      # [S]
+    runs_of = _stratum_runs(strata.rank, row_stratum, strata.n_b + strata.n_c, compared)
+    n_b, n_c = strata.n_b.tolist(), strata.n_c.tolist()
+    u_c = strata.u_c.tolist()
     members = np.argsort(stratum_group, kind="stable")
-    g_bounds = np.searchsorted(stratum_group[members], np.arange(stratum_group.max(initial=-1) + 2))
-    out = np.empty(len(groups))
+    g_bounds = np.searchsorted(stratum_group[members], np.arange(stratum_group.max(initial=-1) + 2)).tolist()
+    members = members.tolist()
+    is_compared = compared.tolist()
+    shapes: dict[tuple, list[tuple[int, float]]] = {}
     for k, g in enumerate(groups.tolist()):
         dists, t_obs = [], 0.0
-        for s_ in members[g_bounds[g]:g_bounds[g + 1]].tolist():
-            nb, nc = int(strata.n_b[s_]), int(strata.n_c[s_])
-            if nb == 0 or nc == 0:
+        for s_ in members[g_bounds[g]:g_bounds[g + 1]]:      # in stratum order, as T is summed
+            if not is_compared[s_]:
                 continue
+            nb, nc = n_b[s_], n_c[s_]
             n = nb + nc
-            r = rank[bounds[s_]:bounds[s_ + 1]]
-            mid = np.sort(np.rint((r * n + (n + 1) / 2.0) * 2).astype(np.int64))     # doubled midranks
-            runs = tuple(np.diff(np.flatnonzero(np.r_[True, mid[1:] != mid[:-1], True])).tolist())
-            w = 1.0 / (n + 1)
-            dists.append((n, nc, runs))
-            t_obs += w * (float(strata.u_c[s_]) - nb * nc / 2.0)
-        values, probs = _t_distribution(tuple(sorted(dists)))
-        tol = 1e-9 * max(1.0, float(np.abs(values).max()))
-        upper = probs[values >= t_obs - tol].sum()
-        lower = probs[values <= t_obs + tol].sum()
-        out[k] = min(1.0, 2.0 * min(upper, lower))
+            dists.append((n, nc, runs_of[s_]))
+            t_obs += 1.0 / (n + 1) * (u_c[s_] - nb * nc / 2.0)
+        shapes.setdefault(tuple(sorted(dists)), []).append((k, t_obs))
+    out = np.empty(len(groups))
+    for shape, observed in shapes.items():
+        which, t_obs = (np.array(a) for a in zip(*observed))
+        out[which] = _tails(*_t_distribution(shape), t_obs)
     return out
+
+
+def _stratum_runs(rank: np.ndarray, row_stratum: np.ndarray, n: np.ndarray, wanted: np.ndarray) -> dict[int, tuple]:
+    """Per wanted stratum: the lengths of its runs of tied values, in value order, from its rows'
+    centred ranks (rank_tests: NaN where not counted) and its counted values n."""
+    rows = np.flatnonzero(wanted[row_stratum] & ~np.isnan(rank))
+    rs = row_stratum[rows]
+    nn = n[rs].astype(np.float64)
+    mid = np.rint((rank[rows] * nn + (nn + 1) / 2.0) * 2).astype(np.int64)         # doubled midranks
+    order = np.lexsort((mid, rs))
+    rs, mid = rs[order], mid[order]
+    new_run = np.r_[True, (rs[1:] != rs[:-1]) | (mid[1:] != mid[:-1])]
+    starts = np.flatnonzero(new_run)
+    lengths = np.diff(np.r_[starts, len(rs)]).tolist()
+    run_stratum = rs[starts]
+    firsts = np.flatnonzero(np.r_[True, run_stratum[1:] != run_stratum[:-1]])
+    bounds = np.r_[firsts, len(run_stratum)].tolist()
+    return {s_: tuple(lengths[bounds[i]:bounds[i + 1]]) for i, s_ in enumerate(run_stratum[firsts].tolist())}
+
+
+def _tails(values: np.ndarray, probs: np.ndarray, t_obs: np.ndarray) -> np.ndarray:
+    """2 min(P(T >= t), P(T <= t)) at most 1 for each observed t, T's distribution given as
+    (values ascending, probabilities); values within 1e-9 (relative) of t count as t."""
+    tol = 1e-9 * max(1.0, float(np.abs(values).max()))
+    upper = np.r_[np.cumsum(probs[::-1])[::-1], 0.0][np.searchsorted(values, t_obs - tol, side="left")]
+    lower = np.r_[0.0, np.cumsum(probs)][np.searchsorted(values, t_obs + tol, side="right")]
+    return np.minimum(1.0, 2.0 * np.minimum(upper, lower))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -243,7 +270,10 @@ def stratum_u_distribution(n_c: int, runs: tuple[int, ...]) -> tuple[np.ndarray,
     The smaller side's rank sum is counted by a 0/1 knapsack over the values (the counts are
     at most C(N, k), exact in float64 at the sizes computed: N <= EXACT_STRATIFIED_VALUES keeps
     the probabilities' rounding far below what matters); the candidate's U follows (U_c = n_b n_c
-    - U_b when the baseline is the smaller side). Returns (U, probability)."""
+    - U_b when the baseline is the smaller side). Returns (U, probability).
+
+    The knapsack touches only what can matter: after i values, the subsets of at most i of them
+    from which k can still be reached with the values left, and the sums reached so far."""
     n = sum(runs)
     if all(t == 1 for t in runs):                     # no ties: the Gaussian binomial's, cached
         k = min(n_c, n - n_c)
@@ -261,8 +291,12 @@ def stratum_u_distribution(n_c: int, runs: tuple[int, ...]) -> tuple[np.ndarray,
     top = sum(sorted(doubled)[n - k:]) if k else 0
     counts = np.zeros((k + 1, top + 1))
     counts[0, 0] = 1.0
-    for r in doubled:
-        counts[1:, r:] += counts[:-1, :top + 1 - r].copy()
+    reach = 0                                          # the largest sum held so far
+    for i, r in enumerate(doubled):
+        lo, hi = max(1, k - (n - 1 - i)), min(i + 1, k)  # subset sizes that matter after this value
+        reach = min(top, reach + r)
+        if lo <= hi and r <= reach:
+            counts[lo:hi + 1, r:reach + 1] += counts[lo - 1:hi, :reach + 1 - r].copy()
     sums = np.flatnonzero(counts[k])
     u_k = sums / 2.0 - k * (k + 1) / 2.0
     prob = counts[k][sums] / counts[k][sums].sum()
