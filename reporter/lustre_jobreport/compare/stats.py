@@ -216,7 +216,7 @@ def exact_stratified_p(strata: Ranked, stratum_group: np.ndarray, row_stratum: n
     out = np.empty(len(groups))
     for shape, observed in shapes.items():
         which, t_obs = (np.array(a) for a in zip(*observed))
-        out[which] = _tails(*_t_distribution(shape), t_obs)
+        out[which] = _t_tails(shape).p(t_obs)
     return out
 
 
@@ -238,13 +238,29 @@ def _stratum_runs(rank: np.ndarray, row_stratum: np.ndarray, n: np.ndarray, want
     return {s_: tuple(lengths[bounds[i]:bounds[i + 1]]) for i, s_ in enumerate(run_stratum[firsts].tolist())}
 
 
-def _tails(values: np.ndarray, probs: np.ndarray, t_obs: np.ndarray) -> np.ndarray:
-    """2 min(P(T >= t), P(T <= t)) at most 1 for each observed t, T's distribution given as
-    (values ascending, probabilities); values within 1e-9 (relative) of t count as t."""
-    tol = 1e-9 * max(1.0, float(np.abs(values).max()))
-    upper = np.r_[np.cumsum(probs[::-1])[::-1], 0.0][np.searchsorted(values, t_obs - tol, side="left")]
-    lower = np.r_[0.0, np.cumsum(probs)][np.searchsorted(values, t_obs + tol, side="right")]
-    return np.minimum(1.0, 2.0 * np.minimum(upper, lower))
+@dataclass(frozen=True)
+class _Tails:
+    """T's null distribution as its values (ascending) and the probabilities of T at least and
+    at most each value."""
+    values: np.ndarray
+    at_least: np.ndarray     # [len(values) + 1]: P(T >= values[i]); 0 past the last
+    at_most: np.ndarray      # [len(values) + 1]: P(T <= values[i - 1]); 0 before the first
+    tol: float               # values this close to an observed T count as it
+
+    def p(self, t_obs: np.ndarray) -> np.ndarray:
+        """2 min(P(T >= t), P(T <= t)), at most 1, for each observed t."""
+        upper = self.at_least[np.searchsorted(self.values, t_obs - self.tol, side="left")]
+        lower = self.at_most[np.searchsorted(self.values, t_obs + self.tol, side="right")]
+        return np.minimum(1.0, 2.0 * np.minimum(upper, lower))
+
+
+@functools.lru_cache(maxsize=16384)
+def _t_tails(strata: tuple[tuple[int, int, tuple[int, ...]], ...]) -> _Tails:
+    """_Tails of T over these strata (_t_distribution's)."""
+    values, probs = _t_distribution(strata)
+    zero = np.zeros(1)
+    return _Tails(values, np.concatenate((np.cumsum(probs[::-1])[::-1], zero)),
+                  np.concatenate((zero, np.cumsum(probs))), 1e-9 * max(1.0, float(np.abs(values).max())))
 
 
 @functools.lru_cache(maxsize=4096)
