@@ -110,3 +110,57 @@ def test_exact_stratified_p_of_many_groups_at_once_is_each_groups_own_count(grou
     got = cstats.exact_stratified_p(ranked, np.array(stratum_group, dtype=np.int64), stratum,
                                     np.arange(len(groups)))
     assert got.tolist() == pytest.approx([reference_exact_p(strata) for strata in groups], rel=1e-9, abs=1e-12)
+
+
+# ---- ranks, ties and medians per group, from one sort by value -------------------------------------
+
+@st.composite
+def grouped_values(draw):
+    """Values (NaN: not counted) of rows in a few groups and two sides, with many ties."""
+    n = draw(st.integers(0, 80))
+    value = st.one_of(st.just(float("nan")), st.sampled_from([0.0, 1.0, 2.5]), st.floats(-1e6, 1e6))
+    v = np.array(draw(st.lists(value, min_size=n, max_size=n)), dtype=np.float64)
+    groups = draw(st.integers(1, 6))
+    gid = np.array(draw(st.lists(st.integers(0, groups - 1), min_size=n, max_size=n)), dtype=np.int64)
+    side = np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)), dtype=np.int8)
+    return v, gid, side, groups
+
+
+def _median_or_nan(x):
+    return float(np.median(x)) if len(x) else float("nan")
+
+
+@runs(1000)
+@given(grouped_values())
+def test_ranks_ties_and_medians_of_every_group_at_once_are_each_groups_own(case):
+    from scipy.stats import rankdata
+    v, gid, side, G = case
+    r = cstats.rank_tests(v, gid, side, G, 1, cstats.value_order(v))
+    for g in range(G):
+        rows = np.flatnonzero((gid == g) & ~np.isnan(v))
+        x, s = v[rows], side[rows]
+        n = len(rows)
+        assert (r.n_b[g], r.n_c[g]) == (int((s == 0).sum()), int((s == 1).sum()))
+        assert [r.med_b[g], r.med_c[g]] == pytest.approx([_median_or_nan(x[s == 0]), _median_or_nan(x[s == 1])],
+                                                         nan_ok=True)
+        ranks = rankdata(x)                                # ties averaged
+        assert r.rank[rows].tolist() == pytest.approx(((ranks - (n + 1) / 2) / n).tolist())
+        ties = sum(t ** 3 - t for t in Counter(x.tolist()).values())
+        assert r.tie_term[g] == ties
+        u_c = sum(ranks[s == 1]) - r.n_c[g] * (r.n_c[g] + 1) / 2
+        assert r.u_c[g] == pytest.approx(u_c)
+    assert np.isnan(r.rank[np.isnan(v)]).all()
+
+
+@runs(500)
+@given(grouped_values(), st.data())
+def test_medians_of_some_rows_from_the_order_of_them_all_are_each_groups_own(case, data):
+    v, gid, side, G = case
+    some = np.array(data.draw(st.lists(st.booleans(), min_size=len(v), max_size=len(v))), dtype=bool)
+    order = cstats.value_order(v)
+    n_b, n_c, med_b, med_c = cstats.group_medians(np.where(some, v, np.nan), gid, side, G, order[some[order]])
+    for g in range(G):
+        x, s = v[(gid == g) & some & ~np.isnan(v)], side[(gid == g) & some & ~np.isnan(v)]
+        assert (n_b[g], n_c[g]) == (int((s == 0).sum()), int((s == 1).sum()))
+        assert [med_b[g], med_c[g]] == pytest.approx([_median_or_nan(x[s == 0]), _median_or_nan(x[s == 1])],
+                                                     nan_ok=True)

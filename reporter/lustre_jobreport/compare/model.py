@@ -58,7 +58,7 @@ from .. import config
 from ..records import jobrow
 from .metrics import METRICS, Columns
 from . import detectable, twostage
-from .stats import Tested, group_medians, median_ratio, rank_tests, van_elteren
+from .stats import Tested, group_medians, median_ratio, rank_tests, value_order, van_elteren
 from ..errors import JobReportError
 
 SCHEMA = "lustre-jobreport-compare/2"
@@ -476,7 +476,8 @@ def _per_group(v: np.ndarray, groups: _Groups, min_jobs: int, keep_rank: bool,
     counts and medians over its rows; the log spread of spread_of (default v) per group."""
     lv = groups.levels
     S, G = len(lv.stratum_first), groups.count
-    strata = rank_tests(v, lv.stratum, groups.side, S, min_jobs)
+    by_value = value_order(v)                          # one sort by value for the strata and the pools
+    strata = rank_tests(v, lv.stratum, groups.side, S, min_jobs, by_value)
     out = Tested(*(np.full(G, np.nan) for _ in range(6)))
     out.n_b, out.n_c = np.zeros(G, dtype=np.int64), np.zeros(G, dtype=np.int64)
     constant = np.zeros(G, dtype=bool)
@@ -488,7 +489,8 @@ def _per_group(v: np.ndarray, groups: _Groups, min_jobs: int, keep_rank: bool,
     if lv.pooled.any():
         pooled = lv.pooled
         rows = pooled[lv.gid]
-        n_b, n_c, med_b, med_c = group_medians(np.where(rows, v, np.nan), lv.gid, groups.side, G)
+        n_b, n_c, med_b, med_c = group_medians(np.where(rows, v, np.nan), lv.gid, groups.side, G,
+                                               by_value[rows[by_value]])
         ve = van_elteren(strata, lv.stratum_group, G, min_jobs, lv.stratum)
         for name, arr in (("n_b", n_b), ("n_c", n_c), ("med_b", med_b), ("med_c", med_c),
                           ("delta", ve.delta), ("p", ve.p)):

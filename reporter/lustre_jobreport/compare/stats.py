@@ -62,16 +62,19 @@ def _medians(x: np.ndarray, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return out
 
 
-def group_medians(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int):
-    """Per group, the values each side has and their medians: (n_b, n_c, med_b, med_c)."""
-    x, g, s, _ = _by_group_then_value(v, gid, side, n_groups)
+def group_medians(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int,
+                  by_value: np.ndarray | None = None):
+    """Per group, the values each side has and their medians: (n_b, n_c, med_b, med_c).
+    by_value: the rows with a value ordered by it (value_order), when known."""
+    x, g, s, _ = _by_group_then_value(v, gid, side, n_groups, by_value)
     n_c = np.bincount(g, weights=s, minlength=n_groups).astype(np.int64)
     n_b = np.bincount(g, minlength=n_groups).astype(np.int64) - n_c
     cand = s == 1
     return n_b, n_c, _medians(x, np.flatnonzero(~cand), n_b), _medians(x, np.flatnonzero(cand), n_c)
 
 
-def rank_tests(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int, min_jobs: int) -> Ranked:
+def rank_tests(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int, min_jobs: int,
+               by_value: np.ndarray | None = None) -> Ranked:
     """Two-sided Mann-Whitney U (candidate against baseline) in every group at once.
 
     v: the metric per row (NaN: not counted); gid: group per row; side: 0 baseline, 1 candidate.
@@ -81,9 +84,10 @@ def rank_tests(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int, 
     for every group at once instead of one scipy call per group and metric (~1 ms each: about
     200 s for 10,000 groups x 19 metrics): the normal approximation with tie and continuity
     correction, or the exact distribution (exact_tail) for samples without ties where one side
-    has at most 8 values."""
+    has at most 8 values. by_value: the rows with a value ordered by it (value_order), when
+    known."""
     G = n_groups
-    x, g, s, rows = _by_group_then_value(v, gid, side, G)
+    x, g, s, rows = _by_group_then_value(v, gid, side, G, by_value)
     n_c = np.bincount(g, weights=s, minlength=G).astype(np.int64)
     n_b = np.bincount(g, minlength=G).astype(np.int64) - n_c
     cand = s == 1
@@ -321,15 +325,22 @@ def stratum_u_distribution(n_c: int, runs: tuple[int, ...]) -> tuple[np.ndarray,
     return u_c[order], prob[order]
 
 
-def _by_group_then_value(v: np.ndarray, gid: np.ndarray, side: np.ndarray,
-                         n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The counted rows (v not NaN) as (value, group, side, row), ordered by group and, in a
-    group, by value: one sort by value, then a stable one (a radix sort for small ints) by group."""
+def value_order(v: np.ndarray) -> np.ndarray:
+    """The rows with a value (v not NaN), ordered by it."""
     idx = np.flatnonzero(~np.isnan(v))
-    x, g, s = v[idx], gid[idx], side[idx]
-    o = np.argsort(x)
-    o = o[np.argsort(g[o].astype(np.uint16 if n_groups < 1 << 16 else np.uint32), kind="stable")]
-    return x[o], g[o], s[o], idx[o]
+    return idx[np.argsort(v[idx])]
+
+
+def _by_group_then_value(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int,
+                         by_value: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The counted rows (v not NaN) as (value, group, side, row), ordered by group and, in a
+    group, by value: one sort by value (by_value, if given), then a stable one (a radix sort
+    for small ints) by group."""
+    rows = value_order(v) if by_value is None else by_value
+    g = gid[rows]
+    o = np.argsort(g.astype(np.uint16 if n_groups < 1 << 16 else np.uint32), kind="stable")
+    rows = rows[o]
+    return v[rows], g[o], side[rows], rows
 
 
 def _tied_positions(x: np.ndarray, g: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
