@@ -164,3 +164,20 @@ def test_medians_of_some_rows_from_the_order_of_them_all_are_each_groups_own(cas
         assert (n_b[g], n_c[g]) == (int((s == 0).sum()), int((s == 1).sum()))
         assert [med_b[g], med_c[g]] == pytest.approx([_median_or_nan(x[s == 0]), _median_or_nan(x[s == 1])],
                                                      nan_ok=True)
+
+
+# ---- the values each group's side holds (attribution) ------------------------------------------------
+
+@runs(500)
+@given(st.sets(st.tuples(st.integers(0, 30), st.integers(0, 6)), max_size=60), st.booleans())
+def test_each_cells_values_are_its_codes_labels_in_order(pairs, by_version):
+    from lustre_jobreport.compare import model as compare
+    labels = ["2.16.0", "2.15.4", "2.9.1", "2.15.10", "2.15.4-rc1", "1", "10"]
+    cell, code = (np.array(a, dtype=np.int64) for a in zip(*sorted(pairs))) if pairs else (np.zeros(0, np.int64),) * 2
+    got = compare._cell_values(cell, code, labels, compare._version_key if by_version else None)
+    want: dict[int, list] = {}
+    for c, k in sorted(pairs):
+        want.setdefault(c, []).append(labels[k])
+    if by_version:
+        want = {c: sorted(vs, key=compare._version_key) for c, vs in want.items()}
+    assert got == want

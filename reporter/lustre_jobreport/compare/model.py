@@ -273,13 +273,12 @@ def _attribution(table, gid, side, trusted, G):
             continue                       # one value (or none) everywhere: no group differs
         t_g, t_side, t_code, differs = _side_values(gs, codes, K, G)
         keep = differs[t_g] if name in CLIENT_FACTS and name != "lustre" else np.ones(len(t_g), dtype=bool)
-        found: dict[int, list[list]] = {}
-        for g, sd, c in zip(t_g[keep].tolist(), t_side[keep].tolist(), t_code[keep].tolist()):
-            found.setdefault(g, [[], []])[sd].append(labels[c])
-        for g, (b, c) in found.items():
-            if name in CLIENT_FACTS:
-                b, c = sorted(b, key=_version_key), sorted(c, key=_version_key)
-            else:
+        t_g = t_g[keep]
+        values = _cell_values(t_g * 2 + t_side[keep], t_code[keep], labels,
+                              _version_key if name in CLIENT_FACTS else None)
+        for g in np.unique(t_g).tolist():
+            b, c = list(values.get(2 * g, ())), list(values.get(2 * g + 1, ()))
+            if name not in CLIENT_FACTS:
                 settings[g][name] = [b, c]
             if name == "lustre":
                 lustre[g] = [b, c]
@@ -288,18 +287,37 @@ def _attribution(table, gid, side, trusted, G):
     return changes, lustre, _unknown(known_both, known_one, G), settings
 
 
+def _cell_values(cell: np.ndarray, code: np.ndarray, labels: list, key) -> dict[int, list]:
+    """Per cell, the labels of its codes ((cell, code) pairs distinct, ordered by cell then
+    code), in code order or sorted by key. Cells holding the same codes (most groups' sides
+    hold the same one or two values) share one list: each is made once."""
+    if not len(cell):
+        return {}
+    starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
+    counts = np.diff(np.r_[starts, len(cell)])
+    which = np.repeat(np.arange(len(starts)), counts)
+    padded = np.full((len(starts), int(counts.max())), -1, dtype=np.int64)    # each cell's codes, -1 after
+    padded[which, np.arange(len(cell)) - starts[which]] = code
+    sets, inverse = np.unique(padded, axis=0, return_inverse=True)
+    lists = [[labels[c] for c in row if c >= 0] for row in sets.tolist()]
+    if key is not None:
+        lists = [sorted(vs, key=key) for vs in lists]
+    return dict(zip(cell[starts].tolist(), (lists[i] for i in inverse.ravel().tolist())))
+
+
 def _column_codes(col, is_fact: bool, trusted: np.ndarray) -> tuple[np.ndarray, list]:
     """The trusted rows' values of a client fact (strings) or a setting (numbers) as codes into
-    labels, -1 where the record did not keep it."""
+    labels, -1 where the record did not keep it: a fact's labels are the column's values, a
+    setting's those of trusted rows, in ascending order."""
+    codes, labels = _codes(col)
+    codes = codes[trusted]
     if is_fact:
-        codes, labels = _codes(col)
-        return codes[trusted], labels
-    raw = col.to_numpy(zero_copy_only=False).astype(np.float64)[trusted]
-    known = ~np.isnan(raw)
-    labels_arr, inv = np.unique(raw[known], return_inverse=True)
-    codes = np.full(len(raw), -1, dtype=np.int64)
-    codes[known] = inv
-    return codes, [int(v) for v in labels_arr]
+        return codes, labels
+    used = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(labels)))
+    ordered = sorted(used.tolist(), key=labels.__getitem__)
+    remap = np.full(len(labels) + 1, -1, dtype=np.int64)          # the last: -1 (null) stays -1
+    remap[ordered] = np.arange(len(ordered))
+    return remap[codes], [int(labels[c]) for c in ordered]
 
 
 def _side_values(gs: np.ndarray, codes: np.ndarray, K: int, G: int):
