@@ -561,9 +561,11 @@ def _combined(results: list[_Tested], groups: _Groups, excused: np.ndarray, min_
     for i, r in enumerate(results):
         if r.rank is None:
             continue
-        use = ~np.isnan(r.rank) & ~excused[i][groups.gid]
-        total[use] += sign[i] * r.rank[use]
-        count[use] += 1
+        use = ~np.isnan(r.rank)
+        if excused[i].any():
+            use &= ~excused[i][groups.gid]
+        total += np.where(use, sign[i] * r.rank, 0.0)
+        count += use
         r.rank = None
     with np.errstate(invalid="ignore", divide="ignore"):
         score = np.where(count > 0, total / count, np.nan)

@@ -372,7 +372,7 @@ def _candidate_u(pos: np.ndarray, g: np.ndarray, cand: np.ndarray, n_b: np.ndarr
     group_start = np.zeros(G)
     present = n_b + n_c > 0
     group_start[present] = np.concatenate(([0], np.cumsum((n_b + n_c)[present])[:-1]))
-    r_c = np.bincount(g[cand], weights=pos[cand], minlength=G) - n_c * group_start + n_c
+    r_c = np.bincount(g, weights=np.where(cand, pos, 0.0), minlength=G) - n_c * group_start + n_c
     return r_c - n_c * (n_c + 1) / 2.0, group_start
 
 
