@@ -219,7 +219,8 @@ def _flag(column) -> np.ndarray:
 def _side_info(table, selection: str, info: dict | None) -> dict:
     import pyarrow.compute as pc
     out: dict[str, Any] = {"selection": selection}
-    out["jobs"] = len(table["record_id"].combine_chunks().dictionary_encode().dictionary) if table.num_rows else 0
+    ids = pc.unique(table["record_id"])
+    out["jobs"] = len(ids) - ids.null_count
     out["rows"] = table.num_rows
     out["left_out"] = int(np.sum(~_flag(table["trusted"])))
     versions = set()
