@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -124,8 +125,25 @@ class Comparison:
     settings: Settings | None = None
     unknown: list[list[str]] = field(default_factory=list)   # per group: "kernel", "os", "settings"
                                                               # not recorded on both sides
-    settings_seen: list[dict[str, list[list[int]]]] = field(default_factory=list)   # per group: each
+    settings_seen: Sequence[dict[str, list[list[int]]]] = field(default_factory=list)   # per group: each
                                       # setting its trusted jobs recorded -> [baseline, candidate] values
+
+
+class SettingsSeen(Sequence):
+    """Per group (in an order): each setting its trusted jobs recorded -> [baseline values,
+    candidate values], sorted; made when asked (the hints ask for the regressed groups only)."""
+
+    def __init__(self, values: dict[str, dict[int, list]], order: list[int]):
+        self._values = values        # per setting: (group * 2 + side) -> its values
+        self._order = order
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __getitem__(self, i: int) -> dict[str, list[list[int]]]:
+        g = self._order[i]
+        return {name: [list(vs.get(2 * g, ())), list(vs.get(2 * g + 1, ()))]
+                for name, vs in self._values.items() if 2 * g in vs or 2 * g + 1 in vs}
 
 
 # ---- grouping ---------------------------------------------------------------------------------
@@ -256,11 +274,11 @@ def _attribution(table, gid, side, trusted, G):
     both sides know it and the sets are not the same. Returns (the changes of each group, the
     Lustre versions of each group's sides, what is not known on both sides of each group:
     "kernel", "os", "settings" (no setting known on both sides, or one known on one side only),
-    and each group's settings: name -> [baseline values, candidate values], sorted, for the
-    settings some trusted job of the group recorded)."""
+    and per setting some trusted job recorded, each group's side's values, sorted: (group * 2 +
+    side) -> values, SettingsSeen's)."""
     changes: list[list[dict]] = [[] for _ in range(G)]
     lustre: list[list[list]] = [[[], []] for _ in range(G)]
-    settings: list[dict[str, list[list[int]]]] = [{} for _ in range(G)]
+    settings: dict[str, dict[int, list]] = {}
     gs = (gid * 2 + side)[trusted]
     known_both: dict[str, np.ndarray] = {}
     known_one: dict[str, np.ndarray] = {}     # recorded on one side only: cannot be compared
@@ -277,13 +295,14 @@ def _attribution(table, gid, side, trusted, G):
         t_g = t_g[keep]
         values = _cell_values(t_g * 2 + t_side[keep], t_code[keep], labels,
                               _version_key if name in CLIENT_FACTS else None)
-        for g in np.unique(t_g).tolist():
+        if name not in CLIENT_FACTS:
+            settings[name] = values
+        differ = differs.tolist()
+        for g in np.unique(t_g).tolist() if name == "lustre" else np.flatnonzero(differs).tolist():
             b, c = list(values.get(2 * g, ())), list(values.get(2 * g + 1, ()))
-            if name not in CLIENT_FACTS:
-                settings[g][name] = [b, c]
             if name == "lustre":
                 lustre[g] = [b, c]
-            if differs[g]:
+            if differ[g]:
                 changes[g].append({"what": name, "baseline": b, "candidate": c})
     return changes, lustre, _unknown(known_both, known_one, G), settings
 
@@ -392,7 +411,7 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
            "not_judged": power.not_judged(group_verdict),
            "data_quality": fleet_past_int64(fleet)}
     return Comparison(doc, group_rpc, [charted.shown(g) for g in order], [lustre[g] for g in order], settings,
-                      [unknown[g] for g in order], [seen[g] for g in order])
+                      [unknown[g] for g in order], SettingsSeen(seen, order))
 
 
 # Verdicts as indices into VERDICTS (the arrays of verdicts hold these).
