@@ -511,7 +511,8 @@ def _per_group(v: np.ndarray, groups: _Groups, min_jobs: int, keep_rank: bool,
                spread_of: np.ndarray | None = None) -> _Tested:
     """A value per row tested in every group: rank tests over the strata, a level-0 group being
     its one stratum; a pooled group's delta and p from van Elteren's test over its strata, its
-    counts and medians over its rows; the log spread of spread_of (default v) per group."""
+    counts and medians over its rows; the log spread of spread_of per group (None: NaN, not
+    wanted)."""
     lv = groups.levels
     S, G = len(lv.stratum_first), groups.count
     by_value = value_order(v)                          # one sort by value for the strata and the pools
@@ -535,17 +536,24 @@ def _per_group(v: np.ndarray, groups: _Groups, min_jobs: int, keep_rank: bool,
             getattr(out, name)[pooled] = arr[pooled]
         constant[pooled] = ve.constant[pooled]
     size = detectable.sizes(strata.n_b, strata.n_c, lv.stratum_group, G)
-    log_sd = detectable.log_spread(v if spread_of is None else spread_of, lv.stratum, groups.side,
-                                   lv.stratum_group, G)
+    log_sd = (np.full(G, np.nan) if spread_of is None
+              else detectable.log_spread(spread_of, lv.stratum, groups.side, lv.stratum_group, G))
     return _Tested(out, constant, size, log_sd, strata.rank.astype(np.float32) if keep_rank else None)
 
 
 def _test_metric(metric, cols: Columns, groups: _Groups, counted: np.ndarray, settings: Settings) -> _Tested:
     """One metric's rank tests in every group, over the counted rows."""
     v = comparemetrics.values(metric, cols, settings.min_bytes)
-    trusted = np.where(groups.trusted, v, np.nan)       # the spread: of every group's trusted jobs
+    # the spread (of every group's trusted jobs) only where a detectable figure is said
+    trusted = np.where(groups.trusted, v, np.nan) if _said_detectable(metric) else None
     v[~counted] = np.nan
     return _per_group(v, groups, settings.min_jobs, keep_rank=not metric.context, spread_of=trusted)
+
+
+def _said_detectable(metric) -> bool:
+    """Whether a group's detectable figure may be of this metric: one that can decide, and not
+    a share (bounded: a share of 0.99 cannot grow 1.25x)."""
+    return not metric.context and metric.unit != "share"
 
 
 def _tested(cols: Columns, groups: _Groups, settings: Settings, excused: np.ndarray,
@@ -756,8 +764,7 @@ class _Power:
     @classmethod
     def of(cls, stats: _Stats, groups: _Groups, group_verdict: np.ndarray, settings: Settings) -> "_Power":
         G = groups.count
-        # a share is bounded (a share of 0.99 cannot grow 1.25x): figures for unbounded metrics only
-        deciding = _can_decide()[:, 0] & np.array([m.unit != "share" for m in METRICS])
+        deciding = np.array([_said_detectable(m) for m in METRICS])
         fleet_sd = np.array([np.nanmedian(row) if np.isfinite(row).any() else np.nan for row in stats.log_sd])
         members = stats.member.sum(axis=0)
         typical_m = int(np.median(members[members > 0])) if (members > 0).any() else int(deciding.sum())
@@ -808,16 +815,20 @@ def _json_floats(arr: np.ndarray) -> list[list]:
     return a.tolist()
 
 
+_METRIC_KEYS = ("id", "baseline_median", "candidate_median", "effect", "ratio", "p_value", "q_value", "verdict",
+                "n_baseline", "n_candidate")
+
+
 @dataclass
 class _MetricFigures:
-    """The metrics' figures as JSON values, [m][g] (lists: converted once, not item by item)."""
+    """The metrics' figures as JSON values, [g][m] (lists: converted once, not item by item)."""
     med_b: list[list]
     med_c: list[list]
     delta: list[list]
     ratio: list[list]        # null: undefined; "inf": the baseline's median is 0, the candidate's not
     p: list[list]
     q: list[list]
-    verdict: list[list]
+    verdict: list[list]      # names
     expected: list[list]
     n_b: list[list]
     n_c: list[list]
@@ -827,23 +838,27 @@ class _MetricFigures:
         ratio = stats.ratio.astype(object)
         ratio[np.isnan(stats.ratio)] = None
         ratio[np.isinf(stats.ratio)] = "inf"
-        return cls(*map(_json_floats, (stats.med_b, stats.med_c, stats.delta)), ratio.tolist(),
-                   *map(_json_floats, (stats.p, stats.q)), verdict.tolist(), expected.tolist(),
-                   stats.n_b.tolist(), stats.n_c.tolist())
+        per_group = [_json_floats(a.T) for a in (stats.med_b, stats.med_c, stats.delta)]
+        return cls(*per_group, ratio.T.tolist(), _json_floats(stats.p.T), _json_floats(stats.q.T),
+                   np.array(VERDICTS, dtype=object)[verdict.T].tolist(), expected.T.tolist(),
+                   stats.n_b.T.tolist(), stats.n_c.T.tolist())
 
     def items(self, g: int) -> list[dict]:
-        """Group g's "metrics" entries."""
+        """Group g's "metrics" entries (the keys in _METRIC_KEYS' order, "expected" before the
+        counts where hybrid I/O explains the shift)."""
         out = []
-        for i, m in enumerate(METRICS):
-            item = {"id": m.id, "baseline_median": self.med_b[i][g], "candidate_median": self.med_c[i][g],
-                    "effect": self.delta[i][g], "ratio": self.ratio[i][g], "p_value": self.p[i][g],
-                    "q_value": self.q[i][g], "verdict": VERDICTS[self.verdict[i][g]]}
-            if self.expected[i][g]:
-                item["expected"] = HYBRID_EXPECTED
-            item["n_baseline"] = self.n_b[i][g]
-            item["n_candidate"] = self.n_c[i][g]
+        rows = zip(_METRIC_IDS, self.med_b[g], self.med_c[g], self.delta[g], self.ratio[g], self.p[g], self.q[g],
+                   self.verdict[g], self.n_b[g], self.n_c[g])
+        for row, expected in zip(rows, self.expected[g]):
+            item = dict(zip(_METRIC_KEYS, row))
+            if expected:
+                item = {**dict(zip(_METRIC_KEYS[:-2], row)), "expected": HYBRID_EXPECTED,
+                        "n_baseline": row[-2], "n_candidate": row[-1]}
             out.append(item)
         return out
+
+
+_METRIC_IDS = tuple(m.id for m in METRICS)
 
 
 def _group_docs(order: list[int], idents: list[_Identity], groups: _Groups, group_verdict: np.ndarray,
