@@ -181,3 +181,15 @@ def test_each_cells_values_are_its_codes_labels_in_order(pairs, by_version):
     if by_version:
         want = {c: sorted(vs, key=compare._version_key) for c, vs in want.items()}
     assert got == want
+
+
+# ---- groups numbered by their keys ---------------------------------------------------------------
+
+@runs(1000)
+@given(st.lists(st.integers(-1, 2**62), max_size=50) | st.lists(st.integers(0, 5), max_size=50))
+def test_dense_keys_are_np_uniques_inverse_and_first_rows(keys):
+    from lustre_jobreport.compare import model as compare
+    keys = np.array(keys, dtype=np.int64)
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    got_rank, got_first = compare._dense(keys)
+    assert got_rank.tolist() == inverse.tolist() and got_first.tolist() == first.tolist()

@@ -182,8 +182,25 @@ def _combine(parts: list[tuple[np.ndarray, int]], n: int) -> tuple[np.ndarray, n
             span = int(gid.max()) + 1 if n else 1
         gid = gid * (card + 1) + (codes + 1)
         span *= card + 1
-    uniq, first, gid = np.unique(gid, return_index=True, return_inverse=True)
-    return gid.astype(np.int64), first
+    return _dense(gid)
+
+
+def _dense(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int64 keys -> (each key's rank among the distinct keys, the first row of each distinct
+    key), as np.unique(keys, return_index=True, return_inverse=True) gives them, by a hash of
+    the keys (pyarrow's dictionary, its values in the order they first appear) rather than a
+    sort of them all: only the distinct keys are sorted."""
+    import pyarrow as pa
+    enc = pa.array(keys, type=pa.int64()).dictionary_encode()
+    codes = enc.indices.to_numpy()
+    distinct = enc.dictionary.to_numpy()
+    order = np.argsort(distinct, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    # codes are given in order of first appearance: a row is a key's first when its code is new
+    newest = np.maximum.accumulate(codes) if len(codes) else codes
+    first = np.flatnonzero(np.r_[True, codes[1:] > newest[:-1]]) if len(codes) else np.zeros(0, dtype=np.int64)
+    return rank[codes], first[order]
 
 
 # ---- the comparison ---------------------------------------------------------------------------
