@@ -197,7 +197,7 @@ def exact_stratified_p(strata: Ranked, stratum_group: np.ndarray, row_stratum: n
 
     The strata's tie runs and observed terms are found for all these groups at once
     (_stratum_runs); groups with the same strata shapes share one distribution and their tails
-    are read from it together (_tails)."""
+    are read from it together (_t_tails)."""
     compared = np.isin(stratum_group, groups) & (strata.n_b > 0) & (strata.n_c > 0)      # [S]
     runs_of = _stratum_runs(strata.rank, row_stratum, strata.n_b + strata.n_c, compared)
     n_b, n_c = strata.n_b.tolist(), strata.n_c.tolist()
@@ -258,7 +258,7 @@ class _Tails:
         return np.minimum(1.0, 2.0 * np.minimum(upper, lower))
 
 
-@functools.lru_cache(maxsize=16384)
+@functools.lru_cache(maxsize=4096)
 def _t_tails(strata: tuple[tuple[int, int, tuple[int, ...]], ...]) -> _Tails:
     """_Tails of T over these strata (_t_distribution's)."""
     values, probs = _t_distribution(strata)
@@ -267,7 +267,6 @@ def _t_tails(strata: tuple[tuple[int, int, tuple[int, ...]], ...]) -> _Tails:
                   np.concatenate((zero, np.cumsum(probs))), 1e-9 * max(1.0, float(np.abs(values).max())))
 
 
-@functools.lru_cache(maxsize=4096)
 def _t_distribution(strata: tuple[tuple[int, int, tuple[int, ...]], ...]) -> tuple[np.ndarray, np.ndarray]:
     """The null distribution of T = sum w_s (U_s - n_bs n_cs / 2) over strata given as (N_s,
     n_cs, the runs of tied values in order), as (values, probabilities)."""
