@@ -314,8 +314,8 @@ def stratum_u_distribution(n_c: int, runs: tuple[int, ...]) -> tuple[np.ndarray,
     for i, r in enumerate(doubled):
         lo, hi = max(1, k - (n - 1 - i)), min(i + 1, k)  # subset sizes that matter after this value
         reach = min(top, reach + r)
-        if lo <= hi and r <= reach:
-            counts[lo:hi + 1, r:reach + 1] += counts[lo - 1:hi, :reach + 1 - r].copy()
+        if lo <= hi and r <= reach:       # the rows overlap: numpy adds as if the source were copied
+            counts[lo:hi + 1, r:reach + 1] += counts[lo - 1:hi, :reach + 1 - r]
     sums = np.flatnonzero(counts[k])
     u_k = sums / 2.0 - k * (k + 1) / 2.0
     prob = counts[k][sums] / counts[k][sums].sum()
