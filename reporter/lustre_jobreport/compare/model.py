@@ -22,8 +22,9 @@ regression when a deciding metric regressed, else improvement when one improved,
 no_change. Context metrics (the application's own call size) and expected shifts (hybrid I/O)
 keep their statistics and verdicts but decide nothing.
 
-Everything is computed over all rows at once with numpy: groups by np.unique over key codes,
-one sort per metric for the ranks in every stratum, p-values for all groups at once.
+Everything is computed over all rows at once with numpy: groups by a hash of their key codes,
+one sort by value per metric for the ranks in every stratum and the pools' medians, p-values for
+all groups at once (the exact ones of groups of one shape from one distribution).
 
 The document (compare(); JSON rendering in comparerender) follows docs/compare.md §9:
   {"schema": "lustre-jobreport-compare/2", "baseline": {...}, "candidate": {...},
