@@ -48,7 +48,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -406,14 +406,17 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
     # of the trusted rows for the fleet line and the charts
     rpc_sums = comparemetrics.rpc_pass(cols, np.where(groups.trusted, groups.keys, -1), 2 * groups.count)
     excused = _hybrid_excused(cols, groups)
-    stats, combined = _tested(cols, groups, settings, excused, threads)
+    with _executor(threads, table.num_rows) as pool:
+        # attribution (Python, mostly) needs no test: it runs beside the tests (numpy, mostly)
+        attributed = pool.submit(_attribution, table, groups.gid, side, groups.trusted, groups.count)
+        stats, combined = _tested(cols, groups, settings, excused, pool)
+        changes, lustre, unknown, seen = attributed.result()
     _two_stages(stats, combined, settings)
     verdict = _metric_verdicts(stats, settings)
     expected = excused & (verdict <= _IMPROVEMENT)
     cols.drop()                                    # the per-row arrays are not needed any more
     group_verdict = _group_verdicts(verdict, expected, stats.tested, groups.enough)
     charted = _charted(stats, verdict, expected, group_verdict)
-    changes, lustre, unknown, seen = _attribution(table, groups.gid, side, groups.trusted, groups.count)
     idents = _identities(groups, settings)
     order = _order(group_verdict, charted.strongest, idents)
     fleet, group_rpc = _rpc_histograms(rpc_sums, [g for g in order if group_verdict[g] == _REGRESSION])
@@ -574,19 +577,33 @@ def _said_detectable(metric) -> bool:
     return not metric.context and metric.unit != "share"
 
 
+class _Inline(Executor):
+    """An executor that runs each call when it is submitted, in the caller's thread."""
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:
+            future.set_exception(exc)
+        return future
+
+
+def _executor(threads: int | None, rows: int) -> Executor:
+    """Where compare's independent steps run: threads from 100,000 rows on (numpy's sorts and
+    array operations release the GIL), else one after the other."""
+    workers = threads or (min(4, os.cpu_count() or 1) if rows >= 100_000 else 1)
+    return ThreadPoolExecutor(max_workers=workers) if workers > 1 else _Inline()
+
+
 def _tested(cols: Columns, groups: _Groups, settings: Settings, excused: np.ndarray,
-            threads: int | None) -> tuple[_Stats, Tested]:
-    """Every metric tested in every group, over the trusted jobs of the groups that have enough
-    of them (in threads from 100,000 rows on: numpy's sorts release the GIL); and the combined
-    rank statistic of each group (_combined)."""
+            pool: Executor) -> tuple[_Stats, Tested]:
+    """Every metric tested in every group (each a task of the pool), over the trusted jobs of
+    the groups that have enough of them; and the combined rank statistic of each group
+    (_combined)."""
     counted = groups.trusted & groups.enough[groups.gid]
     run = functools.partial(_test_metric, cols=cols, groups=groups, counted=counted, settings=settings)
-    workers = threads or (min(4, os.cpu_count() or 1) if len(groups.gid) >= 100_000 else 1)
-    if workers > 1:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            results: list[_Tested] = list(pool.map(run, METRICS))
-    else:
-        results = [run(m) for m in METRICS]
+    results: list[_Tested] = list(pool.map(run, METRICS))
     combined = _combined(results, groups, excused, settings.min_jobs)
     stack = {name: np.stack([getattr(r.group, name) for r in results])
              for name in ("n_b", "n_c", "med_b", "med_c", "delta", "p")}
