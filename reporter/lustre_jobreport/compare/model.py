@@ -407,10 +407,14 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
     rpc_sums = comparemetrics.rpc_pass(cols, np.where(groups.trusted, groups.keys, -1), 2 * groups.count)
     excused = _hybrid_excused(cols, groups)
     with _executor(threads, table.num_rows) as pool:
-        # attribution (Python, mostly) needs no test: it runs beside the tests (numpy, mostly)
+        # attribution (Python, mostly) and the sides' facts need no test: they run beside the
+        # tests (numpy, mostly)
         attributed = pool.submit(_attribution, table, groups.gid, side, groups.trusted, groups.count)
+        sides = [pool.submit(_side_info, t, selection, info) for t, selection, info in
+                 ((base_t, baseline_selection, baseline_info), (cand_t, candidate_selection, candidate_info))]
         stats, combined = _tested(cols, groups, settings, excused, pool)
         changes, lustre, unknown, seen = attributed.result()
+        side_infos = [f.result() for f in sides]
     _two_stages(stats, combined, settings)
     verdict = _metric_verdicts(stats, settings)
     expected = excused & (verdict <= _IMPROVEMENT)
@@ -422,8 +426,8 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
     fleet, group_rpc = _rpc_histograms(rpc_sums, [g for g in order if group_verdict[g] == _REGRESSION])
     power = _Power.of(stats, groups, group_verdict, settings)
     doc = {"schema": SCHEMA,
-           "baseline": _side_info(base_t, baseline_selection, baseline_info),
-           "candidate": _side_info(cand_t, candidate_selection, candidate_info),
+           "baseline": side_infos[0],
+           "candidate": side_infos[1],
            "groups": _group_docs(order, idents, groups, group_verdict, changes,
                                  _MetricFigures.of(stats, verdict, expected), stats.stages, power),
            "fleet": fleet,
