@@ -8,10 +8,11 @@ node counts spread over 2-3 node classes around the application's size, two file
 2.15.4 for the first half of the year and 2.16.0 for the second; 5 % of the applications get a
 small-read regression, 2 % a read-ahead setting change, 10 % hybrid I/O reads, 2 % of rows are
 untrusted. Then `lustre-jobreport compare --baseline lustre=2.15.* --candidate lustre=2.16.*`
-runs on it as a separate process (JSON and text), timed, with its peak RSS. Goal (issue 10):
-<= 10 s and <= 2 GB. Floor, measured in the same run: a process that has DuckDB scan the
-columns compare reads from the same dataset into an Arrow table. Where the time goes
-(recordset.load of both sides, compare(), JSON) is measured in one process as well.
+runs on it as a separate process (JSON and text), timed, with its peak RSS. Floor, measured in
+the same run: a process that has DuckDB scan the columns compare reads from the same dataset
+into an Arrow table. Goals: compare <= 1.5x that scan and <= 2 GB peak RSS, in both formats.
+Where the time goes (recordset.load of both sides, compare(), JSON) is measured in one process
+as well.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from kit.compare_rows import jobs, table  # noqa: E402
 from lustre_jobreport.compare import command as compare_command, model as compare  # noqa: E402
 from lustre_jobreport.records import dataset as dataset_layer  # noqa: E402
 
-ROWS, APPS, GOAL_S, GOAL_RSS = 1_000_000, 2_000, 10.0, 2 << 30
+ROWS, APPS, GOAL_SCANS, GOAL_RSS = 1_000_000, 2_000, 1.5, 2 << 30
 HALF_YEAR_S = 181 * 86400.0
 YEAR = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -79,8 +80,9 @@ def dataset(root: Path, rows: int = ROWS, apps: int = APPS, seed: int = 1) -> di
     return {"rows": rows, "apps": apps, "parts": len(np.unique(part))}
 
 
-def timed(cmd: list[str]) -> tuple[float, int]:
-    """Wall time and peak RSS (bytes) of one child process."""
+def timed(cmd: list[str]) -> tuple[float, int, float]:
+    """Wall time, peak RSS (bytes) and CPU time (user + system: what other load on the machine
+    changes least) of one child process."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -89,7 +91,7 @@ def timed(cmd: list[str]) -> tuple[float, int]:
     proc.stderr.close()
     if status != 0:
         raise SystemExit(f"{' '.join(cmd[:4])} ... failed (status {status}): {err.strip()}")
-    return wall, usage.ru_maxrss * 1024
+    return wall, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime
 
 
 def phases(records: str, data: str, out: str) -> int:
@@ -109,6 +111,10 @@ def phases(records: str, data: str, out: str) -> int:
     return 0
 
 
+def _met(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
 def main(argv: list[str]) -> int:
     if argv[1:2] == ["--make"]:            # the dataset is made in a child: this process stays
         dataset(Path(argv[2]))             # small (a child's peak RSS counts its parent's at fork)
@@ -120,7 +126,7 @@ def main(argv: list[str]) -> int:
         tmp = Path(tmp_name)
         data, records = tmp / "dataset", tmp / "records"
         records.mkdir()
-        made, _ = timed([py, __file__, "--make", str(data)])
+        made = timed([py, __file__, "--make", str(data)])[0]
         files = sorted(data.rglob("*.parquet"))
         print(f"dataset: {ROWS:,} job rows of {APPS:,} applications, "
               f"{sum(f.stat().st_size for f in files) / 2**20:.0f} MiB of Parquet in {len(files)} month "
@@ -130,7 +136,7 @@ def main(argv: list[str]) -> int:
         # until consumed (the floor measured start-up alone: 0.27 s, not the 1.0-1.4 s it takes)
         scan = ("import sys, duckdb; duckdb.connect().sql(f\"SELECT {sys.argv[1]} FROM read_parquet("
                 "'{sys.argv[2]}/**/*.parquet', hive_partitioning=true)\").to_arrow_table()")
-        floor, floor_rss = min(timed([py, "-c", scan, cols, str(data)]) for _ in range(3))
+        floor, floor_rss, floor_cpu = min(timed([py, "-c", scan, cols, str(data)]) for _ in range(3))
         sides = ("--baseline", "lustre=2.15.*", "--candidate", "lustre=2.16.*")
         # where the time goes, in one process like the CLI's: recordset.load of both sides,
         # compare(), the JSON rendering
@@ -146,17 +152,17 @@ def main(argv: list[str]) -> int:
                                    "-o", str(tmp / f"compare.{fmt}")]) for _ in range(2))
         size = (tmp / "compare.json").stat().st_size
         summary = json.loads((tmp / "compare.json").read_text())["summary"]
-    (wall, rss), (wall_t, rss_t) = runs["json"], runs["text"]
+    (wall, rss, _), (wall_t, rss_t, _) = runs["json"], runs["text"]
     print(f"groups: {summary}; JSON {size / 2**20:.0f} MiB")
-    print(f"compare (json): {wall:.2f} s = {wall / GOAL_S:.2f}x the 10 s goal, "
-          f"{wall / floor:.2f}x the floor (DuckDB scanning the same columns: {floor:.2f} s)")
-    print(f"compare (text): {wall_t:.2f} s = {wall_t / GOAL_S:.2f}x the 10 s goal, {wall_t / floor:.2f}x the floor")
-    print("  in one process: " + ", ".join(f"{k} {v:.2f} s" for k, v in phase.items())
-          + f" (reading both sides = {phase['recordset.load'] / floor:.2f}x the floor)")
-    print(f"peak RSS: {rss / 2**30:.2f} GiB = {rss / GOAL_RSS:.2f}x the 2 GB goal (text {rss_t / 2**30:.2f} GiB; "
-          f"floor {floor_rss / 2**30:.2f} GiB)")
-    print(f"goals: compare <= 10 s {'met' if max(wall, wall_t) <= GOAL_S else 'MISSED'}; "
-          f"peak RSS <= 2 GB {'met' if max(rss, rss_t) <= GOAL_RSS else 'MISSED'}")
+    print(f"DuckDB's scan of compare's columns (the floor): {floor:.2f} s (CPU {floor_cpu:.2f} s), "
+          f"peak RSS {floor_rss / 2**30:.2f} GiB")
+    for fmt, (w, r, cpu) in runs.items():
+        print(f"compare ({fmt}): {w:.2f} s (CPU {cpu:.2f} s) = {w / floor:.2f}x DuckDB's scan (goal <= {GOAL_SCANS}x) "
+              f"{_met(w / floor <= GOAL_SCANS)}; peak RSS {r / 2**30:.2f} GiB = {r / GOAL_RSS:.2f}x the 2 GB goal "
+              f"{_met(r <= GOAL_RSS)}")
+    print("  in one process: " + ", ".join(f"{k} {v:.2f} s ({v / floor:.2f}x the scan)" for k, v in phase.items()))
+    print(f"goals: compare <= {GOAL_SCANS}x DuckDB's scan {_met(max(wall, wall_t) / floor <= GOAL_SCANS)}; "
+          f"peak RSS <= 2 GB {_met(max(rss, rss_t) <= GOAL_RSS)}")
     return 0
 
 

@@ -99,14 +99,12 @@ def log_spread(v: np.ndarray, stratum: np.ndarray, side: np.ndarray, stratum_gro
                n_groups: int) -> np.ndarray:
     """[G]: the standard deviation of log(v) within each (stratum, side), pooled over the group;
     NaN when the group has a value of 0 or less, or no (stratum, side) with two values."""
-    has = ~np.isnan(v)
-    cell = (stratum * 2 + side)[has]
-    x = v[has]
+    cell = stratum * 2 + side
     S2 = 2 * len(stratum_group)
     group_of_cell = np.repeat(stratum_group, 2)
-    bad = np.bincount(group_of_cell[cell[x <= 0]], minlength=n_groups) > 0
-    lx = np.log(np.where(x > 0, x, 1.0))
-    n = np.bincount(cell, minlength=S2).astype(np.float64)
+    bad = np.bincount(group_of_cell[cell[v <= 0]], minlength=n_groups) > 0
+    lx = np.log(np.where(v > 0, v, 1.0))            # a row without a value (or bad) adds 0
+    n = np.bincount(cell, weights=~np.isnan(v), minlength=S2)
     s1 = np.bincount(cell, weights=lx, minlength=S2)
     s2 = np.bincount(cell, weights=lx * lx, minlength=S2)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -164,6 +164,7 @@ def rpc_pass(c: Columns, key: np.ndarray | None = None, n_keys: int = 0) -> KeyS
     buckets, n_keys)). The rows' counts are not negative (jobrow makes a negative count null,
     recordset distrusts a dataset row holding one)."""
     full_idx = full_bucket(c)
+    full_in = np.bincount(full_idx[full_idx >= 0], minlength=len(ALL_BUCKETS)) > 0     # some row's full size
     sums = None
     if key is not None:
         sums = KeySums(np.zeros((2, len(ALL_BUCKETS), n_keys), dtype=np.uint64))
@@ -178,10 +179,13 @@ def rpc_pass(c: Columns, key: np.ndarray | None = None, n_keys: int = 0) -> KeyS
             total = col.copy() if total is None else total + col
             if b in SMALL_BUCKETS:
                 small = col.copy() if small is None else small + col
-            m = full_idx == k
-            full[m] = col[m]
+            if full_in[k]:
+                m = full_idx == k
+                full[m] = col[m]
             if sums is not None:
-                high, sums.low[i, k] = key_sums(key, np.nan_to_num(col[counted]), n_keys,
+                counts = col[counted]
+                counts[np.isnan(counts)] = 0.0                   # a null bucket adds nothing
+                high, sums.low[i, k] = key_sums(key, counts, n_keys,
                                                 lambda: c.whole(name)[counted])
                 if high is not None:
                     sums.add_high((i, k), high)

@@ -22,8 +22,9 @@ regression when a deciding metric regressed, else improvement when one improved,
 no_change. Context metrics (the application's own call size) and expected shifts (hybrid I/O)
 keep their statistics and verdicts but decide nothing.
 
-Everything is computed over all rows at once with numpy: groups by np.unique over key codes,
-one sort per metric for the ranks in every stratum, p-values for all groups at once.
+Everything is computed over all rows at once with numpy: groups by a hash of their key codes,
+one sort by value per metric for the ranks in every stratum and the pools' medians, p-values for
+all groups at once (the exact ones of groups of one shape from one distribution).
 
 The document (compare(); JSON rendering in comparerender) follows docs/compare.md §9:
   {"schema": "lustre-jobreport-compare/2", "baseline": {...}, "candidate": {...},
@@ -46,7 +47,8 @@ from __future__ import annotations
 
 import functools
 import os
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,7 +60,7 @@ from .. import config
 from ..records import jobrow
 from .metrics import METRICS, Columns
 from . import detectable, twostage
-from .stats import Tested, group_medians, median_ratio, rank_tests, van_elteren
+from .stats import Tested, group_medians, median_ratio, rank_tests, value_order, van_elteren
 from ..errors import JobReportError
 
 SCHEMA = "lustre-jobreport-compare/2"
@@ -124,8 +126,25 @@ class Comparison:
     settings: Settings | None = None
     unknown: list[list[str]] = field(default_factory=list)   # per group: "kernel", "os", "settings"
                                                               # not recorded on both sides
-    settings_seen: list[dict[str, list[list[int]]]] = field(default_factory=list)   # per group: each
+    settings_seen: Sequence[dict[str, list[list[int]]]] = field(default_factory=list)   # per group: each
                                       # setting its trusted jobs recorded -> [baseline, candidate] values
+
+
+class SettingsSeen(Sequence):
+    """Per group (in an order): each setting its trusted jobs recorded -> [baseline values,
+    candidate values], sorted; made when asked (the hints ask for the regressed groups only)."""
+
+    def __init__(self, values: dict[str, dict[int, list]], order: list[int]):
+        self._values = values        # per setting: (group * 2 + side) -> its values
+        self._order = order
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __getitem__(self, i: int) -> dict[str, list[list[int]]]:
+        g = self._order[i]
+        return {name: [list(vs.get(2 * g, ())), list(vs.get(2 * g + 1, ()))]
+                for name, vs in self._values.items() if 2 * g in vs or 2 * g + 1 in vs}
 
 
 # ---- grouping ---------------------------------------------------------------------------------
@@ -164,8 +183,25 @@ def _combine(parts: list[tuple[np.ndarray, int]], n: int) -> tuple[np.ndarray, n
             span = int(gid.max()) + 1 if n else 1
         gid = gid * (card + 1) + (codes + 1)
         span *= card + 1
-    uniq, first, gid = np.unique(gid, return_index=True, return_inverse=True)
-    return gid.astype(np.int64), first
+    return _dense(gid)
+
+
+def _dense(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int64 keys -> (each key's rank among the distinct keys, the first row of each distinct
+    key), as np.unique(keys, return_index=True, return_inverse=True) gives them, by a hash of
+    the keys (pyarrow's dictionary, its values in the order they first appear) rather than a
+    sort of them all: only the distinct keys are sorted."""
+    import pyarrow as pa
+    enc = pa.array(keys, type=pa.int64()).dictionary_encode()
+    codes = enc.indices.to_numpy()
+    distinct = enc.dictionary.to_numpy()
+    order = np.argsort(distinct, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    # codes are given in order of first appearance: a row is a key's first when its code is new
+    newest = np.maximum.accumulate(codes) if len(codes) else codes
+    first = np.flatnonzero(np.r_[True, codes[1:] > newest[:-1]]) if len(codes) else np.zeros(0, dtype=np.int64)
+    return rank[codes], first[order]
 
 
 # ---- the comparison ---------------------------------------------------------------------------
@@ -219,7 +255,8 @@ def _flag(column) -> np.ndarray:
 def _side_info(table, selection: str, info: dict | None) -> dict:
     import pyarrow.compute as pc
     out: dict[str, Any] = {"selection": selection}
-    out["jobs"] = len(table["record_id"].combine_chunks().dictionary_encode().dictionary) if table.num_rows else 0
+    ids = pc.unique(table["record_id"])
+    out["jobs"] = len(ids) - ids.null_count
     out["rows"] = table.num_rows
     out["left_out"] = int(np.sum(~_flag(table["trusted"])))
     versions = set()
@@ -255,11 +292,11 @@ def _attribution(table, gid, side, trusted, G):
     both sides know it and the sets are not the same. Returns (the changes of each group, the
     Lustre versions of each group's sides, what is not known on both sides of each group:
     "kernel", "os", "settings" (no setting known on both sides, or one known on one side only),
-    and each group's settings: name -> [baseline values, candidate values], sorted, for the
-    settings some trusted job of the group recorded)."""
+    and per setting some trusted job recorded, each group's side's values, sorted: (group * 2 +
+    side) -> values, SettingsSeen's)."""
     changes: list[list[dict]] = [[] for _ in range(G)]
     lustre: list[list[list]] = [[[], []] for _ in range(G)]
-    settings: list[dict[str, list[list[int]]]] = [{} for _ in range(G)]
+    settings: dict[str, dict[int, list]] = {}
     gs = (gid * 2 + side)[trusted]
     known_both: dict[str, np.ndarray] = {}
     known_one: dict[str, np.ndarray] = {}     # recorded on one side only: cannot be compared
@@ -273,33 +310,52 @@ def _attribution(table, gid, side, trusted, G):
             continue                       # one value (or none) everywhere: no group differs
         t_g, t_side, t_code, differs = _side_values(gs, codes, K, G)
         keep = differs[t_g] if name in CLIENT_FACTS and name != "lustre" else np.ones(len(t_g), dtype=bool)
-        found: dict[int, list[list]] = {}
-        for g, sd, c in zip(t_g[keep].tolist(), t_side[keep].tolist(), t_code[keep].tolist()):
-            found.setdefault(g, [[], []])[sd].append(labels[c])
-        for g, (b, c) in found.items():
-            if name in CLIENT_FACTS:
-                b, c = sorted(b, key=_version_key), sorted(c, key=_version_key)
-            else:
-                settings[g][name] = [b, c]
+        t_g = t_g[keep]
+        values = _cell_values(t_g * 2 + t_side[keep], t_code[keep], labels,
+                              _version_key if name in CLIENT_FACTS else None)
+        if name not in CLIENT_FACTS:
+            settings[name] = values
+        differ = differs.tolist()
+        for g in np.unique(t_g).tolist() if name == "lustre" else np.flatnonzero(differs).tolist():
+            b, c = list(values.get(2 * g, ())), list(values.get(2 * g + 1, ()))
             if name == "lustre":
                 lustre[g] = [b, c]
-            if differs[g]:
+            if differ[g]:
                 changes[g].append({"what": name, "baseline": b, "candidate": c})
     return changes, lustre, _unknown(known_both, known_one, G), settings
 
 
+def _cell_values(cell: np.ndarray, code: np.ndarray, labels: list, key) -> dict[int, list]:
+    """Per cell, the labels of its codes ((cell, code) pairs distinct, ordered by cell then
+    code), in code order or sorted by key. Cells holding the same codes (most groups' sides
+    hold the same one or two values) share one list: each is made once."""
+    if not len(cell):
+        return {}
+    starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
+    counts = np.diff(np.r_[starts, len(cell)])
+    which = np.repeat(np.arange(len(starts)), counts)
+    padded = np.full((len(starts), int(counts.max())), -1, dtype=np.int64)    # each cell's codes, -1 after
+    padded[which, np.arange(len(cell)) - starts[which]] = code
+    sets, inverse = np.unique(padded, axis=0, return_inverse=True)
+    lists = [[labels[c] for c in row if c >= 0] for row in sets.tolist()]
+    if key is not None:
+        lists = [sorted(vs, key=key) for vs in lists]
+    return dict(zip(cell[starts].tolist(), (lists[i] for i in inverse.ravel().tolist())))
+
+
 def _column_codes(col, is_fact: bool, trusted: np.ndarray) -> tuple[np.ndarray, list]:
     """The trusted rows' values of a client fact (strings) or a setting (numbers) as codes into
-    labels, -1 where the record did not keep it."""
+    labels, -1 where the record did not keep it: a fact's labels are the column's values, a
+    setting's those of trusted rows, in ascending order."""
+    codes, labels = _codes(col)
+    codes = codes[trusted]
     if is_fact:
-        codes, labels = _codes(col)
-        return codes[trusted], labels
-    raw = col.to_numpy(zero_copy_only=False).astype(np.float64)[trusted]
-    known = ~np.isnan(raw)
-    labels_arr, inv = np.unique(raw[known], return_inverse=True)
-    codes = np.full(len(raw), -1, dtype=np.int64)
-    codes[known] = inv
-    return codes, [int(v) for v in labels_arr]
+        return codes, labels
+    used = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(labels)))
+    ordered = sorted(used.tolist(), key=labels.__getitem__)
+    remap = np.full(len(labels) + 1, -1, dtype=np.int64)          # the last: -1 (null) stays -1
+    remap[ordered] = np.arange(len(ordered))
+    return remap[codes], [int(labels[c]) for c in ordered]
 
 
 def _side_values(gs: np.ndarray, codes: np.ndarray, K: int, G: int):
@@ -350,21 +406,28 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
     # of the trusted rows for the fleet line and the charts
     rpc_sums = comparemetrics.rpc_pass(cols, np.where(groups.trusted, groups.keys, -1), 2 * groups.count)
     excused = _hybrid_excused(cols, groups)
-    stats, combined = _tested(cols, groups, settings, excused, threads)
+    with _executor(threads, table.num_rows) as pool:
+        # attribution (Python, mostly) and the sides' facts need no test: they run beside the
+        # tests (numpy, mostly)
+        attributed = pool.submit(_attribution, table, groups.gid, side, groups.trusted, groups.count)
+        sides = [pool.submit(_side_info, t, selection, info) for t, selection, info in
+                 ((base_t, baseline_selection, baseline_info), (cand_t, candidate_selection, candidate_info))]
+        stats, combined = _tested(cols, groups, settings, excused, pool)
+        changes, lustre, unknown, seen = attributed.result()
+        side_infos = [f.result() for f in sides]
     _two_stages(stats, combined, settings)
     verdict = _metric_verdicts(stats, settings)
     expected = excused & (verdict <= _IMPROVEMENT)
     cols.drop()                                    # the per-row arrays are not needed any more
     group_verdict = _group_verdicts(verdict, expected, stats.tested, groups.enough)
     charted = _charted(stats, verdict, expected, group_verdict)
-    changes, lustre, unknown, seen = _attribution(table, groups.gid, side, groups.trusted, groups.count)
     idents = _identities(groups, settings)
     order = _order(group_verdict, charted.strongest, idents)
     fleet, group_rpc = _rpc_histograms(rpc_sums, [g for g in order if group_verdict[g] == _REGRESSION])
     power = _Power.of(stats, groups, group_verdict, settings)
     doc = {"schema": SCHEMA,
-           "baseline": _side_info(base_t, baseline_selection, baseline_info),
-           "candidate": _side_info(cand_t, candidate_selection, candidate_info),
+           "baseline": side_infos[0],
+           "candidate": side_infos[1],
            "groups": _group_docs(order, idents, groups, group_verdict, changes,
                                  _MetricFigures.of(stats, verdict, expected), stats.stages, power),
            "fleet": fleet,
@@ -373,7 +436,7 @@ def compare(baseline, candidate, settings: Settings = Settings(), *, baseline_se
            "not_judged": power.not_judged(group_verdict),
            "data_quality": fleet_past_int64(fleet)}
     return Comparison(doc, group_rpc, [charted.shown(g) for g in order], [lustre[g] for g in order], settings,
-                      [unknown[g] for g in order], [seen[g] for g in order])
+                      [unknown[g] for g in order], SettingsSeen(seen, order))
 
 
 # Verdicts as indices into VERDICTS (the arrays of verdicts hold these).
@@ -473,10 +536,12 @@ def _per_group(v: np.ndarray, groups: _Groups, min_jobs: int, keep_rank: bool,
                spread_of: np.ndarray | None = None) -> _Tested:
     """A value per row tested in every group: rank tests over the strata, a level-0 group being
     its one stratum; a pooled group's delta and p from van Elteren's test over its strata, its
-    counts and medians over its rows; the log spread of spread_of (default v) per group."""
+    counts and medians over its rows; the log spread of spread_of per group (None: NaN, not
+    wanted)."""
     lv = groups.levels
     S, G = len(lv.stratum_first), groups.count
-    strata = rank_tests(v, lv.stratum, groups.side, S, min_jobs)
+    by_value = value_order(v)                          # one sort by value for the strata and the pools
+    strata = rank_tests(v, lv.stratum, groups.side, S, min_jobs, by_value)
     out = Tested(*(np.full(G, np.nan) for _ in range(6)))
     out.n_b, out.n_c = np.zeros(G, dtype=np.int64), np.zeros(G, dtype=np.int64)
     constant = np.zeros(G, dtype=bool)
@@ -488,39 +553,61 @@ def _per_group(v: np.ndarray, groups: _Groups, min_jobs: int, keep_rank: bool,
     if lv.pooled.any():
         pooled = lv.pooled
         rows = pooled[lv.gid]
-        n_b, n_c, med_b, med_c = group_medians(np.where(rows, v, np.nan), lv.gid, groups.side, G)
+        n_b, n_c, med_b, med_c = group_medians(np.where(rows, v, np.nan), lv.gid, groups.side, G,
+                                               by_value[rows[by_value]])
         ve = van_elteren(strata, lv.stratum_group, G, min_jobs, lv.stratum)
         for name, arr in (("n_b", n_b), ("n_c", n_c), ("med_b", med_b), ("med_c", med_c),
                           ("delta", ve.delta), ("p", ve.p)):
             getattr(out, name)[pooled] = arr[pooled]
         constant[pooled] = ve.constant[pooled]
     size = detectable.sizes(strata.n_b, strata.n_c, lv.stratum_group, G)
-    log_sd = detectable.log_spread(v if spread_of is None else spread_of, lv.stratum, groups.side,
-                                   lv.stratum_group, G)
+    log_sd = (np.full(G, np.nan) if spread_of is None
+              else detectable.log_spread(spread_of, lv.stratum, groups.side, lv.stratum_group, G))
     return _Tested(out, constant, size, log_sd, strata.rank.astype(np.float32) if keep_rank else None)
 
 
 def _test_metric(metric, cols: Columns, groups: _Groups, counted: np.ndarray, settings: Settings) -> _Tested:
     """One metric's rank tests in every group, over the counted rows."""
     v = comparemetrics.values(metric, cols, settings.min_bytes)
-    trusted = np.where(groups.trusted, v, np.nan)       # the spread: of every group's trusted jobs
+    # the spread (of every group's trusted jobs) only where a detectable figure is said
+    trusted = np.where(groups.trusted, v, np.nan) if _said_detectable(metric) else None
     v[~counted] = np.nan
     return _per_group(v, groups, settings.min_jobs, keep_rank=not metric.context, spread_of=trusted)
 
 
+def _said_detectable(metric) -> bool:
+    """Whether a group's detectable figure may be of this metric: one that can decide, and not
+    a share (bounded: a share of 0.99 cannot grow 1.25x)."""
+    return not metric.context and metric.unit != "share"
+
+
+class _Inline(Executor):
+    """An executor that runs each call when it is submitted, in the caller's thread."""
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:
+            future.set_exception(exc)
+        return future
+
+
+def _executor(threads: int | None, rows: int) -> Executor:
+    """Where compare's independent steps run: threads from 100,000 rows on (numpy's sorts and
+    array operations release the GIL), else one after the other."""
+    workers = threads or (min(4, os.cpu_count() or 1) if rows >= 100_000 else 1)
+    return ThreadPoolExecutor(max_workers=workers) if workers > 1 else _Inline()
+
+
 def _tested(cols: Columns, groups: _Groups, settings: Settings, excused: np.ndarray,
-            threads: int | None) -> tuple[_Stats, Tested]:
-    """Every metric tested in every group, over the trusted jobs of the groups that have enough
-    of them (in threads from 100,000 rows on: numpy's sorts release the GIL); and the combined
-    rank statistic of each group (_combined)."""
+            pool: Executor) -> tuple[_Stats, Tested]:
+    """Every metric tested in every group (each a task of the pool), over the trusted jobs of
+    the groups that have enough of them; and the combined rank statistic of each group
+    (_combined)."""
     counted = groups.trusted & groups.enough[groups.gid]
     run = functools.partial(_test_metric, cols=cols, groups=groups, counted=counted, settings=settings)
-    workers = threads or (min(4, os.cpu_count() or 1) if len(groups.gid) >= 100_000 else 1)
-    if workers > 1:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            results: list[_Tested] = list(pool.map(run, METRICS))
-    else:
-        results = [run(m) for m in METRICS]
+    results: list[_Tested] = list(pool.map(run, METRICS))
     combined = _combined(results, groups, excused, settings.min_jobs)
     stack = {name: np.stack([getattr(r.group, name) for r in results])
              for name in ("n_b", "n_c", "med_b", "med_c", "delta", "p")}
@@ -541,9 +628,11 @@ def _combined(results: list[_Tested], groups: _Groups, excused: np.ndarray, min_
     for i, r in enumerate(results):
         if r.rank is None:
             continue
-        use = ~np.isnan(r.rank) & ~excused[i][groups.gid]
-        total[use] += sign[i] * r.rank[use]
-        count[use] += 1
+        use = ~np.isnan(r.rank)
+        if excused[i].any():
+            use &= ~excused[i][groups.gid]
+        total += np.where(use, sign[i] * r.rank, 0.0)
+        count += use
         r.rank = None
     with np.errstate(invalid="ignore", divide="ignore"):
         score = np.where(count > 0, total / count, np.nan)
@@ -714,8 +803,7 @@ class _Power:
     @classmethod
     def of(cls, stats: _Stats, groups: _Groups, group_verdict: np.ndarray, settings: Settings) -> "_Power":
         G = groups.count
-        # a share is bounded (a share of 0.99 cannot grow 1.25x): figures for unbounded metrics only
-        deciding = _can_decide()[:, 0] & np.array([m.unit != "share" for m in METRICS])
+        deciding = np.array([_said_detectable(m) for m in METRICS])
         fleet_sd = np.array([np.nanmedian(row) if np.isfinite(row).any() else np.nan for row in stats.log_sd])
         members = stats.member.sum(axis=0)
         typical_m = int(np.median(members[members > 0])) if (members > 0).any() else int(deciding.sum())
@@ -766,16 +854,20 @@ def _json_floats(arr: np.ndarray) -> list[list]:
     return a.tolist()
 
 
+_METRIC_KEYS = ("id", "baseline_median", "candidate_median", "effect", "ratio", "p_value", "q_value", "verdict",
+                "n_baseline", "n_candidate")
+
+
 @dataclass
 class _MetricFigures:
-    """The metrics' figures as JSON values, [m][g] (lists: converted once, not item by item)."""
+    """The metrics' figures as JSON values, [g][m] (lists: converted once, not item by item)."""
     med_b: list[list]
     med_c: list[list]
     delta: list[list]
     ratio: list[list]        # null: undefined; "inf": the baseline's median is 0, the candidate's not
     p: list[list]
     q: list[list]
-    verdict: list[list]
+    verdict: list[list]      # names
     expected: list[list]
     n_b: list[list]
     n_c: list[list]
@@ -785,23 +877,27 @@ class _MetricFigures:
         ratio = stats.ratio.astype(object)
         ratio[np.isnan(stats.ratio)] = None
         ratio[np.isinf(stats.ratio)] = "inf"
-        return cls(*map(_json_floats, (stats.med_b, stats.med_c, stats.delta)), ratio.tolist(),
-                   *map(_json_floats, (stats.p, stats.q)), verdict.tolist(), expected.tolist(),
-                   stats.n_b.tolist(), stats.n_c.tolist())
+        per_group = [_json_floats(a.T) for a in (stats.med_b, stats.med_c, stats.delta)]
+        return cls(*per_group, ratio.T.tolist(), _json_floats(stats.p.T), _json_floats(stats.q.T),
+                   np.array(VERDICTS, dtype=object)[verdict.T].tolist(), expected.T.tolist(),
+                   stats.n_b.T.tolist(), stats.n_c.T.tolist())
 
     def items(self, g: int) -> list[dict]:
-        """Group g's "metrics" entries."""
+        """Group g's "metrics" entries (the keys in _METRIC_KEYS' order, "expected" before the
+        counts where hybrid I/O explains the shift)."""
         out = []
-        for i, m in enumerate(METRICS):
-            item = {"id": m.id, "baseline_median": self.med_b[i][g], "candidate_median": self.med_c[i][g],
-                    "effect": self.delta[i][g], "ratio": self.ratio[i][g], "p_value": self.p[i][g],
-                    "q_value": self.q[i][g], "verdict": VERDICTS[self.verdict[i][g]]}
-            if self.expected[i][g]:
-                item["expected"] = HYBRID_EXPECTED
-            item["n_baseline"] = self.n_b[i][g]
-            item["n_candidate"] = self.n_c[i][g]
+        rows = zip(_METRIC_IDS, self.med_b[g], self.med_c[g], self.delta[g], self.ratio[g], self.p[g], self.q[g],
+                   self.verdict[g], self.n_b[g], self.n_c[g])
+        for row, expected in zip(rows, self.expected[g]):
+            item = dict(zip(_METRIC_KEYS, row))
+            if expected:
+                item = {**dict(zip(_METRIC_KEYS[:-2], row)), "expected": HYBRID_EXPECTED,
+                        "n_baseline": row[-2], "n_candidate": row[-1]}
             out.append(item)
         return out
+
+
+_METRIC_IDS = tuple(m.id for m in METRICS)
 
 
 def _group_docs(order: list[int], idents: list[_Identity], groups: _Groups, group_verdict: np.ndarray,

@@ -62,16 +62,19 @@ def _medians(x: np.ndarray, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return out
 
 
-def group_medians(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int):
-    """Per group, the values each side has and their medians: (n_b, n_c, med_b, med_c)."""
-    x, g, s, _ = _by_group_then_value(v, gid, side, n_groups)
+def group_medians(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int,
+                  by_value: np.ndarray | None = None):
+    """Per group, the values each side has and their medians: (n_b, n_c, med_b, med_c).
+    by_value: the rows with a value ordered by it (value_order), when known."""
+    x, g, s, _ = _by_group_then_value(v, gid, side, n_groups, by_value)
     n_c = np.bincount(g, weights=s, minlength=n_groups).astype(np.int64)
     n_b = np.bincount(g, minlength=n_groups).astype(np.int64) - n_c
     cand = s == 1
     return n_b, n_c, _medians(x, np.flatnonzero(~cand), n_b), _medians(x, np.flatnonzero(cand), n_c)
 
 
-def rank_tests(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int, min_jobs: int) -> Ranked:
+def rank_tests(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int, min_jobs: int,
+               by_value: np.ndarray | None = None) -> Ranked:
     """Two-sided Mann-Whitney U (candidate against baseline) in every group at once.
 
     v: the metric per row (NaN: not counted); gid: group per row; side: 0 baseline, 1 candidate.
@@ -81,9 +84,10 @@ def rank_tests(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int, 
     for every group at once instead of one scipy call per group and metric (~1 ms each: about
     200 s for 10,000 groups x 19 metrics): the normal approximation with tie and continuity
     correction, or the exact distribution (exact_tail) for samples without ties where one side
-    has at most 8 values."""
+    has at most 8 values. by_value: the rows with a value ordered by it (value_order), when
+    known."""
     G = n_groups
-    x, g, s, rows = _by_group_then_value(v, gid, side, G)
+    x, g, s, rows = _by_group_then_value(v, gid, side, G, by_value)
     n_c = np.bincount(g, weights=s, minlength=G).astype(np.int64)
     n_b = np.bincount(g, minlength=G).astype(np.int64) - n_c
     cand = s == 1
@@ -189,38 +193,80 @@ def exact_stratified_p(strata: Ranked, stratum_group: np.ndarray, row_stratum: n
     splitting each stratum's values into its two sides (sizes kept) is equally likely; T's
     distribution is the convolution of the strata's weighted U distributions (stratum_u_distribution,
     ties as the midranks they are). p = 2 min(P(T >= t), P(T <= t)), at most 1, as the exact
-    Mann-Whitney test's."""
-    wanted = np.isin(stratum_group, groups)                                 # [S]
-    rows = np.flatnonzero(wanted[row_stratum] & ~np.isnan(strata.rank))   # only these groups' ranked rows
-    order = rows[np.argsort(row_stratum[rows], kind="stable")]
-    rs = row_stratum[order]
-    rank = strata.rank[order]
-    bounds = np.searchsorted(rs, np.arange(len(stratum_group) + 1))
+    Mann-Whitney test's.
+
+    The strata's tie runs and observed terms are found for all these groups at once
+    (_stratum_runs); groups with the same strata shapes share one distribution and their tails
+    are read from it together (_t_tails)."""
+    compared = np.isin(stratum_group, groups) & (strata.n_b > 0) & (strata.n_c > 0)      # [S]
+    runs_of = _stratum_runs(strata.rank, row_stratum, strata.n_b + strata.n_c, compared)
+    n_b, n_c = strata.n_b.tolist(), strata.n_c.tolist()
+    u_c = strata.u_c.tolist()
     members = np.argsort(stratum_group, kind="stable")
-    g_bounds = np.searchsorted(stratum_group[members], np.arange(stratum_group.max(initial=-1) + 2))
-    out = np.empty(len(groups))
+    g_bounds = np.searchsorted(stratum_group[members], np.arange(stratum_group.max(initial=-1) + 2)).tolist()
+    members = members.tolist()
+    is_compared = compared.tolist()
+    shapes: dict[tuple, list[tuple[int, float]]] = {}
     for k, g in enumerate(groups.tolist()):
         dists, t_obs = [], 0.0
-        for s_ in members[g_bounds[g]:g_bounds[g + 1]].tolist():
-            nb, nc = int(strata.n_b[s_]), int(strata.n_c[s_])
-            if nb == 0 or nc == 0:
+        for s_ in members[g_bounds[g]:g_bounds[g + 1]]:      # in stratum order, as T is summed
+            if not is_compared[s_]:
                 continue
+            nb, nc = n_b[s_], n_c[s_]
             n = nb + nc
-            r = rank[bounds[s_]:bounds[s_ + 1]]
-            mid = np.sort(np.rint((r * n + (n + 1) / 2.0) * 2).astype(np.int64))     # doubled midranks
-            runs = tuple(np.diff(np.flatnonzero(np.r_[True, mid[1:] != mid[:-1], True])).tolist())
-            w = 1.0 / (n + 1)
-            dists.append((n, nc, runs))
-            t_obs += w * (float(strata.u_c[s_]) - nb * nc / 2.0)
-        values, probs = _t_distribution(tuple(sorted(dists)))
-        tol = 1e-9 * max(1.0, float(np.abs(values).max()))
-        upper = probs[values >= t_obs - tol].sum()
-        lower = probs[values <= t_obs + tol].sum()
-        out[k] = min(1.0, 2.0 * min(upper, lower))
+            dists.append((n, nc, runs_of[s_]))
+            t_obs += 1.0 / (n + 1) * (u_c[s_] - nb * nc / 2.0)
+        shapes.setdefault(tuple(sorted(dists)), []).append((k, t_obs))
+    out = np.empty(len(groups))
+    for shape, observed in shapes.items():
+        which, t_obs = (np.array(a) for a in zip(*observed))
+        out[which] = _t_tails(shape).p(t_obs)
     return out
 
 
+def _stratum_runs(rank: np.ndarray, row_stratum: np.ndarray, n: np.ndarray, wanted: np.ndarray) -> dict[int, tuple]:
+    """Per wanted stratum: the lengths of its runs of tied values, in value order, from its rows'
+    centred ranks (rank_tests: NaN where not counted) and its counted values n."""
+    rows = np.flatnonzero(wanted[row_stratum] & ~np.isnan(rank))
+    rs = row_stratum[rows]
+    nn = n[rs].astype(np.float64)
+    mid = np.rint((rank[rows] * nn + (nn + 1) / 2.0) * 2).astype(np.int64)         # doubled midranks
+    order = np.lexsort((mid, rs))
+    rs, mid = rs[order], mid[order]
+    new_run = np.r_[True, (rs[1:] != rs[:-1]) | (mid[1:] != mid[:-1])]
+    starts = np.flatnonzero(new_run)
+    lengths = np.diff(np.r_[starts, len(rs)]).tolist()
+    run_stratum = rs[starts]
+    firsts = np.flatnonzero(np.r_[True, run_stratum[1:] != run_stratum[:-1]])
+    bounds = np.r_[firsts, len(run_stratum)].tolist()
+    return {s_: tuple(lengths[bounds[i]:bounds[i + 1]]) for i, s_ in enumerate(run_stratum[firsts].tolist())}
+
+
+@dataclass(frozen=True)
+class _Tails:
+    """T's null distribution as its values (ascending) and the probabilities of T at least and
+    at most each value."""
+    values: np.ndarray
+    at_least: np.ndarray     # [len(values) + 1]: P(T >= values[i]); 0 past the last
+    at_most: np.ndarray      # [len(values) + 1]: P(T <= values[i - 1]); 0 before the first
+    tol: float               # values this close to an observed T count as it
+
+    def p(self, t_obs: np.ndarray) -> np.ndarray:
+        """2 min(P(T >= t), P(T <= t)), at most 1, for each observed t."""
+        upper = self.at_least[np.searchsorted(self.values, t_obs - self.tol, side="left")]
+        lower = self.at_most[np.searchsorted(self.values, t_obs + self.tol, side="right")]
+        return np.minimum(1.0, 2.0 * np.minimum(upper, lower))
+
+
 @functools.lru_cache(maxsize=4096)
+def _t_tails(strata: tuple[tuple[int, int, tuple[int, ...]], ...]) -> _Tails:
+    """_Tails of T over these strata (_t_distribution's)."""
+    values, probs = _t_distribution(strata)
+    zero = np.zeros(1)
+    return _Tails(values, np.concatenate((np.cumsum(probs[::-1])[::-1], zero)),
+                  np.concatenate((zero, np.cumsum(probs))), 1e-9 * max(1.0, float(np.abs(values).max())))
+
+
 def _t_distribution(strata: tuple[tuple[int, int, tuple[int, ...]], ...]) -> tuple[np.ndarray, np.ndarray]:
     """The null distribution of T = sum w_s (U_s - n_bs n_cs / 2) over strata given as (N_s,
     n_cs, the runs of tied values in order), as (values, probabilities)."""
@@ -243,7 +289,10 @@ def stratum_u_distribution(n_c: int, runs: tuple[int, ...]) -> tuple[np.ndarray,
     The smaller side's rank sum is counted by a 0/1 knapsack over the values (the counts are
     at most C(N, k), exact in float64 at the sizes computed: N <= EXACT_STRATIFIED_VALUES keeps
     the probabilities' rounding far below what matters); the candidate's U follows (U_c = n_b n_c
-    - U_b when the baseline is the smaller side). Returns (U, probability)."""
+    - U_b when the baseline is the smaller side). Returns (U, probability).
+
+    The knapsack touches only what can matter: after i values, the subsets of at most i of them
+    from which k can still be reached with the values left, and the sums reached so far."""
     n = sum(runs)
     if all(t == 1 for t in runs):                     # no ties: the Gaussian binomial's, cached
         k = min(n_c, n - n_c)
@@ -261,8 +310,12 @@ def stratum_u_distribution(n_c: int, runs: tuple[int, ...]) -> tuple[np.ndarray,
     top = sum(sorted(doubled)[n - k:]) if k else 0
     counts = np.zeros((k + 1, top + 1))
     counts[0, 0] = 1.0
-    for r in doubled:
-        counts[1:, r:] += counts[:-1, :top + 1 - r].copy()
+    reach = 0                                          # the largest sum held so far
+    for i, r in enumerate(doubled):
+        lo, hi = max(1, k - (n - 1 - i)), min(i + 1, k)  # subset sizes that matter after this value
+        reach = min(top, reach + r)
+        if lo <= hi and r <= reach:       # the rows overlap: numpy adds as if the source were copied
+            counts[lo:hi + 1, r:reach + 1] += counts[lo - 1:hi, :reach + 1 - r]
     sums = np.flatnonzero(counts[k])
     u_k = sums / 2.0 - k * (k + 1) / 2.0
     prob = counts[k][sums] / counts[k][sums].sum()
@@ -271,15 +324,22 @@ def stratum_u_distribution(n_c: int, runs: tuple[int, ...]) -> tuple[np.ndarray,
     return u_c[order], prob[order]
 
 
-def _by_group_then_value(v: np.ndarray, gid: np.ndarray, side: np.ndarray,
-                         n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The counted rows (v not NaN) as (value, group, side, row), ordered by group and, in a
-    group, by value: one sort by value, then a stable one (a radix sort for small ints) by group."""
+def value_order(v: np.ndarray) -> np.ndarray:
+    """The rows with a value (v not NaN), ordered by it."""
     idx = np.flatnonzero(~np.isnan(v))
-    x, g, s = v[idx], gid[idx], side[idx]
-    o = np.argsort(x)
-    o = o[np.argsort(g[o].astype(np.uint16 if n_groups < 1 << 16 else np.uint32), kind="stable")]
-    return x[o], g[o], s[o], idx[o]
+    return idx[np.argsort(v[idx])]
+
+
+def _by_group_then_value(v: np.ndarray, gid: np.ndarray, side: np.ndarray, n_groups: int,
+                         by_value: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The counted rows (v not NaN) as (value, group, side, row), ordered by group and, in a
+    group, by value: one sort by value (by_value, if given), then a stable one (a radix sort
+    for small ints) by group."""
+    rows = value_order(v) if by_value is None else by_value
+    g = gid[rows]
+    o = np.argsort(g.astype(np.uint16 if n_groups < 1 << 16 else np.uint32), kind="stable")
+    rows = rows[o]
+    return v[rows], g[o], side[rows], rows
 
 
 def _tied_positions(x: np.ndarray, g: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
@@ -311,7 +371,7 @@ def _candidate_u(pos: np.ndarray, g: np.ndarray, cand: np.ndarray, n_b: np.ndarr
     group_start = np.zeros(G)
     present = n_b + n_c > 0
     group_start[present] = np.concatenate(([0], np.cumsum((n_b + n_c)[present])[:-1]))
-    r_c = np.bincount(g[cand], weights=pos[cand], minlength=G) - n_c * group_start + n_c
+    r_c = np.bincount(g, weights=np.where(cand, pos, 0.0), minlength=G) - n_c * group_start + n_c
     return r_c - n_c * (n_c + 1) / 2.0, group_start
 
 

@@ -457,8 +457,7 @@ def render_json(result: Comparison) -> str:
     line: json's C encoder only runs without indent, and a year of jobs has ~10,000 groups
     (indenting them all took seconds). ensure_ascii: no control or non-ASCII character in the
     text itself."""
-    def one(v) -> str:
-        return json.dumps(v, ensure_ascii=True, allow_nan=False)
+    one = json.JSONEncoder(ensure_ascii=True, allow_nan=False).encode     # one encoder for every group
     parts = []
     for key, v in result.doc.items():
         if key == "groups" and v:

@@ -420,13 +420,14 @@ def _unreadable(f: Path) -> partschema.UnreadableParquet | None:
 def distrust_negative_counts(table):
     """The rows with a negative count not trusted: a dataset file written before counts were
     checked (jobrow) may hold one in a row marked trusted, which compare must leave out. Only
-    the columns read are looked at: compare uses no other."""
+    the columns read are looked at: compare uses no other; row by row only those whose
+    smallest value is negative."""
     import pyarrow.compute as pc
     if "trusted" not in table.column_names:
         return table
     negative = None
     for name in table.column_names:
-        if jobrow.TYPES[name] in ("int64", "int32"):
+        if jobrow.TYPES[name] in ("int64", "int32") and (pc.min(table[name]).as_py() or 0) < 0:
             below = pc.fill_null(pc.less(table[name], 0), False)
             negative = below if negative is None else pc.or_(negative, below)
     if negative is None:
