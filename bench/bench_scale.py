@@ -171,6 +171,9 @@ def values_per_host(fetched) -> dict:
     host = next((h for h in fetched.hosts if h.ok), None)
     if host is None:
         return {"all": 0, "u64": 0, "osc": 0}
+    if host.answer is not None:      # read by its job slot's answer: its columns not made yet
+        from lustre_jobreport.acquire import pcpfetch
+        host = pcpfetch.materialized(host)
     sizes = {name: len(c.instances) for name, c in host.metrics.items()}
     # a job view delta (lustreclient.job.<metric>) is counted as its metric's kind
     declared = {name: catalog.get(name) or catalog.get(name.replace(catalog.P + "job.", catalog.P, 1))

@@ -225,6 +225,10 @@ def expected(c: SimClient) -> dict:
     put("control.job_begin", "", "")
     put("control.job_end", "", "")
     put("job.slots", "", 8)
+    # each slot's answer: one aggregate (the fetch here does not decode it: None), its job_id
+    # alone while the slot holds no job (its contents: tests/report/test_jobanswer.py)
+    for slot in range(8):
+        put(f"job.slot{slot}.answer", "", None)
     return E
 
 

@@ -42,14 +42,16 @@ def store_begin(pmcd, job: str) -> None:
 def as_plain(h) -> dict:
     """A host's snapshot as plain values, for ==."""
     assert h.ok, h.error
+    h = pcpfetch.materialized(h)
     return {"metrics": {m: (list(c.instances), list(c.values) if c.is_string else c.values.tolist())
                         for m, c in h.metrics.items()},
             "sems": dict(h.sems), "pmids": dict(h.pmids)}
 
 
-def read(spec: str, *, by_answer: bool, monkeypatch) -> tuple[dict, int]:
+def read(spec: str, *, by_answer: bool, monkeypatch, stacked: bool = False) -> tuple[dict, int]:
     """The host read through the job view, by its answer or metric by metric; and how many
-    hosts were read by their answer."""
+    hosts were read by their answer. stacked: three hosts of that spec read and stacked into
+    the snapshot's tables, as the epilog stacks them, instead."""
     answered = []
     real = pcpfetch._from_answer
 
@@ -62,8 +64,18 @@ def read(spec: str, *, by_answer: bool, monkeypatch) -> tuple[dict, int]:
         if not by_answer:     # a PMID no agent has: refused, as an agent older than the answer does
             m.setattr(pcpfetch, "_ANSWER_PMIDS", [(pcpfetch.ctypes.c_uint * 1)(
                 (catalog.DOMAIN << 22) | (511 << 10) | s) for s in range(catalog.JOB_SLOTS)])
-        h = pcpfetch.fetch_pmapi("node0", spec, job=pcpfetch.JobCatalogs(JOB))
+        job = pcpfetch.JobCatalogs(JOB)
+        if stacked:
+            from lustre_jobreport.acquire.snapfile import Snapshot
+            hosts = [pcpfetch.fetch_pmapi(f"node{i}", spec, job=job) for i in range(3)]
+            return as_tables(Snapshot.from_hosts(0.0, hosts, consume=True)), len(answered)
+        h = pcpfetch.fetch_pmapi("node0", spec, job=job)
     return as_plain(h), len(answered)
+
+
+def as_tables(snap) -> dict:
+    return {m: (t.sem, t.is_string, list(t.instances), t.values.tolist(), t.present.tolist(), t.pmid)
+            for m, t in snap.metrics.items()}
 
 
 @needs_pcp
@@ -84,8 +96,12 @@ def test_a_hosts_answer_reads_what_its_metrics_read(tmp_path, monkeypatch, scena
         SCENARIOS[scenario](client)
         by_answer, answered = read(pmcd.spec, by_answer=True, monkeypatch=monkeypatch)
         by_metric, none = read(pmcd.spec, by_answer=False, monkeypatch=monkeypatch)
+        # and as the epilog stacks many hosts: all at once by their answers' shape
+        tables_by_answer, _ = read(pmcd.spec, by_answer=True, monkeypatch=monkeypatch, stacked=True)
+        tables_by_metric, _ = read(pmcd.spec, by_answer=False, monkeypatch=monkeypatch, stacked=True)
     assert (answered, none) == (1, 0)
     assert by_answer == by_metric
+    assert tables_by_answer == tables_by_metric
     deltas = [m for m in by_answer["metrics"] if m.startswith(catalog.P + "job.")]
     assert deltas and catalog.P + "osc.device" in by_answer["metrics"]
 
@@ -238,3 +254,49 @@ def test_not_an_answer_is_refused_with_why():
         jobanswer.decode(b"\0" * 64, {})
     with pytest.raises(jobanswer.AnswerError, match="shorter than a header"):
         jobanswer.decode(b"LCA1", {})
+
+
+# ---- stacking hosts read by their answers ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def two_layouts(tmp_path_factory):
+    """Hosts read by their answers from two clients of other layouts (two answer shapes)."""
+    if not pcpfetch.HAVE_PMAPI:
+        pytest.skip("PCP's Python bindings are not importable")
+    from kit.jobscenarios import SCENARIOS
+    from kit.privpmcd import PrivatePmcd
+    from lustre_sim import SimClient
+
+    tmp = tmp_path_factory.mktemp("layouts")
+    hosts = {}
+    for name, fss, scenario in (("a", [("scratch", 8, 1), ("home", 2, 1)], "plain"),
+                                ("b", [("scratch", 5, 1)], "osc stats cleared")):
+        client = SimClient.create(tmp / f"t{name}", version="2.15.4", filesystems=fss, seed=11)
+        with PrivatePmcd(tmp / f"p{name}", client.root) as pmcd:
+            store_begin(pmcd, JOB)
+            SCENARIOS[scenario](client)
+            job = pcpfetch.JobCatalogs(JOB)
+            hosts[name] = [pcpfetch.fetch_pmapi(f"{name}{i}", pmcd.spec, job=job) for i in range(3)]
+    assert all(h.answer is not None for hs in hosts.values() for h in hs)
+    return hosts["a"] + hosts["b"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_hosts_stacked_by_their_answers_are_the_hosts_stacked_by_their_columns(two_layouts, data):
+    """Any order of hosts of two answer shapes, some with their columns made first (as a host
+    read metric by metric has them) and a host not read among them: the stacked tables are
+    those of every host's columns stacked one by one."""
+    from lustre_jobreport.acquire import hostsnap
+    from lustre_jobreport.acquire.snapfile import Snapshot
+
+    order = data.draw(st.permutations(two_layouts))
+    made = data.draw(st.lists(st.booleans(), min_size=len(order), max_size=len(order)))
+    failed = hostsnap.failed("down", "down", hostsnap.no_agent())
+    at = data.draw(st.integers(0, len(order)))
+    mixed = [pcpfetch.materialized(h) if m else h for h, m in zip(order, made)]
+    columns = [pcpfetch.materialized(h) for h in order]
+    mixed.insert(at, failed)
+    columns.insert(at, failed)
+    assert as_tables(Snapshot.from_hosts(0.0, mixed)) == as_tables(Snapshot.from_hosts(0.0, columns))
+    assert all(h.answer is not None for h in two_layouts)      # not consumed: the fixture's hosts are kept

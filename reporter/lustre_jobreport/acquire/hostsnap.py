@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterator, Any
 
 if TYPE_CHECKING:   # numpy-backed; only the stacked and parsed paths build them
     from .column import Column
@@ -30,6 +30,9 @@ class HostSnapshot:
     metrics: dict[str, "Column"] = field(default_factory=dict)
     pmids: dict[str, str] = field(default_factory=dict)      # metric -> "220.2.10"
     pminfo: bytes | None = None     # raw `pminfo -dfm` output, not parsed yet
+    # a host read by its job slot's answer (jobanswer.Row): its values, not made into columns
+    # (Snapshot.from_hosts stacks the hosts of one answer's shape all at once)
+    answer: Any = None
 
     def header(self) -> "HostSnapshot":
         """Who was asked, when, and how it went: the host without its values."""

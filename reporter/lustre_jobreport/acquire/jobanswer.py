@@ -16,6 +16,8 @@ from operator import itemgetter
 import numpy as np
 
 from .. import agentcontract
+from .column import Column
+from .pminfoparse import start_us
 
 _SET = np.dtype([("pmid", "<u4"), ("numval", "<i4"), ("type", "<u4"), ("indom", "<u4")])
 _LISTING = np.dtype([("indom", "<u4"), ("count", "<u4")])
@@ -156,3 +158,62 @@ def _listings(parts: tuple, cache: dict | None) -> dict[int, tuple[tuple[int, ..
         out = cache.setdefault(key, out)
         cache["last listing"] = (key, out)
     return out
+
+
+# ---- answers as columns --------------------------------------------------------------------------
+
+# how a member's values become a column: as they are, start times (whole microseconds), strings
+AS_IS, START, STRINGS = range(3)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How the answers of one shape (the same members, instances and listings: the hosts of a
+    job) become columns, worked out once (pcpfetch): columns are (name, first, end, kind,
+    instance names, the values kept or None for all); first and end index a host's values, or
+    for STRINGS its strings. The dicts are shared by the hosts' snapshots: never changed."""
+    columns: list[tuple[str, int, int, int, list[str], list[int] | None]]
+    sems: dict[str, str]
+    pmids: dict[str, str]
+    string_values: np.ndarray     # where the string columns' values are among a host's values
+
+
+@dataclass
+class Row:
+    """A host read by its answer, as its plan's values: what its snapshot carries until it is
+    stacked with the other hosts of its plan, all at once (snapfile), instead of a column a
+    metric a host."""
+    plan: Plan
+    values: np.ndarray            # uint64, the answer's values
+    strings: list[str]            # the string columns' values, one after the other
+
+
+def columns(row: Row) -> dict[str, Column]:
+    """One host's columns, as the metric-by-metric read gives them (for a reader of one host)."""
+    out = {}
+    for name, lo, hi, kind, labels, keep in row.plan.columns:
+        if kind == STRINGS:
+            got = row.strings[lo:hi]
+            out[name] = Column(labels, got if keep is None else [got[j] for j in keep])
+            continue
+        got = row.values[lo:hi] if kind == AS_IS else start_us(row.values[lo:hi].view(np.float64))
+        out[name] = Column(labels, got if keep is None else got[keep])
+    return out
+
+
+def blocks(plan: Plan, rows: list[Row]):
+    """The columns of many hosts of one plan at once: (name, instance names, a hosts x
+    instances block, whether strings), in the plan's order."""
+    values = np.stack([r.values for r in rows]) if rows else np.zeros((0, 0), dtype=np.uint64)
+    width = len(plan.string_values)
+    strings = np.empty((len(rows), width), dtype=object)
+    if width:
+        strings[:] = [r.strings for r in rows]
+    for name, lo, hi, kind, labels, keep in plan.columns:
+        if kind == STRINGS:
+            block = strings[:, lo:hi]
+        elif kind == START:
+            block = start_us(values[:, lo:hi].view(np.float64))
+        else:
+            block = values[:, lo:hi]
+        yield name, labels, block if keep is None else block[:, keep], kind == STRINGS

@@ -14,7 +14,6 @@ import itertools
 import struct
 import threading
 import time
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -364,24 +363,9 @@ def _answer_of(ctx, slot: int, cat: Catalog) -> jobanswer.Answer | None:
         ctx.pmFreeResult(result)
 
 
-# how a member's values become a column: as they are, start times, strings
-_AS_IS, _START, _STRINGS = range(3)
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """How the answers of one shape (the same members, instances and listings: the hosts of a
-    job) become a host's columns: worked out at the first such host, then each host's values
-    are sliced into them. columns: (name, first value, end, kind, instance names, the values
-    kept or None for all)."""
-    columns: list[tuple[str, int, int, int, list[str], list[int] | None]]
-    sems: dict[str, str]          # shared by the hosts' snapshots: never changed
-    pmids: dict[str, str]
-    string_values: np.ndarray     # where the string columns' values are, one after the other:
-                                  # a string column's (first, end) index into them
-
 def _plan(cat: Catalog, answer: jobanswer.Answer, by_pmid: dict[int, tuple[str, str, int]],
-          rename: dict[str, str], job_id: str, slot: int) -> _Plan:
+          rename: dict[str, str], job_id: str, slot: int) -> jobanswer.Plan:
+    """How the answers of this one's shape become a host's columns (jobanswer.Plan)."""
     columns, sems, pmids, strings = [], {}, {}, []
     listings: dict[int, tuple[int, dict[int, str]]] = {}
     for (pmid, numval, mtype, indom), lo in list(zip(answer.sets, answer.first))[1:]:
@@ -390,9 +374,10 @@ def _plan(cat: Catalog, answer: jobanswer.Answer, by_pmid: dict[int, tuple[str, 
             continue
         name, pmid_text, sem = known
         labels, keep = _answer_labels(cat, answer, listings, indom, answer.insts[lo:lo + numval], job_id, slot)
-        kind = _STRINGS if mtype == c_api.PM_TYPE_STRING else _START if mtype == c_api.PM_TYPE_DOUBLE else _AS_IS
+        kind = (jobanswer.STRINGS if mtype == c_api.PM_TYPE_STRING else
+                jobanswer.START if mtype == c_api.PM_TYPE_DOUBLE else jobanswer.AS_IS)
         name = rename.get(name, name)
-        if kind == _STRINGS:
+        if kind == jobanswer.STRINGS:
             at = sum(len(r) for r in strings)
             strings.append(range(lo, lo + numval))
             columns.append((name, at, at + numval, kind, labels, keep))
@@ -400,15 +385,15 @@ def _plan(cat: Catalog, answer: jobanswer.Answer, by_pmid: dict[int, tuple[str, 
             columns.append((name, lo, lo + numval, kind, labels, keep))
         sems[name] = _SEMS.get(sem, "instant")
         pmids[name] = pmid_text
-    return _Plan(columns, sems, pmids, np.array([i for r in strings for i in r], dtype=np.intp))
+    return jobanswer.Plan(columns, sems, pmids, np.array([i for r in strings for i in r], dtype=np.intp))
 
 
 def _from_answer(host: str, spec: str, cat: Catalog, answer: jobanswer.Answer,
                  by_pmid: dict[int, tuple[str, str, int]], rename: dict[str, str], job_id: str, id_name: str,
                  slot: int) -> HostSnapshot:
-    """The host's snapshot from its slot's answer: what the metric-by-metric read of the same
-    metrics gives (the same names, instances, values and semantics); the host refused when
-    the answer is not of the job (see _not_the_jobs)."""
+    """The host's snapshot from its slot's answer: its values as its answer's shape lays them out
+    (jobanswer.Row; materialized() or stacking make the columns the metric-by-metric read of the
+    same metrics gives); the host refused when the answer is not of the job (_not_the_jobs)."""
     if not len(answer.set_table) or by_pmid.get(int(answer.set_table[0]["pmid"]), ("",))[0] != id_name:
         raise jobanswer.AnswerError("its first member is not the slot's job_id")
     if (refused := _not_the_jobs(job_id, id_name, int(answer.set_table[0]["numval"]), answer.job_id())) is not None:
@@ -417,18 +402,17 @@ def _from_answer(host: str, spec: str, cat: Catalog, answer: jobanswer.Answer,
     plan = cat.answer_plans.get(key)
     if plan is None:
         plan = cat.answer_plans.setdefault(key, _plan(cat, answer, by_pmid, rename, job_id, slot))
-    metrics = {}
-    values = answer.values
-    strings = answer.strings_at(plan.string_values)
-    for name, lo, hi, kind, labels, keep in plan.columns:
-        if kind == _STRINGS:
-            got = strings[lo:hi]
-            metrics[name] = Column(labels, got if keep is None else [got[j] for j in keep])
-            continue
-        got = values[lo:hi] if kind == _AS_IS else start_us(values[lo:hi].view(np.float64))
-        metrics[name] = Column(labels, got if keep is None else got[keep])
-    return HostSnapshot(host, spec, ok=True, fetched_at=time.time(), sems=plan.sems, metrics=metrics,
-                        pmids=plan.pmids)
+    return HostSnapshot(host, spec, ok=True, fetched_at=time.time(), sems=plan.sems, pmids=plan.pmids,
+                        answer=jobanswer.Row(plan, answer.values, answer.strings_at(plan.string_values)))
+
+
+def materialized(h: HostSnapshot) -> HostSnapshot:
+    """A host read by its answer with its columns made, as the metric-by-metric read gives them
+    (for a reader of one host; stacking makes them for many hosts at once)."""
+    if h.answer is None:
+        return h
+    return HostSnapshot(h.host, h.spec, h.ok, h.error, h.fetched_at, dict(h.sems), jobanswer.columns(h.answer),
+                        dict(h.pmids))
 
 
 def _answer_labels(cat: Catalog, answer: jobanswer.Answer, listings: dict, indom: int, insts: np.ndarray,

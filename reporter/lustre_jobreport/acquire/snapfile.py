@@ -25,7 +25,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from .. import catalog
-from . import hostsnap, snapformat
+from . import hostsnap, jobanswer, snapformat
 from ..safeio.atomicfile import replacing
 from .column import SINGULAR, Value
 from .hostsnap import HostSnapshot
@@ -88,17 +88,22 @@ class Snapshot:
         hosts = {h.host: h.header() for h in fetched}
         names: dict[str, None] = {}
         for h in fetched:
-            names.update(dict.fromkeys(h.metrics))
+            names.update(dict.fromkeys(h.metrics) if h.answer is None else
+                         dict.fromkeys(c[0] for c in h.answer.plan.columns))
+        blocks = _answer_blocks(fetched, consume)
         metrics = {}
         for metric in names:
             # (row, column, whether its values are strings) of the hosts that have the metric
             columns = [(row, c, not isinstance(c.values, np.ndarray)) for row, h in enumerate(fetched)
                        if (c := h.metrics.get(metric)) is not None]
+            # the hosts read by their answers: (rows, instance names, rows x instances, strings)
+            stacked = blocks.pop(metric, [])
             declared = catalog.get(metric)
             if declared is not None:
                 is_string = declared.kind == "string"
             else:   # not in the catalog: the type most hosts gave
-                is_string = 2 * sum(s for _, _, s in columns) > len(columns)
+                given = [(1, s) for _, _, s in columns] + [(len(rows), s) for rows, _, _, s in stacked]
+                is_string = 2 * sum(n for n, s in given if s) > sum(n for n, _ in given)
             # A counter only if every host's agent says so: were one host's value instant, summing
             # it as a counter would be wrong, so any other word wins and diff leaves the metric out.
             sems = {h.sems.get(metric) for h in fetched} - {None}
@@ -106,8 +111,13 @@ class Snapshot:
             pmid = next((h.pmids[metric] for h in fetched if metric in h.pmids), None)
             # Hosts fetched together share their instance lists (pcpfetch.Catalog hands out one
             # list per distinct listing): each distinct list is looked at once, not per host.
+            # (in the hosts' order, whichever way each was read: the tables' columns do not depend
+            # on it)
             instances: dict[str, None] = {}
-            distinct = {id(c.instances): c.instances for _, c, s in columns if s == is_string}
+            lists = sorted([(row, c.instances) for row, c, s in columns if s == is_string]
+                           + [(int(rows[0]), labels) for rows, labels, _, s in stacked if s == is_string],
+                           key=lambda first: first[0])
+            distinct = {id(names_of_host): names_of_host for _, names_of_host in lists}
             for names_of_host in distinct.values():
                 instances.update(dict.fromkeys(names_of_host))
             order = list(instances)
@@ -129,9 +139,16 @@ class Snapshot:
                     idx = np.array([col[i] for i in c.instances], dtype=np.intp)
                     values[row, idx] = c.values
                     present[row, idx] = True
+            for rows, labels, block, s in stacked:
+                if s != is_string:
+                    continue
+                at = (rows, slice(None)) if in_order[id(labels)] else \
+                    np.ix_(rows, np.array([col[i] for i in labels], dtype=np.intp))
+                values[at] = block
+                present[at] = True
             metrics[metric] = MetricTable(sem, is_string, order, values, present, pmid)
             if consume:
-                del columns
+                del columns, stacked
                 for h in fetched:
                     h.metrics.pop(metric, None)
         return cls(taken_at, hosts, metrics, job_id=job_id)
@@ -169,6 +186,26 @@ class Snapshot:
                 for i, inst in enumerate(table.instances) if table.present[row, i]}
 
 
+def _answer_blocks(fetched: list[HostSnapshot], consume: bool) -> dict[str, list]:
+    """The hosts read by their job slot's answer (jobanswer.Row), stacked a plan (an answer's
+    shape) at a time: metric -> [(rows, instance names, a rows x instances block, whether
+    strings)]. consume: each host's values are let go once its plan is stacked."""
+    by_plan: dict[int, tuple[object, list[int]]] = {}
+    for row, h in enumerate(fetched):
+        if h.answer is not None:
+            by_plan.setdefault(id(h.answer.plan), (h.answer.plan, []))[1].append(row)
+    out: dict[str, list] = {}
+    for plan, rows in by_plan.values():
+        answers = [fetched[r].answer for r in rows]
+        at = np.array(rows, dtype=np.intp)
+        for name, labels, block, is_string in jobanswer.blocks(plan, answers):
+            out.setdefault(name, []).append((at, labels, block, is_string))
+        if consume:
+            for r in rows:
+                fetched[r].answer = None
+    return out
+
+
 def _parsed(h: HostSnapshot, repeats: dict[int, tuple[list, bool]]) -> HostSnapshot:
     """A host's fetch with its raw pminfo text parsed, and checked for repeated instances.
     repeats: the verdict per instance list already checked (hosts fetched together share their
@@ -177,12 +214,14 @@ def _parsed(h: HostSnapshot, repeats: dict[int, tuple[list, bool]]) -> HostSnaps
     if h.ok and h.pminfo is not None:
         from .pminfoparse import parse_pminfo
         h = parse_pminfo(h.pminfo.decode("utf-8", "replace"), h.host, h.spec, h.fetched_at or 0.0)
-    for name, c in h.metrics.items():
-        if len(c.instances) < 2:
+    listed = ((name, c.instances) for name, c in h.metrics.items()) if h.answer is None else \
+        ((column[0], column[4]) for column in h.answer.plan.columns)
+    for name, instances in listed:
+        if len(instances) < 2:
             continue                      # nothing to repeat
-        seen = repeats.get(id(c.instances))
+        seen = repeats.get(id(instances))
         if seen is None:
-            seen = repeats[id(c.instances)] = (c.instances, len(set(c.instances)) != len(c.instances))
+            seen = repeats[id(instances)] = (instances, len(set(instances)) != len(instances))
         if seen[1]:
             return hostsnap.failed(h.host, h.spec, hostsnap.fetch_failed(f"{name} lists an instance twice"))
     return h
