@@ -128,6 +128,37 @@ def test_an_answer_this_reader_cannot_decode_leaves_the_host_read_metric_by_metr
 
 
 @needs_pcp
+def test_a_member_the_answer_could_not_carry_leaves_the_host_read_metric_by_metric(tmp_path, monkeypatch):
+    """The agent says PM_ERR_TYPE for a member whose values it cannot pack: that metric is not
+    dropped from the host, the host is read metric by metric."""
+    import cpmapi as c_api
+    from kit.privpmcd import PrivatePmcd
+    from lustre_sim import SimClient
+
+    client = SimClient.create(tmp_path / "tree", version="2.15.4", filesystems=[("scratch", 6, 1)], seed=8)
+    with PrivatePmcd(tmp_path / "pmcd", tmp_path / "tree") as pmcd:
+        store_begin(pmcd, JOB)
+        client.run("overflow", fs="scratch")
+        want, _ = read(pmcd.spec, by_answer=False, monkeypatch=monkeypatch)
+        real = jobanswer.decode
+
+        def one_not_carried(raw, cache=None):
+            a = real(raw, cache)
+            table = a.set_table.copy()
+            table["numval"][3] = c_api.PM_ERR_TYPE       # a job end metric, say
+            counts = np.maximum(a.set_table["numval"], 0)
+            keep = np.ones(len(a.values), dtype=bool)
+            first = int(counts[:3].sum())
+            keep[first:first + int(counts[3])] = False
+            return jobanswer.Answer(table, a.values[keep], a.insts[keep], a.listings, a.strings, a.nlisted,
+                                    a.shape + b"changed")
+
+        monkeypatch.setattr(jobanswer, "decode", one_not_carried)
+        got, answered = read(pmcd.spec, by_answer=True, monkeypatch=monkeypatch)
+    assert answered == 1 and got == want     # _from_answer was tried, and refused the answer
+
+
+@needs_pcp
 def test_a_guessed_slot_is_taken_only_when_it_holds_the_job(tmp_path, monkeypatch):
     """Host a has the job in slot 0; host b has another job in slot 0 and the job in slot 1.
     Read a, a, b in that order (one thread): the second a is read from its guessed slot without

@@ -368,12 +368,22 @@ def _plan(cat: Catalog, answer: jobanswer.Answer, by_pmid: dict[int, tuple[str, 
     """How the answers of this one's shape become a host's columns (jobanswer.Plan)."""
     columns, sems, pmids, strings = [], {}, {}, []
     listings: dict[int, tuple[int, dict[int, str]]] = {}
+
+    def listing_of(indom: int) -> tuple[int, dict[int, str]]:     # the answer's own listings
+        if indom not in listings:
+            listings[indom] = cat.listing(indom, *answer.listings.get(indom, ((), ())))
+        return listings[indom]
+
     for (pmid, numval, mtype, indom), lo in list(zip(answer.sets, answer.first))[1:]:
+        if numval == c_api.PM_ERR_TYPE:
+            # a member whose values the answer could not carry: read the host metric by
+            # metric rather than lose that metric
+            raise jobanswer.AnswerError(f"{pmid_text(pmid)}: values the answer cannot carry")
         known = by_pmid.get(pmid)
         if known is None or numval <= 0:
             continue
-        name, pmid_text, sem = known
-        labels, keep = _answer_labels(cat, answer, listings, indom, answer.insts[lo:lo + numval], job_id, slot)
+        name, as_text, sem = known
+        labels, keep = _instance_names(listing_of, cat, indom, answer.insts[lo:lo + numval], job_id, slot)
         kind = (jobanswer.STRINGS if mtype == c_api.PM_TYPE_STRING else
                 jobanswer.START if mtype == c_api.PM_TYPE_DOUBLE else jobanswer.AS_IS)
         name = rename.get(name, name)
@@ -384,7 +394,7 @@ def _plan(cat: Catalog, answer: jobanswer.Answer, by_pmid: dict[int, tuple[str, 
         else:
             columns.append((name, lo, lo + numval, kind, labels, keep))
         sems[name] = _SEMS.get(sem, "instant")
-        pmids[name] = pmid_text
+        pmids[name] = as_text
     return jobanswer.Plan(columns, sems, pmids, np.array([i for r in strings for i in r], dtype=np.intp))
 
 
@@ -415,19 +425,18 @@ def materialized(h: HostSnapshot) -> HostSnapshot:
                         dict(h.pmids))
 
 
-def _answer_labels(cat: Catalog, answer: jobanswer.Answer, listings: dict, indom: int, insts: np.ndarray,
-                   job_id: str, slot: int) -> tuple[list[str], list[int] | None]:
-    """_labelled's names, from the listings in the answer (shared with every host that lists
-    the same, as the host listings of the metric-by-metric read are), and the values kept
-    (None: all)."""
+def _instance_names(listing_of: Callable[[int], tuple[int, dict[int, str]]], cat: Catalog, indom: int, insts,
+                    job_id: str | None, slot: int) -> tuple[list[str], list[int] | None]:
+    """A metric's instance names, and which of its values are kept (None: all): none for a
+    metric without an instance domain; the job's id for the job's slot (no listing to read);
+    else the names in listing_of(indom), the host's listing of the domain. An instance the
+    listing does not name (or another slot) is dropped, the rest kept."""
     if indom == c_api.PM_INDOM_NULL:
         return [SINGULAR] * len(insts), None
-    if indom == JOB_INDOM:
-        labels = [job_id if inst == slot else None for inst in insts.tolist()]
+    if indom == JOB_INDOM and job_id is not None:
+        labels = [job_id if inst == slot else None for inst in list(insts)]
     else:
-        if indom not in listings:
-            listings[indom] = cat.listing(indom, *answer.listings.get(indom, ((), ())))
-        labels = cat.labels(listings[indom], insts)
+        labels = cat.labels(listing_of(indom), insts)
     if None not in labels:
         return labels, None
     keep = [j for j, label in enumerate(labels) if label is not None]
@@ -435,23 +444,17 @@ def _answer_labels(cat: Catalog, answer: jobanswer.Answer, listings: dict, indom
 
 
 def _labelled(ctx, cat: Catalog, listings: dict, indom: int, insts, values, job_id: str | None, slot: int):
-    """A metric's instance names for its values, and the values kept: none for a metric without
-    an instance domain; the job's id for the job's slot (no listing to read); else the host's
-    listing of the indom (read once a host: listings). An instance the listing does not name
-    (or another slot) is dropped, the rest kept."""
-    if indom == c_api.PM_INDOM_NULL:
-        return [SINGULAR] * len(insts), values
-    if indom == JOB_INDOM and job_id is not None:
-        labels = [job_id if inst == slot else None for inst in list(insts)]
-    else:
-        if indom not in listings:
-            listings[indom] = cat.host_listing(ctx, indom)
-        labels = cat.labels(listings[indom], insts)
-    if None not in labels:
+    """_instance_names of a metric read metric by metric (the host's listings read once a
+    host: listings), and its values kept."""
+    def listing_of(i: int) -> tuple[int, dict[int, str]]:
+        if i not in listings:
+            listings[i] = cat.host_listing(ctx, i)
+        return listings[i]
+
+    labels, keep = _instance_names(listing_of, cat, indom, insts, job_id, slot)
+    if keep is None:
         return labels, values
-    keep = [j for j, label in enumerate(labels) if label is not None]
-    return ([labels[j] for j in keep],
-            values[keep] if isinstance(values, np.ndarray) else [values[j] for j in keep])
+    return labels, values[keep] if isinstance(values, np.ndarray) else [values[j] for j in keep]
 
 _VLIST_OFFSET = pmapi.pmValueSet.vlist.offset if HAVE_PMAPI else 0
 _VSET_OFFSET = pmapi.pmResult.vset.offset if HAVE_PMAPI else 0
