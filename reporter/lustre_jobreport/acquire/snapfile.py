@@ -91,6 +91,9 @@ class Snapshot:
             names.update(dict.fromkeys(h.metrics) if h.answer is None else
                          dict.fromkeys(c[0] for c in h.answer.plan.columns))
         blocks = _answer_blocks(fetched, consume)
+        # the hosts' semantics and PMIDs, each dict once (hosts read by their answers share theirs)
+        host_sems = list({id(h.sems): h.sems for h in fetched}.values())
+        host_pmids = list({id(h.pmids): h.pmids for h in fetched}.values())
         metrics = {}
         for metric in names:
             # (row, column, whether its values are strings) of the hosts that have the metric
@@ -106,9 +109,9 @@ class Snapshot:
                 is_string = 2 * sum(n for n, s in given if s) > sum(n for n, _ in given)
             # A counter only if every host's agent says so: were one host's value instant, summing
             # it as a counter would be wrong, so any other word wins and diff leaves the metric out.
-            sems = {h.sems.get(metric) for h in fetched} - {None}
+            sems = {d.get(metric) for d in host_sems} - {None}
             sem = "counter" if sems == {"counter"} else min(sems - {"counter"}, default="instant")
-            pmid = next((h.pmids[metric] for h in fetched if metric in h.pmids), None)
+            pmid = next((d[metric] for d in host_pmids if metric in d), None)
             # Hosts fetched together share their instance lists (pcpfetch.Catalog hands out one
             # list per distinct listing): each distinct list is looked at once, not per host.
             # (in the hosts' order, whichever way each was read: the tables' columns do not depend

@@ -293,7 +293,8 @@ class _Bounded:
             threading.Thread(target=self._work, args=(i,), daemon=True,
                              name=f"fetch {self.targets[i].name}").start()
 
-    def _work(self, i: int | None) -> None:
+    def _work(self, first: int) -> None:
+        i: int | None = first
         while i is not None:
             result = self.fetch(self.targets[i])
             with self.changed:
@@ -330,13 +331,13 @@ class _Bounded:
                 if end is not None and now >= end:
                     for i in list(self.running):
                         self._give_up(i, hostsnap.not_reached(now - self.start))
-                    self.next, pending = len(self.targets), range(self.next, len(self.targets))
+                    pending, self.next = range(self.next, len(self.targets)), len(self.targets)
                     for i in pending:
                         t = self.targets[i]
                         self.done[i] = hostsnap.failed(t.name, t.spec, hostsnap.not_reached(now - self.start))
                     self.left = 0
                     break
-                wake = [due for due in itertools.islice(self.running.values(), 1)]
+                wake = list(itertools.islice(self.running.values(), 1))     # the oldest running host's due
                 if end is not None:
                     wake.append(min(end, now + 0.05))   # the end moves earlier as hosts are read
                 self.changed.wait(timeout=max(0.0, min(wake) - now) if wake else None)
