@@ -11,7 +11,7 @@ only reads the two snapshot files (snapfile.read).
 
 from __future__ import annotations
 
-import resource
+import os
 import subprocess
 import sys
 import tempfile
@@ -72,13 +72,15 @@ def fleet(base: HostSnapshot, rng: np.random.Generator, deltas: dict | None) -> 
 
 
 def timed(cmd: list[str]) -> tuple[float, int]:
-    """Wall time and peak RSS (bytes) of a child process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """Wall time and peak RSS (bytes) of a child process: its own (wait4), not the largest of
+    every child so far (RUSAGE_CHILDREN)."""
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return wall, max(after, before) * 1024
+    if status != 0:
+        raise SystemExit(f"{' '.join(cmd[:3])} ... failed (status {status})")
+    return wall, usage.ru_maxrss * 1024
 
 
 def main() -> int:
