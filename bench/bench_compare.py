@@ -118,12 +118,12 @@ def phases(records: str, data: str, out: str) -> int:
 def rank_bound(columns_sql: str, data: str) -> int:
     """The rank bound's process (see the module docstring): scan, metrics, one value sort each."""
     import duckdb
-    from lustre_jobreport.compare import metrics as comparemetrics, stats as comparestats
+    from lustre_jobreport.compare import grouptests, metrics as comparemetrics, stats as comparestats
     table = duckdb.connect().sql(f"SELECT {columns_sql} FROM read_parquet('{data}/**/*.parquet', "
                                  "hive_partitioning=true)").to_arrow_table()
     columns = comparemetrics.Columns(table)
     values = [comparemetrics.values(m, columns, compare.Settings().min_bytes) for m in compare.METRICS]
-    with compare._executor(None, table.num_rows) as pool:
+    with grouptests.executor(None, table.num_rows) as pool:
         list(pool.map(comparestats.value_order, values + values[:1]))      # + the combined statistic's
     return 0
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, strategies as st
 from scipy import stats
 
-from lustre_jobreport.compare import model as compare, metrics as comparemetrics, stats as compare_stats, twostage, \
+from lustre_jobreport.compare import document, model as compare, metrics as comparemetrics, stats as compare_stats, twostage, \
     view as comparerender
 from lustre_jobreport import config
 from lustre_jobreport.records import jobrow
@@ -278,7 +278,7 @@ def test_false_regressions_on_null_data_stay_under_q_thanks_to_bh(monkeypatch):
         d, _, G = p_metric.shape
         nan = np.full((d, G), np.nan)
         return twostage.TwoStage(nan, nan, np.where(member[None], p_metric, np.nan), 0, 0)
-    monkeypatch.setattr(compare.twostage, "two_stage", raw)
+    monkeypatch.setattr(twostage, "two_stage", raw)
     without = runs(range(40))
     assert without > 0.5, without
     print(f"runs with a false verdict: {with_bh:.3f} with BH, {without:.3f} without")
@@ -577,7 +577,7 @@ def _rpc_sums(cols: dict[str, list], key: list[int], groups: int):
     t = pa.table({**{c: pa.array(cols.get(c, [0] * n), pa.int64()) for c in RPC_COLUMNS},
                   "pagesize": pa.array([4096] * n, pa.int64()), "max_pages_per_rpc": pa.array([256] * n, pa.int64())})
     sums = comparemetrics.rpc_pass(comparemetrics.Columns(t), np.array(key, dtype=np.int64), 2 * groups)
-    fleet = {name: compare._shares(sums.ints(slice(i, None, 2))) for i, name in enumerate(compare.SIDES)}
+    fleet = {name: document.shares(sums.ints(slice(i, None, 2))) for i, name in enumerate(compare.SIDES)}
     return sums, fleet
 
 

@@ -171,15 +171,15 @@ def test_medians_of_some_rows_from_the_order_of_them_all_are_each_groups_own(cas
 @runs(500)
 @given(st.sets(st.tuples(st.integers(0, 30), st.integers(0, 6)), max_size=60), st.booleans())
 def test_each_cells_values_are_its_codes_labels_in_order(pairs, by_version):
-    from lustre_jobreport.compare import model as compare
+    from lustre_jobreport.compare import attribution
     labels = ["2.16.0", "2.15.4", "2.9.1", "2.15.10", "2.15.4-rc1", "1", "10"]
     cell, code = (np.array(a, dtype=np.int64) for a in zip(*sorted(pairs))) if pairs else (np.zeros(0, np.int64),) * 2
-    got = compare._cell_values(cell, code, labels, compare._version_key if by_version else None)
+    got = attribution.cell_values(cell, code, labels, attribution.version_key if by_version else None)
     want: dict[int, list] = {}
     for c, k in sorted(pairs):
         want.setdefault(c, []).append(labels[k])
     if by_version:
-        want = {c: sorted(vs, key=compare._version_key) for c, vs in want.items()}
+        want = {c: sorted(vs, key=attribution.version_key) for c, vs in want.items()}
     assert got == want
 
 
@@ -188,8 +188,8 @@ def test_each_cells_values_are_its_codes_labels_in_order(pairs, by_version):
 @runs(1000)
 @given(st.lists(st.integers(-1, 2**62), max_size=50) | st.lists(st.integers(0, 5), max_size=50))
 def test_dense_keys_are_np_uniques_inverse_and_first_rows(keys):
-    from lustre_jobreport.compare import model as compare
+    from lustre_jobreport.compare import grouping
     keys = np.array(keys, dtype=np.int64)
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    got_rank, got_first = compare._dense(keys)
+    got_rank, got_first = grouping.dense(keys)
     assert got_rank.tolist() == inverse.tolist() and got_first.tolist() == first.tolist()

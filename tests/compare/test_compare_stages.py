@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 from scipy import stats
 
-from lustre_jobreport import cli
-from lustre_jobreport.compare import detectable, levels, model as compare, stats as cstats, twostage
+from lustre_jobreport import cli, config
+from lustre_jobreport.compare import detectable, grouping, levels, model as compare, stats as cstats, twostage
 from lustre_jobreport.compare.model import Settings
 
 from kit.compare_rows import jobs, table
@@ -67,7 +67,7 @@ def test_levels_pool_what_is_too_small_as_the_plain_rule_says(case):
     side = np.array([r[4] for r in rows], dtype=np.int8)
     trusted = np.array([r[5] for r in rows], dtype=bool)
     parts = [(np.array([k[i] for k in keys], dtype=np.int64), 4) for i in range(4)]
-    lv = levels.build(parts, side, trusted, min_jobs, cols, compare._combine)
+    lv = levels.build(parts, side, trusted, min_jobs, cols, grouping.combine)
     got = defaultdict(set)
     for i, g in enumerate(lv.gid.tolist()):
         got[g].add(i)
@@ -374,8 +374,8 @@ def test_no_change_groups_say_what_they_could_have_seen():
 
 def test_coarsen_is_checked_like_group_by(tmp_path):
     with pytest.raises(compare.CompareError, match="--coarsen: unknown key 'node'"):
-        Settings.of(dict(compare.config.DEFAULTS["compare"]), None, "node")
-    assert Settings.of(dict(compare.config.DEFAULTS["compare"]), None, "").coarsen == ()
+        Settings.of(dict(config.DEFAULTS["compare"]), None, "node")
+    assert Settings.of(dict(config.DEFAULTS["compare"]), None, "").coarsen == ()
     conf = tmp_path / "c.toml"
     conf.write_text('[compare]\ncoarsen = ["user", "user"]\n')
     assert cli.main(["--config", str(conf), "compare", "--baseline", "", "--candidate", ""]) == 2

@@ -13,7 +13,7 @@ What each field of a Metric means:
   gate      which volume must reach [compare] min_bytes for the value to count: "read"
             (read_bytes), "write" (write_bytes), "moved" (read + write); "opens" (at least one open)
   direction "read" / "write": the I/O direction the metric belongs to
-  hybrid    a shift that hybrid I/O switching its direction to direct I/O explains (compare.py):
+  hybrid    a shift that hybrid I/O switching its direction to direct I/O explains (grouptests.hybrid_excused):
             RPC shapes, read-ahead, OST/llite bytes, write latency; not read latency
   context   shown, never a group's verdict by itself (the application's own choice)
   of        for a share: what it is a share of ("of read RPCs")
@@ -273,7 +273,7 @@ class Metric:
     means: str
     compute: Callable[[Columns], np.ndarray]
     of: str = ""            # what a share is a share of ("of read RPCs"), for the text
-    hybrid: bool = False    # a shift that hybrid I/O of its direction explains (compare.py)
+    hybrid: bool = False    # a shift that hybrid I/O of its direction explains (grouptests.hybrid_excused)
     look: LookNext | None = None    # where to look next when it regresses (None: a context metric)
 
 
@@ -375,3 +375,13 @@ def values(metric: Metric, c: Columns, min_bytes: float) -> np.ndarray:
     v[~gate(metric, c, min_bytes)] = np.nan     # NaN >= x is False: a null volume gates out too
     v[~np.isfinite(v)] = np.nan
     return v
+
+
+def worse_is_higher() -> np.ndarray:
+    """[m, 1]: a higher value of metric m is the worse one."""
+    return np.array([m.worse == "higher" for m in METRICS])[:, None]
+
+
+def can_decide() -> np.ndarray:
+    """[m, 1]: metric m may decide its group's verdict (a context metric never does)."""
+    return np.array([not m.context for m in METRICS], dtype=bool)[:, None]
