@@ -565,7 +565,7 @@ def _jobs(draw):
     return out
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(jobs=_jobs(), pairs=st.lists(st.tuples(_selections(), _selections()), min_size=1, max_size=8))
 def test_one_read_of_several_selections_gives_each_its_own_rows(tmp_path_factory, jobs, pairs):
     """load_each over random records (in the dataset, the live tree, both, or twice in the
