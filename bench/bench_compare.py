@@ -103,9 +103,8 @@ def phases(records: str, data: str, out: str) -> int:
     from lustre_jobreport.compare import view as comparerender
     settings = compare.Settings()
     t1 = time.perf_counter()
-    said: set[str] = set()
-    base, _ = compare_command.load_side("baseline", "lustre=2.15.*", settings, records, data, said)
-    cand, _ = compare_command.load_side("candidate", "lustre=2.16.*", settings, records, data, said)
+    (base, _), (cand, _) = compare_command.load_sides({"baseline": "lustre=2.15.*", "candidate": "lustre=2.16.*"},
+                                                      settings, records, data)
     t2 = time.perf_counter()
     result = compare.compare(base, cand, settings)
     t3 = time.perf_counter()

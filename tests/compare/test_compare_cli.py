@@ -169,21 +169,23 @@ def test_records_of_a_newer_schema_are_skipped_and_said(dirs, capsys):
 def test_each_side_reads_only_the_columns_compare_reads(dirs, tmp_path, monkeypatch):
     from lustre_jobreport.compare import command as compare_command, model as cmp
     from lustre_jobreport.records import recordset
-    asked, real = [], recordset.load
+    asked, real = [], recordset.load_each
 
-    def load(*a, **kw):
+    def load_each(*a, **kw):
         got = real(*a, **kw)
-        asked.append((kw.get("columns"), got.table.column_names))
+        asked.append((kw.get("columns"), [side.table.column_names for side in got.sides]))
         return got
 
-    monkeypatch.setattr(recordset, "load", load)
+    monkeypatch.setattr(recordset, "load_each", load_each)
     assert compare(dirs, "--baseline", "lustre=2.15.*,cluster=*", "--candidate", "lustre=2.16.*",
                    "--format", "json", "-o", str(tmp_path / "c.json")) == 0
     need = cmp.needed_columns(cmp.Settings().group_by)
-    assert [a[0] for a in asked] == [need, need] and len(need) < len(cmp.jobrow.COLUMNS)
-    assert set(asked[0][1]) == {*need, "cluster"} and set(asked[1][1]) == set(need)   # the selection's own too
-    t, _ = compare_command.load_side("baseline", "lustre=2.15.*,cluster=*", cmp.Settings(), *dirs)
-    assert t.column_names == list(need)
+    [(columns, (base, cand))] = asked                                   # both sides in one read
+    assert columns == need and len(need) < len(cmp.jobrow.COLUMNS)
+    assert set(base) == {*need, "cluster"} and set(cand) == set(need)   # the selection's own too
+    sides = compare_command.load_sides({"baseline": "lustre=2.15.*,cluster=*", "candidate": "lustre=2.16.*"},
+                                       cmp.Settings(), *dirs)
+    assert [t.column_names for t, _ in sides] == [list(need), list(need)]
 
 
 def test_selections_that_overlap_are_said(dirs, capsys):

@@ -17,6 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from lustre_jobreport.records import compact, jobrow, partschema, store as records, recordset
 from lustre_jobreport.records import dataset
@@ -512,3 +513,92 @@ def test_a_dataset_path_with_glob_characters_is_that_path(tmp_path, name, other)
     put(rec, "1")                                   # stored again: the dataset's copy is known
     got = recordset.load("", rec, ds)
     assert jobs(got) == ["1"] and (got.json_in_dataset, got.json_rows) == (1, 0)
+
+
+# -- several selections in one read ----------------------------------------------------------------
+
+def _plain_match(selection: str, row: dict) -> bool:
+    """A selection's condition written plainly (fnmatch, loops), not recordset's regexes: every
+    item holds; lustre/kernel/os hold for every ';'-part; since inclusive, until exclusive."""
+    import fnmatch
+    for item in filter(None, selection.split(",")):
+        key, _, value = item.partition("=")
+        if key in ("since", "until"):
+            moment = datetime.fromisoformat(value).replace(tzinfo=timezone.utc)
+            if (row["end"] < moment) if key == "since" else (row["end"] >= moment):
+                return False
+            continue
+        have = row[key]
+        parts = have.split(";") if key in recordset.MULTI and have is not None else [have]
+        if have is None or not all(fnmatch.fnmatchcase(p, value) for p in parts):
+            return False
+    return True
+
+
+_GLOBS = {"lustre": ["2.15.*", "2.16.*", "2.1?.*", "2.16.0", "*"], "user": ["ann", "b*", "[ab]*", "[!a]*"]}
+_MOMENTS = ["2026-09-01", "2026-09-20", "2026-10-01", "2026-10-15", "2026-11-01", "2026-12-01"]
+
+
+@st.composite
+def _selections(draw):
+    items = [f"{k}={draw(st.sampled_from(v))}" for k, v in _GLOBS.items() if draw(st.booleans())]
+    since, until = draw(st.sampled_from([None, *_MOMENTS])), draw(st.sampled_from([None, *_MOMENTS]))
+    if since:
+        items.append(f"since={since}")
+    if until and (since is None or until > since):
+        items.append(f"until={until}")
+    return ",".join(items)
+
+
+@st.composite
+def _jobs(draw):
+    """Jobs: (id, lustre per host, user, end, filesystems, where stored: dataset, json, both
+    (compacted, its JSON still in the live tree) or twice (two copies in the dataset))."""
+    out = []
+    for i in range(draw(st.integers(1, 10))):
+        hosts = draw(st.lists(st.sampled_from(["2.15.4", "2.16.0"]), min_size=1, max_size=2))
+        end = datetime(2026, draw(st.integers(9, 12)), draw(st.integers(1, 28)), draw(st.integers(0, 23)),
+                       tzinfo=timezone.utc)
+        out.append((str(i), hosts, draw(st.sampled_from(["ann", "bob", "al"])), end,
+                    draw(st.sampled_from([("scratch",), ("scratch", "home")])),
+                    draw(st.sampled_from(["dataset", "json", "both", "twice"]))))
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(jobs=_jobs(), pairs=st.lists(st.tuples(_selections(), _selections()), min_size=1, max_size=8))
+def test_one_read_of_several_selections_gives_each_its_own_rows(tmp_path_factory, jobs, pairs):
+    """load_each over random records (in the dataset, the live tree, both, or twice in the
+    dataset) and random pairs of selections: each side's rows are the rows its selection picks,
+    one per (record_id, fs), jobs both pick on both sides and counted as shared, and each side's
+    counts those of its selection (the dataset files of the months it reads)."""
+    base = tmp_path_factory.mktemp("each")
+    rec, ds = base / "records", base / "dataset"
+    docs, by_file = {}, {}
+    for job_id, hosts, user, end, fs, where in jobs:
+        kw = dict(end=end, lustre=hosts, hosts=len(hosts), user=user, fs=fs)
+        docs[job_id] = record_doc(job_id, **kw)
+        if where in ("json", "both"):
+            put(rec, job_id, **kw)
+        if where != "json":
+            for copy in range(2 if where == "twice" else 1):
+                by_file.setdefault((end.year, end.month, copy), []).extend(jobrow.rows(docs[job_id]))
+    for (y, m, copy), rows in by_file.items():
+        write_part(ds / f"year={y}" / f"month={m}" / f"part-{copy}.parquet", dataset.to_table(rows))
+    every = [r for d in docs.values() for r in jobrow.rows(d)]
+    in_dataset = {r["record_id"] for rows in by_file.values() for r in rows}
+    for pair in pairs:
+        each = recordset.load_each(pair, rec, ds, columns=("read_bytes", "user"))
+        ids = []
+        for selection, got in zip(pair, each.sides):
+            want = [r for r in every if _plain_match(selection, r)]
+            rows = got.table.select(["record_id", "fs", "read_bytes", "user"]).to_pylist()
+            assert sorted((r["record_id"], r["fs"]) for r in rows) == sorted((r["record_id"], r["fs"]) for r in want)
+            assert sorted(rows, key=str) == sorted(({k: r[k] for k in ("record_id", "fs", "read_bytes", "user")}
+                                                    for r in want), key=str)
+            assert (got.dataset_rows, got.json_rows) == (sum(r["record_id"] in in_dataset for r in want),
+                                                         sum(r["record_id"] not in in_dataset for r in want))
+            sel = Selection.parse(selection)
+            assert got.dataset_files == sum(1 for y, m, _ in by_file if sel.months((y, m)))
+            ids.append({r["record_id"] for r in want})
+        assert each.shared_jobs == len(ids[0] & ids[1])

@@ -27,30 +27,38 @@ def _read_text(info: dict, records_dir, dataset_dir) -> str:
 
 
 
-def load_side(name: str, text: str, settings: Settings, records_dir, dataset_dir, said: set | None = None):
-    """One side's rows (only the columns compare reads: recordset reads no other) and what
-    recordset says it read; no matching row is an error naming the selection and what was
-    read. The records and directories recordset skipped and the dataset files it left out are
-    said on stderr (at most MAX_WARNINGS lines; once, when `said` is shared by the sides: both
-    read the same records)."""
-    selection = recordset.Selection.parse(text)
-    table, info = recordset.load(selection, records_dir, dataset_dir,
-                                 columns=needed_columns(settings.group_by))
-    warnings = list(info.get("warnings") or [])
-    said = set() if said is None else said
-    new = [w for w in warnings if w not in said]
-    for line in new[:max(0, MAX_WARNINGS - len(said))]:
+def load_sides(sides: dict[str, str], settings: Settings, records_dir, dataset_dir) -> list[tuple]:
+    """Each side's rows (only the columns compare reads: recordset reads no other) and what
+    recordset says it read, `sides` (name: selection) read in one pass; a side no row matches
+    is an error naming its selection and what was read. The records and directories recordset
+    skipped and the dataset files it left out are said on stderr once for all sides (at most
+    MAX_WARNINGS lines), and so are the jobs more than one side selected (they count on each)."""
+    columns = needed_columns(settings.group_by)
+    each = recordset.load_each([recordset.Selection.parse(text) for text in sides.values()],
+                               records_dir, dataset_dir, columns=columns)
+    _say_warnings(dict.fromkeys(w for one in each.sides for w in one.warnings))
+    if (shared := each.shared_jobs):
+        _warn(f"{shared:,} job{'s' if shared != 1 else ''} match both the baseline and the candidate "
+              f"selection and count on both sides: make the selections disjoint")
+    out = []
+    for (name, text), one in zip(sides.items(), each.sides):
+        info = one.info()
+        if one.table.num_rows == 0:
+            raise NoRecordsError(f"no job records match the {name} selection {text!r} "
+                                 f"({_read_text(info, records_dir, dataset_dir)})")
+        info = ({k: v for k, v in info.items() if k not in ("warnings", "records_skipped")}
+                | {"skipped": info.get("records_skipped", 0)})
+        out.append((one.table.select(list(columns)), info))   # not the selection's own columns
+    return out
+
+
+
+def _say_warnings(lines) -> None:
+    lines = list(lines)
+    for line in lines[:MAX_WARNINGS]:
         _warn(line)
-    if len(said) < MAX_WARNINGS < len(said) + len(new):
-        _warn(f"... and {len(said) + len(new) - MAX_WARNINGS} more records or directories skipped "
-              "or files left out")
-    said.update(new)
-    if table.num_rows == 0:
-        raise NoRecordsError(f"no job records match the {name} selection {text!r} "
-                             f"({_read_text(info, records_dir, dataset_dir)})")
-    info = ({k: v for k, v in info.items() if k not in ("warnings", "records_skipped")}
-            | {"skipped": info.get("records_skipped", 0)})
-    return table.select(list(needed_columns(settings.group_by))), info   # not the selection's own
+    if len(lines) > MAX_WARNINGS:
+        _warn(f"... and {len(lines) - MAX_WARNINGS} more records or directories skipped or files left out")
 
 
 
@@ -59,27 +67,13 @@ def _warn(line: str) -> None:
 
 
 
-def overlap(baseline, candidate) -> int:
-    """How many of the candidate's jobs the baseline selected too (a job in both counts on both
-    sides and pulls them together: the selections should not overlap)."""
-    import pyarrow.compute as pc
-    both = pc.is_in(candidate["record_id"], value_set=pc.unique(baseline["record_id"]))
-    return len(pc.unique(pc.filter(candidate["record_id"], both)))
-
-
-
 def main(args, cfg) -> str:
     """The comparison the command line asked for, rendered (cli writes it out)."""
     settings = Settings.of(cfg.values["compare"], getattr(args, "by", None), getattr(args, "coarsen", None))
     records_dir = args.records or cfg.values["hooks"]["records_dir"]
     dataset_dir = args.dataset or cfg.values["records"]["dataset_dir"]
-    # one side at a time, only the columns compare reads (recordset reads no other)
-    said: set[str] = set()
-    bt, bi = load_side("baseline", args.baseline, settings, records_dir, dataset_dir, said)
-    ct, ci = load_side("candidate", args.candidate, settings, records_dir, dataset_dir, said)
-    if (shared := overlap(bt, ct)):
-        _warn(f"{shared:,} job{'s' if shared != 1 else ''} match both the baseline and the candidate "
-              f"selection and count on both sides: make the selections disjoint")
+    (bt, bi), (ct, ci) = load_sides({"baseline": args.baseline, "candidate": args.candidate}, settings,
+                                    records_dir, dataset_dir)
     result = compare(bt, ct, settings, baseline_selection=args.baseline, candidate_selection=args.candidate,
                      baseline_info=bi, candidate_info=ci)
     return comparerender.render(result, args.format)

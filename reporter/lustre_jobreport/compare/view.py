@@ -456,8 +456,9 @@ def render_json(result: Comparison) -> str:
     """The document as it is (no NaN or infinity: compare wrote null and "inf"), one group per
     line: json's C encoder only runs without indent, and a year of jobs has ~10,000 groups
     (indenting them all took seconds). ensure_ascii: no control or non-ASCII character in the
-    text itself."""
-    one = json.JSONEncoder(ensure_ascii=True, allow_nan=False).encode     # one encoder for every group
+    text itself. check_circular off: the document is a tree compare built (no container twice
+    in it), and the encoder's bookkeeping of every dict and list it enters costs ~8 %."""
+    one = json.JSONEncoder(ensure_ascii=True, allow_nan=False, check_circular=False).encode   # for every group
     parts = []
     for key, v in result.doc.items():
         if key == "groups" and v:

@@ -17,9 +17,10 @@ import os
 import unicodedata
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import jinja2
+if TYPE_CHECKING:
+    import jinja2
 
 from .textsafe import escaped, hidden
 
@@ -241,7 +242,9 @@ def environment(autoescape: bool = False) -> jinja2.Environment:
 @functools.lru_cache(maxsize=8)
 def _environment_of(directory: str, autoescape: bool) -> jinja2.Environment:
     """One environment per templates directory: it compiles each template once (and again
-    when its file changes), not on every rendering."""
+    when its file changes), not on every rendering. Jinja2 is imported here, by the pages that
+    use templates: compare's text and JSON need none."""
+    import jinja2
     return jinja2.Environment(loader=jinja2.FileSystemLoader(directory),
                               undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                               trim_blocks=True, lstrip_blocks=True, autoescape=autoescape)

@@ -13,7 +13,9 @@ Globs are matched case-sensitively over the whole value, in DuckDB (regexp_full_
 sources, so the dataset and the JSON records cannot disagree.
 
 load() gives the rows (jobrow.COLUMNS, or only the columns asked for: columns=) of both
-sources, one per (record_id, fs), in no particular order: a job found in the dataset is taken
+sources, one per (record_id, fs), in no particular order; load_each() those of several
+selections in one pass (compare's two sides: one scan, each row's selections told by a flag),
+each as load() of it alone would: a job found in the dataset is taken
 from there alone (its JSON record may still be in the live tree after a compaction interrupted
 before moving it, or be a later copy); the dataset's own duplicates (for a moment while
 compaction merges a month) and the JSON records' (a copy in two day directories) count once.
@@ -282,16 +284,22 @@ class _FilesChanged(Exception):
 
 class _Dataset:
     """The dataset's files of the months asked for, each checked against the schema it states
-    before it is read (partschema), read FILES_PER_QUERY files at a time."""
+    before it is read (partschema), read FILES_PER_QUERY files at a time. The files left out
+    are kept with their warning line, in the order found, and every file listed with its month:
+    each selection of a load is told those of its own months."""
 
-    def __init__(self, con, dataset_dir, out: Loaded):
-        self.con, self.dir, self.out = con, dataset_dir, out
+    def __init__(self, con, dataset_dir):
+        self.con, self.dir = con, dataset_dir
         self.checked: dict[Path, partschema.Checked] = {}
+        self.left_out: list[tuple[Path, str]] = []
+        self.part: dict[Path, dataset.Part] = {}
 
     def files(self, parts=None) -> list[Path]:
         if not self.dir:
             return []
         found = dataset.dataset_files(self.dir)
+        for p, fs in found.items():
+            self.part.update((f, p) for f in fs)
         return [f for p, fs in found.items() if parts is None or parts(p) for f in fs]
 
     def check(self, f: Path) -> partschema.Checked:
@@ -310,15 +318,13 @@ class _Dataset:
                 raise JobReportError(f"{f}: cannot read: {exc.strerror}") from None
             else:
                 if checked.foreign:
-                    self.out.warnings.append(f"{f}: a Parquet file of another schema, {checked.why}; left out")
-                    self.out.dataset_files_left_out += 1
+                    self.left_out.append((f, f"{f}: a Parquet file of another schema, {checked.why}; left out"))
             self.checked[f] = checked
         return self.checked[f]
 
     def leave_out(self, exc: partschema.UnreadableParquet) -> partschema.Checked:
         """A file that is not a readable Parquet file: named, counted, never read again."""
-        self.out.warnings.append(f"{exc}; left out")
-        self.out.dataset_files_left_out += 1
+        self.left_out.append((exc.path, f"{exc}; left out"))
         self.checked[exc.path] = partschema.Checked(exc.path, None, exc.reason)
         return self.checked[exc.path]
 
@@ -420,14 +426,14 @@ def _unreadable(f: Path) -> partschema.UnreadableParquet | None:
 def distrust_negative_counts(table):
     """The rows with a negative count not trusted: a dataset file written before counts were
     checked (jobrow) may hold one in a row marked trusted, which compare must leave out. Only
-    the columns read are looked at: compare uses no other; row by row only those whose
-    smallest value is negative."""
+    the columns read are looked at (of jobrow's: not the scan's keys): compare uses no other;
+    row by row only those whose smallest value is negative."""
     import pyarrow.compute as pc
     if "trusted" not in table.column_names:
         return table
     negative = None
     for name in table.column_names:
-        if jobrow.TYPES[name] in ("int64", "int32") and (pc.min(table[name]).as_py() or 0) < 0:
+        if jobrow.TYPES.get(name) in ("int64", "int32") and (pc.min(table[name]).as_py() or 0) < 0:
             below = pc.fill_null(pc.less(table[name], 0), False)
             negative = below if negative is None else pc.or_(negative, below)
     if negative is None:
@@ -439,7 +445,7 @@ def distrust_negative_counts(table):
 def _one_per_job(con, table):
     """One row per (record_id, fs), the first stored (a merge under way may show a job in two
     files). The window that picks it costs more than the read: it runs only when the rows hold
-    a job twice (they seldom do)."""
+    a job twice (they seldom do; _may_hold_copies tells quickly when they cannot)."""
     con.register("ds_rows", table)
     try:
         if not con.sql("SELECT count(*) > count(DISTINCT (record_id, fs)) FROM ds_rows").fetchall()[0][0]:
@@ -448,6 +454,36 @@ def _one_per_job(con, table):
                        "(PARTITION BY record_id, fs ORDER BY stored_at NULLS LAST) = 1").to_arrow_table()
     finally:
         con.unregister("ds_rows")
+
+
+def _sorted_unique(keys):
+    import numpy as np
+    keys = np.sort(keys)
+    return keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if len(keys) else keys
+
+
+def _may_hold_copies(table) -> bool:
+    """Whether the rows may hold a (record_id, fs) twice: only if two of them have the same hash
+    of it (ROW_KEY, made by the scan), which a sort tells."""
+    keys = table[ROW_KEY].to_numpy()
+    return len(_sorted_unique(keys)) < len(keys)
+
+
+def _shared_jobs(tables) -> int:
+    """How many jobs (record_ids) more than one of the tables holds. Only the rows whose hash of
+    record_id (JOB_KEY, made by the scan) is in more than one table can be; their ids are
+    compared."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    keys = [t[JOB_KEY].to_numpy() for t in tables]
+    every = np.sort(np.concatenate([_sorted_unique(k) for k in keys]))
+    twice = every[1:][every[1:] == every[:-1]]
+    if not len(twice):
+        return 0
+    ids = [pc.unique(t["record_id"].filter(pa.array(np.isin(k, twice)))) for t, k in zip(tables, keys)]
+    counts = pc.value_counts(pa.chunked_array(ids, type=pa.string())).field("counts")
+    return int(np.count_nonzero(counts.to_numpy() > 1))
 
 
 def _select_list(names, have: set[str]) -> str:
@@ -484,55 +520,158 @@ def load(selection: Selection | str, records_dir: str | Path | None, dataset_dir
     the selection reads are always given too (columns_read). Only these are read from the
     Parquet files and made from the JSON records (compare asks for 73 of the 96). The rows are
     in no particular order."""
+    return load_each((selection,), records_dir, dataset_dir, columns).sides[0]
+
+
+@dataclass
+class Each:
+    """What load_each read: each selection's Loaded, in the order given, and how many jobs
+    (record_ids) more than one selection picked (each of them is in each of their tables)."""
+    sides: list[Loaded]
+    shared_jobs: int
+
+
+ROW_KEY, JOB_KEY = "__row_key", "__job_key"     # the scan's hashes of (record_id, fs) and of record_id
+
+
+def load_each(selections: Iterable[Selection | str], records_dir: str | Path | None,
+              dataset_dir: str | Path | None, columns: Iterable[str] | None = None) -> Each:
+    """load() of each selection, all read in one pass: the JSON records are read once, each
+    dataset file checked once, and the months any selection reads scanned in one DuckDB query a
+    batch of files that tells each row's selections. A row several selections pick is in each
+    of their tables. Each Loaded is what load() of its selection alone gives: its rows (in the
+    same order), and its counts and warnings (the dataset files of its months and of the JSON
+    records' months; the JSON records' own are every selection's)."""
     import duckdb
     import pyarrow as pa
 
-    sel = Selection.parse(selection) if isinstance(selection, str) else selection
-    names = columns_read(columns, sel)
-    schema = dataset.schema(names)
-    out = Loaded(table=None)
+    sels = [Selection.parse(s) if isinstance(s, str) else s for s in selections]
+    if not sels:
+        raise ValueError("load_each: no selection")
+    side_names = [columns_read(columns, s) for s in sels]
+    names = tuple(c for c in jobrow.COLUMNS if any(c in n for n in side_names))
+    picked = _Picked(sels)
+    shared = Loaded(table=None)                  # the JSON records' counts and warnings
     con = duckdb.connect(":memory:")
     try:
         con.execute("SET TimeZone = 'UTC'")
         # DuckDB's I/O threads (8 by default) each open files ahead of the scan: one keeps the
         # files open at once to a few dozen, whatever a month holds, and reads no slower here
         con.execute("SET async_threads = 1")
-        where, params = sel.where()
         cols = ", ".join(f'"{c}"' for c in names)
-        ds = _Dataset(con, dataset_dir, out)
+        ds = _Dataset(con, dataset_dir)
 
         # the JSON records, and which of their jobs the dataset holds (their months alone)
         months: set[tuple[int, int]] = set()
-        json_all = _json_rows(records_dir, out, names, months)
+        json_all = _json_rows(records_dir, shared, names, months)
         con.register("json_all", json_all)
         known, _ = ds.query(lambda src, have: (f"SELECT DISTINCT record_id FROM {src}", []),
                             lambda p: p in months)
         if known is None:
             known = pa.schema([dataset.schema().field("record_id")]).empty_table()
         con.register("known_ids", known)
-        out.json_in_dataset = con.sql("SELECT count(DISTINCT record_id) FROM json_all "
-                                      "WHERE record_id IN (SELECT record_id FROM known_ids)").fetchall()[0][0]
-        json_sel = con.sql(
-            f"SELECT {cols} FROM json_all WHERE {where} AND record_id NOT IN (SELECT record_id FROM known_ids)",
-            params=params).to_arrow_table()
+        shared.json_in_dataset = con.sql("SELECT count(DISTINCT record_id) FROM json_all "
+                                         "WHERE record_id IN (SELECT record_id FROM known_ids)").fetchall()[0][0]
+        sql, params = picked.sql(cols, "json_all", "record_id NOT IN (SELECT record_id FROM known_ids)")
+        json_sel = con.sql(sql, params=params).to_arrow_table()
         con.unregister("json_all")
         con.unregister("known_ids")
         del json_all, known
-        out.json_rows = json_sel.num_rows
 
-        # the dataset's rows in the selected months: only the columns asked for (and stored_at,
-        # which picks the first stored of a job's copies), batch by batch
+        # the dataset's rows in the months any selection reads: only the columns asked for (and
+        # stored_at, which picks the first stored of a job's copies), batch by batch
         read = tuple(dict.fromkeys((*names, "stored_at")))
-        ds_sel, files = ds.query(lambda src, have: (f"SELECT {_select_list(read, have)} FROM {src} WHERE {where}",
-                                                    params), sel.months)
-        out.dataset_files = len(files)
-        parts = [json_sel.cast(schema)]
-        if ds_sel is not None:
-            ds_sel = _one_per_job(con, ds_sel).select(list(names))
-            parts.insert(0, distrust_negative_counts(ds_sel.cast(schema)))
-            out.dataset_rows = ds_sel.num_rows
-        del ds_sel, json_sel
-        out.table = pa.concat_tables(parts)
+        ds_sel, files = ds.query(lambda src, have: picked.sql(_select_list(read, have), src),
+                                 lambda p: any(s.months(p) for s in sels))
+        copies = ds_sel is not None and _may_hold_copies(ds_sel)
+        sides = [_side(con, i, sel, side_names[i], picked, shared, ds, months, json_sel, ds_sel, files, copies)
+                 for i, sel in enumerate(sels)]
     finally:
         con.close()
+    if len(sides) == 1:
+        return Each(sides, 0)
+    shared_jobs = _shared_jobs([s.table for s in sides])
+    for side in sides:
+        side.table = side.table.drop_columns([JOB_KEY])
+    return Each(sides, shared_jobs)
+
+
+class _Picked:
+    """The selections of one load as SQL: the rows any of them picks, with a boolean column per
+    selection (when there are several) telling which pick each row, and the rows' hashes of
+    (record_id, fs) and of record_id (ROW_KEY; JOB_KEY, when several)."""
+
+    def __init__(self, sels: list[Selection]):
+        self.wheres = [s.where() for s in sels]
+        self.flags = [f"__selected_{i}" for i in range(len(sels))] if len(sels) > 1 else []
+
+    def sql(self, columns: str, source: str, also: str = "") -> tuple[str, list[Any]]:
+        """(sql, params): `columns` of the rows of `source` that a selection picks (and `also`
+        holds of), and the flags and hashes. The conditions stand in the WHERE as they are,
+        where DuckDB tests them in the scan, before it decodes the other columns, whenever it
+        can (a glob on one column: on its dictionary); the flags evaluate them again on the
+        rows picked."""
+        where = "(" + " OR ".join(f"({w})" for w, _ in self.wheres) + ")" + (f" AND ({also})" if also else "")
+        params = [p for _, ps in self.wheres for p in ps]
+        keys = f'hash("record_id", "fs") AS "{ROW_KEY}"'
+        if not self.flags:
+            return f"SELECT {columns}, {keys} FROM {source} WHERE {where}", params
+        flags = ", ".join(f'coalesce(({w}), false) AS "{f}"' for (w, _), f in zip(self.wheres, self.flags))
+        return (f'SELECT {columns}, {keys}, hash("record_id") AS "{JOB_KEY}", {flags} FROM {source} WHERE {where}',
+                params + params)
+
+    def rows(self, table, i: int):
+        """The rows of `table` (an answer of sql()) selection i picks."""
+        return _rows_where(table, self.flags[i]) if self.flags else table
+
+
+def _rows_where(table, flag: str):
+    """The rows whose boolean column `flag` is true. The answer's batches (a file's, or part of
+    one) all of whose rows are are kept as they are, not copied, those with none dropped; only
+    a batch of both is filtered (copied)."""
+    import pyarrow as pa
+    kept = []
+    for batch in table.to_batches():
+        keep = batch.column(flag).to_numpy(zero_copy_only=False)
+        if keep.all():
+            kept.append(batch)
+        elif keep.any():
+            kept.append(batch.filter(pa.array(keep)))
+    return pa.Table.from_batches(kept, schema=table.schema)
+
+
+def _side(con, i: int, sel: Selection, names: tuple[str, ...], picked: _Picked, shared: Loaded, ds: _Dataset,
+          json_months: set, json_sel, ds_sel, files: list[Path], copies: bool) -> Loaded:
+    """Selection i's rows (its columns `names`, and JOB_KEY when there are several selections)
+    and counts out of one load's answers (see load_each)."""
+    import pyarrow as pa
+    out = Loaded(table=None, json_records=shared.json_records, json_in_dataset=shared.json_in_dataset,
+                 records_skipped=shared.records_skipped, records_dirs_skipped=shared.records_dirs_skipped)
+    # the dataset files its load alone would have checked: of the JSON records' months and its own
+    read_by_it = [(f, line) for f, line in ds.left_out if ds.part[f] in json_months or sel.months(ds.part[f])]
+    out.warnings = [*shared.warnings, *(line for _, line in read_by_it)]
+    out.dataset_files_left_out = len(read_by_it)
+    out.dataset_files = sum(1 for f in files if sel.months(ds.part[f]))
+    schema = dataset.schema(names)
+    if picked.flags:
+        schema = schema.append(pa.field(JOB_KEY, pa.uint64()))
+    json_rows = _cast(picked.rows(json_sel, i).select(schema.names), schema)
+    out.json_rows = json_rows.num_rows
+    parts = [json_rows]
+    if ds_sel is not None:
+        rows = picked.rows(ds_sel, i)
+        rows = _cast((_one_per_job(con, rows) if copies else rows).select(schema.names), schema)
+        parts.insert(0, distrust_negative_counts(rows))
+        out.dataset_rows = rows.num_rows
+    out.table = pa.concat_tables(parts)
     return out
+
+
+def _cast(table, schema):
+    """table as `schema` (the same columns), converting only the columns of another type."""
+    if table.schema.equals(schema):
+        return table
+    for i, field in enumerate(schema):
+        if table.field(i).type != field.type:
+            table = table.set_column(i, field, table.column(i).cast(field.type))
+    return table.cast(schema)
