@@ -671,7 +671,7 @@ def _cast(table, schema):
     """table as `schema` (the same columns), converting only the columns of another type."""
     if table.schema.equals(schema):
         return table
-    for i, field in enumerate(schema):
-        if table.field(i).type != field.type:
-            table = table.set_column(i, field, table.column(i).cast(field.type))
+    for i, want in enumerate(schema):
+        if table.field(i).type != want.type:
+            table = table.set_column(i, want, table.column(i).cast(want.type))
     return table.cast(schema)
