@@ -10,7 +10,6 @@ import copy
 import json
 import math
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -106,11 +105,21 @@ MAX_TIMEOUT_S = 3600.0
 MIN_SPOOL_AGE_DAYS = 1.0
 
 
-@dataclass(frozen=True)
 class Config:
-    values: dict[str, Any] = field(default_factory=lambda: copy.deepcopy(DEFAULTS))
-    source: str = "built-in defaults"
-    problems: tuple[str, ...] = ()   # load(strict=False): the bad settings replaced by their default
+    """The settings in force (DEFAULTS overlaid by the site file) and where they came from. A
+    plain class, not a dataclass: every job's prolog reads the config, and `dataclasses` would
+    cost its start the import of `inspect`."""
+    values: dict[str, Any]
+    source: str
+    problems: tuple[str, ...]   # load(strict=False): the bad settings replaced by their default
+
+    def __init__(self, values: dict[str, Any] | None = None, source: str = "built-in defaults",
+                 problems: tuple[str, ...] = ()):
+        self.values = copy.deepcopy(DEFAULTS) if values is None else values
+        self.source, self.problems = source, problems
+
+    def __repr__(self) -> str:
+        return f"Config(source={self.source!r}, problems={len(self.problems)})"
 
     def flag(self, flag_id: str) -> dict[str, Any]:
         return self.values["flags"][flag_id]

@@ -9,7 +9,8 @@ One fan-out serves both ways of reading a host: PCP's bindings in-process ("pmap
 stacked or read back). Every host gets the same bound (connect + fetch timeout), the whole
 snapshot an optional deadline, and a host that fails says why in the same words either way.
 This module must stay light: the prolog imports it (no numpy, no bindings, no Jinja2
-until a caller asks for the in-process backend or for stacked tables).
+until a caller asks for the in-process backend or for stacked tables; no dataclasses, whose
+module brings `inspect`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import os
 import subprocess
 import time
 import threading
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .. import catalog
 from . import hostnames, hostsnap
@@ -31,8 +32,7 @@ from .hostsnap import HostSnapshot
 BACKENDS = ("auto", "pmapi", "pminfo", "cli")   # cli: the old name of pminfo
 
 
-@dataclass(frozen=True)
-class HostTarget:
+class HostTarget(NamedTuple):
     name: str
     spec: str
 
@@ -102,11 +102,16 @@ def choose_backend(requested: str) -> str:
     return requested
 
 
-@dataclass
 class Fetched:
     """What one snapshot fetched: every host, in the order given, read or with its reason."""
     taken_at: float
     hosts: list[HostSnapshot]
+
+    def __init__(self, taken_at: float, hosts: list[HostSnapshot]):
+        self.taken_at, self.hosts = taken_at, hosts
+
+    def __repr__(self) -> str:
+        return f"Fetched(taken_at={self.taken_at!r}, hosts={self.hosts!r})"
 
     def failed(self) -> list[HostSnapshot]:
         return [h for h in self.hosts if not h.ok]
