@@ -62,6 +62,8 @@ NOT_FOR_A_SMALL_JOB = {
     # small job's path keeps its records as NamedTuples and plain classes
     "dataclasses": "the report's and the stacked snapshot's records", "inspect": "dataclasses",
     "ast": "inspect", "dis": "inspect", "tokenize": "inspect",
+    # argparse's help formatter asks shutil for the terminal's width (with bz2, lzma: ~1.7 ms)
+    "shutil": "the terminal's width", "bz2": "shutil", "lzma": "shutil",
     # the reporter's own layers past the begin snapshot
     "lustre_jobreport.acquire.snapfile": "stacked tables", "lustre_jobreport.acquire.pcpfetch": "in-process fetch",
     "lustre_jobreport.acquire.procfanout": "worker processes", "lustre_jobreport.report": "the report",
