@@ -79,6 +79,12 @@ def _fetch(targets, cfg, budget: Budget, left: float, backend: str,
     return _taken(fetched)
 
 
+def load_begin() -> None:
+    """Import what begin() and put_begin() use, now (prolog.load)."""
+    from ..acquire import snapformat, snapshot  # noqa: F401
+    from . import spool  # noqa: F401
+
+
 def begin(job, cfg, budget: Budget) -> Taken:
     """The job's begin snapshot (prolog), within the budget less the time to spool it: what
     the report differences (catalog.BEGIN_METRICS), not the settings only the end is read for."""
