@@ -174,7 +174,8 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
     pmcd that accepts a connection but never greets, whatever PMCD_*_TIMEOUT say, so a host
     over its bound is recorded as failed and its thread (a daemon: it cannot hold up the
     process's exit) is left to finish on its own while the next host starts. deadline_s, if
-    given, also bounds the whole call.
+    given, also bounds the whole call. One host read by pminfo is read by the calling thread:
+    the timeout pminfo is run with is that host's bound.
 
     processes: a PMAPI fan-out of hundreds of hosts is spread over this many worker processes
     (0: one per core; see procfanout), each fanning out over its share as above.
@@ -224,6 +225,10 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
             return hostsnap.failed(t.name, t.spec, hostsnap.unexpected(exc))
 
     taken_at = time.time()
+    if backend == "pminfo" and len(targets) == 1:
+        # a job on one node: pminfo's own timeout (per_host, within the deadline) bounds it, so
+        # no thread to start and hand the host back, which a busy node makes the job wait for
+        return Fetched(taken_at, [one(targets[0])])
     try:
         with hostsnap.cyclic_gc_paused():
             return Fetched(taken_at, _run_bounded(targets, one, max(1, parallel), per_host, deadline_s, after_each_s))
