@@ -10,14 +10,15 @@ Snapshots carry each metric's PMID, so a value's source file comes from the agen
 its name; the cluster written here is what the agent's pmns says (a test checks the two agree)
 and stands in for snapshot files older than schema 2, which did not carry PMIDs.
 
-The prolog imports this module: standard library only.
+The prolog imports this module: standard library only, and its records are NamedTuples (a
+dataclass would cost every job's start the import of `dataclasses`, with `inspect`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from enum import IntEnum, unique
+from typing import NamedTuple
 
 from . import agentcontract
 
@@ -48,8 +49,7 @@ AGENT = "agent"            # the agent's account of the fetch that returned the 
 FS, FS_BUCKET, OSC, MDC, SINGULAR = "fs", "fs_bucket", "osc", "mdc", None
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """One kind of stats file (all instances of it: one file per device)."""
     name: str                  # as the report names it: "osc stats of scratch-OST0003 ..."
     clusters: tuple[int, ...]  # the agent's PMID clusters filled from it
@@ -84,8 +84,7 @@ def source_of_cluster(cluster: int) -> Source:
     return _BY_CLUSTER.get(cluster) or Source(f"cluster {cluster}", (cluster,))
 
 
-@dataclass(frozen=True)
-class Metric:
+class Metric(NamedTuple):
     name: str                  # full name, lustreclient.*
     cluster: int               # the agent's PMID cluster (pmda-lustre/pmns)
     indom: str | None          # FS, FS_BUCKET, OSC, MDC or SINGULAR
@@ -280,8 +279,7 @@ JOB_LEFT_OUT_ITEM0 = agentcontract.JOB_LEFT_OUT_ITEM0
 JOB_ID_ITEM = agentcontract.JOB_ID_ITEM
 
 
-@dataclass(frozen=True)
-class JobSource:
+class JobSource(NamedTuple):
     """A stats file whose devices the job view can leave out: its agent name and indom."""
     key: str                # lustreclient.job.slot<S>.left_out.<key>
     source: Source

@@ -161,17 +161,31 @@ def _cmd_hook(args: argparse.Namespace) -> int:
 
 
 HOOKS = ("prolog", "epilog")
+HOOK_HELP_WIDTH = 78
+
+
+class HookHelp(argparse.HelpFormatter):
+    """argparse's help, HOOK_HELP_WIDTH wide: argparse makes a formatter for every argument it
+    is given, and its default asks shutil for the terminal's width, an import (with bz2 and
+    lzma) of ~1.7 ms that every job's start would wait for. A hook runs under the scheduler, with
+    no terminal to fit."""
+
+    def __init__(self, prog: str, **kw):
+        kw.setdefault("width", HOOK_HELP_WIDTH)
+        super().__init__(prog, **kw)
 
 
 def parser(only: str | None = None) -> argparse.ArgumentParser:
     """The command line; only="prolog" or "epilog": that hook's subcommand alone (a job's start
     waits for the hook, and building every subcommand's parser costs it milliseconds)."""
-    p = argparse.ArgumentParser(prog=PROG, description="Per-job Lustre client I/O report from PCP.")
+    hook = only in HOOKS
+    p = argparse.ArgumentParser(prog=PROG, description="Per-job Lustre client I/O report from PCP.",
+                                formatter_class=HookHelp if hook else argparse.HelpFormatter)
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("--config", help="site config (default /etc/lustre-jobreport/config.toml)")
     sub = p.add_subparsers(dest="command", required=True)
-    if only in HOOKS:
-        _hook_parsers(sub, (only,))
+    if hook:
+        _hook_parsers(sub, (only,), HookHelp)
         return p
 
     s = sub.add_parser("snapshot", help="fetch all lustreclient metrics from every host of a job")
@@ -244,13 +258,13 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
-def _hook_parsers(sub, names: tuple[str, ...]) -> None:
+def _hook_parsers(sub, names: tuple[str, ...], formatter=argparse.HelpFormatter) -> None:
     for name, what in (("prolog", "job start (scheduler hook): snapshot all the job's hosts into the spool"),
                        ("epilog", "job end (scheduler hook): snapshot again, append the report to the "
                                   "job's output, store the record")):
         if name not in names:
             continue
-        h = sub.add_parser(name, help=what)
+        h = sub.add_parser(name, help=what, formatter_class=formatter)
         h.add_argument("--scheduler", choices=("slurm", "pbs"), default="slurm",
                        help="slurm: job from the Prolog/Epilog environment; pbs: from ARG...")
         h.add_argument("--log", default="syslog", metavar="syslog|FILE",

@@ -10,14 +10,8 @@ import copy
 import json
 import math
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
-
-try:                        # Python 3.11+
-    from tomllib import TOMLDecodeError, loads as toml_loads
-except ImportError:         # the node side on older Pythons: their distributions' TOML reader
-    from toml import TomlDecodeError as TOMLDecodeError, loads as toml_loads
 
 from .errors import ConfigError
 
@@ -106,11 +100,21 @@ MAX_TIMEOUT_S = 3600.0
 MIN_SPOOL_AGE_DAYS = 1.0
 
 
-@dataclass(frozen=True)
 class Config:
-    values: dict[str, Any] = field(default_factory=lambda: copy.deepcopy(DEFAULTS))
-    source: str = "built-in defaults"
-    problems: tuple[str, ...] = ()   # load(strict=False): the bad settings replaced by their default
+    """The settings in force (DEFAULTS overlaid by the site file) and where they came from. A
+    plain class, not a dataclass: every job's prolog reads the config, and `dataclasses` would
+    cost its start the import of `inspect`."""
+    values: dict[str, Any]
+    source: str
+    problems: tuple[str, ...]   # load(strict=False): the bad settings replaced by their default
+
+    def __init__(self, values: dict[str, Any] | None = None, source: str = "built-in defaults",
+                 problems: tuple[str, ...] = ()):
+        self.values = copy.deepcopy(DEFAULTS) if values is None else values
+        self.source, self.problems = source, problems
+
+    def __repr__(self) -> str:
+        return f"Config(source={self.source!r}, problems={len(self.problems)})"
 
     def flag(self, flag_id: str) -> dict[str, Any]:
         return self.values["flags"][flag_id]
@@ -311,6 +315,20 @@ def _fallback(key: str) -> str:
     return "its defaults are used" if isinstance(value, dict) else f"the default ({json.dumps(value)}) is used"
 
 
+def _parsed(text: str, path: Path) -> dict[str, Any]:
+    """The TOML of a config file; ConfigError if it is not TOML. The reader is imported here,
+    only where there is a file to read (~3.5 ms of every job's start, which a node without a
+    config file does not pay)."""
+    try:                        # Python 3.11+
+        from tomllib import TOMLDecodeError, loads
+    except ImportError:         # the node side on older Pythons: their distributions' TOML reader
+        from toml import TomlDecodeError as TOMLDecodeError, loads
+    try:
+        return loads(text)
+    except TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path}: {exc}") from None
+
+
 def load(path: str | Path | None = None, *, strict: bool = True) -> Config:
     """Defaults, overlaid by the site file. An explicit path must exist; the default may not.
 
@@ -329,10 +347,7 @@ def load(path: str | Path | None = None, *, strict: bool = True) -> Config:
         return Config(values)
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
-    try:
-        override = toml_loads(text)
-    except TOMLDecodeError as exc:
-        raise ConfigError(f"config file {path}: {exc}") from None
+    override = _parsed(text, path)
     problems: list[Problem] = []
     _overlay(values, override, "", problems)
     for key, why in _cross_checks(values):

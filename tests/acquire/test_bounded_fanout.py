@@ -75,3 +75,23 @@ def test_past_the_deadline_the_hosts_not_read_are_said_not_reached():
         fake.released.set()
     assert [h.ok for h in got] == [True, True, False, False, False, False]
     assert all(h.error.startswith("not reached") for h in got[2:]), [h.error for h in got]
+
+
+def test_one_host_read_by_pminfo_is_read_by_the_calling_thread(monkeypatch):
+    """A job on one node (most jobs): its one `pminfo` is bound by its own timeout, so the
+    fan-out starts no thread for it (a thread's start and hand-back are what a busy node makes a
+    job's start wait for); the host is said as a fan-out of several says it."""
+    from kit.hookkit import dead_spec
+
+    started = []
+    real_start = threading.Thread.start
+    monkeypatch.setattr(threading.Thread, "start", lambda self: (started.append(self.name), real_start(self))[1])
+    spec = dead_spec()
+    [alone] = snapshot.fetch_all([snapshot.HostTarget("n1", spec)], backend="pminfo",
+                                 connect_timeout_s=1, fetch_timeout_s=1).hosts
+    assert started == []
+    [*_, among] = snapshot.fetch_all([snapshot.HostTarget("n0", spec), snapshot.HostTarget("n1", spec)],
+                                     backend="pminfo", connect_timeout_s=1, fetch_timeout_s=1).hosts
+    assert started != []                                   # the detector sees a fan-out's threads
+    assert (alone.host, alone.ok, alone.error) == (among.host, among.ok, among.error) \
+        == ("n1", False, "cannot connect to pmcd: Connection refused")

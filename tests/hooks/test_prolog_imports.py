@@ -58,6 +58,12 @@ NOT_FOR_A_SMALL_JOB = {
     # the standard library's heavier packages: the node's name is os.uname()'s, not socket's
     "socket": "gethostname", "ssl": "-", "email": "-", "http": "-", "asyncio": "-", "concurrent": "-",
     "multiprocessing": "the fan-out's worker processes", "decimal": "-", "xml": "-", "sqlite3": "-",
+    # dataclasses imports inspect (with ast, dis, tokenize): ~7 ms of a ~60 ms prolog; the
+    # small job's path keeps its records as NamedTuples and plain classes
+    "dataclasses": "the report's and the stacked snapshot's records", "inspect": "dataclasses",
+    "ast": "inspect", "dis": "inspect", "tokenize": "inspect",
+    # argparse's help formatter asks shutil for the terminal's width (with bz2, lzma: ~1.7 ms)
+    "shutil": "the terminal's width", "bz2": "shutil", "lzma": "shutil",
     # the reporter's own layers past the begin snapshot
     "lustre_jobreport.acquire.snapfile": "stacked tables", "lustre_jobreport.acquire.pcpfetch": "in-process fetch",
     "lustre_jobreport.acquire.procfanout": "worker processes", "lustre_jobreport.report": "the report",
@@ -90,3 +96,17 @@ def test_a_small_jobs_prolog_imports_nothing_it_does_not_use(wdir, job_user, nod
     epilog = modules(["-m", "lustre_jobreport", "--config", str(rig.config), "epilog"],
                      slurm_env(rig.job, rig.pw, rig.defaults, context="epilog_slurmd"))
     assert {"jinja2", "lustre_jobreport.report", "lustre_jobreport.hooks.epilog"} <= set(heavy_among(epilog))
+
+
+def test_a_node_without_a_config_file_does_not_import_the_toml_reader(tmp_path):
+    """A node without /etc/lustre-jobreport/config.toml runs on the built-in defaults: nothing to
+    parse, so no TOML reader (tomllib, ~3.5 ms of every job's start); a file there is parsed."""
+    probe = ("import sys; from pathlib import Path; from lustre_jobreport import config; "
+             "config.DEFAULT_PATH = Path(sys.argv[1]); cfg = config.load(strict=False); "
+             "print(cfg.source, 'tomllib' in sys.modules or 'toml' in sys.modules)")
+    absent = tmp_path / "config.toml"
+    said = subprocess.run([sys.executable, "-c", probe, str(absent)], capture_output=True, text=True, timeout=60)
+    assert said.stdout.split() == ["built-in", "defaults", "False"], said.stderr
+    absent.write_text("[hooks]\nprolog_timeout_s = 7\n")
+    said = subprocess.run([sys.executable, "-c", probe, str(absent)], capture_output=True, text=True, timeout=60)
+    assert said.stdout.split() == [str(absent), "True"], said.stderr

@@ -4,35 +4,53 @@ A HostSnapshot is either parsed (metrics as Columns, from PCP's bindings) or raw
 one `pminfo -dfm` of the snapshot metrics, parsed only when the snapshot is stacked or read
 back: a job's prolog must not wait for numpy). Both become the same tables (snapfile).
 
-Standard library only: the prolog imports this module.
+Standard library only, and no dataclasses (their module brings `inspect`): the prolog imports
+this module.
 """
 
 from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator, Any
 
 if TYPE_CHECKING:   # numpy-backed; only the stacked and parsed paths build them
     from .column import Column
 
 
-@dataclass
 class HostSnapshot:
     """One host's fetch: every metric's values per instance, or why the host could not be read."""
     host: str                       # the name the report uses (scheduler node name)
     spec: str                       # the PCP host spec that was contacted
     ok: bool
-    error: str | None = None
-    fetched_at: float | None = None  # epoch seconds, the reporter's clock
-    sems: dict[str, str] = field(default_factory=dict)       # metric -> counter|instant|discrete
-    metrics: dict[str, "Column"] = field(default_factory=dict)
-    pmids: dict[str, str] = field(default_factory=dict)      # metric -> "220.2.10"
-    pminfo: bytes | None = None     # raw `pminfo -dfm` output, not parsed yet
+    error: str | None
+    fetched_at: float | None        # epoch seconds, the reporter's clock
+    sems: dict[str, str]            # metric -> counter|instant|discrete
+    metrics: dict[str, "Column"]
+    pmids: dict[str, str]           # metric -> "220.2.10"
+    pminfo: bytes | None            # raw `pminfo -dfm` output, not parsed yet
     # a host read by its job slot's answer (jobanswer.Row): its values, not made into columns
     # (Snapshot.from_hosts stacks the hosts of one answer's shape all at once)
-    answer: Any = None
+    answer: Any
+
+    def __init__(self, host: str, spec: str, ok: bool, error: str | None = None, fetched_at: float | None = None,
+                 sems: dict[str, str] | None = None, metrics: dict[str, "Column"] | None = None,
+                 pmids: dict[str, str] | None = None, pminfo: bytes | None = None, answer: Any = None):
+        self.host, self.spec, self.ok, self.error, self.fetched_at = host, spec, ok, error, fetched_at
+        self.sems = {} if sems is None else sems
+        self.metrics = {} if metrics is None else metrics
+        self.pmids = {} if pmids is None else pmids
+        self.pminfo, self.answer = pminfo, answer
+
+    def __repr__(self) -> str:
+        said = f"error={self.error!r}" if not self.ok else \
+            f"{len(self.metrics)} metrics" + (", raw" if self.pminfo is not None else "")
+        return f"HostSnapshot({self.host!r}, {self.spec!r}, ok={self.ok}, {said})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and vars(self) == vars(other)
+
+    __hash__ = None   # type: ignore[assignment]  # mutable
 
     def header(self) -> "HostSnapshot":
         """Who was asked, when, and how it went: the host without its values."""

@@ -9,7 +9,8 @@ One fan-out serves both ways of reading a host: PCP's bindings in-process ("pmap
 stacked or read back). Every host gets the same bound (connect + fetch timeout), the whole
 snapshot an optional deadline, and a host that fails says why in the same words either way.
 This module must stay light: the prolog imports it (no numpy, no bindings, no Jinja2
-until a caller asks for the in-process backend or for stacked tables).
+until a caller asks for the in-process backend or for stacked tables; no dataclasses, whose
+module brings `inspect`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import os
 import subprocess
 import time
 import threading
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .. import catalog
 from . import hostnames, hostsnap
@@ -31,8 +32,7 @@ from .hostsnap import HostSnapshot
 BACKENDS = ("auto", "pmapi", "pminfo", "cli")   # cli: the old name of pminfo
 
 
-@dataclass(frozen=True)
-class HostTarget:
+class HostTarget(NamedTuple):
     name: str
     spec: str
 
@@ -102,11 +102,16 @@ def choose_backend(requested: str) -> str:
     return requested
 
 
-@dataclass
 class Fetched:
     """What one snapshot fetched: every host, in the order given, read or with its reason."""
     taken_at: float
     hosts: list[HostSnapshot]
+
+    def __init__(self, taken_at: float, hosts: list[HostSnapshot]):
+        self.taken_at, self.hosts = taken_at, hosts
+
+    def __repr__(self) -> str:
+        return f"Fetched(taken_at={self.taken_at!r}, hosts={self.hosts!r})"
 
     def failed(self) -> list[HostSnapshot]:
         return [h for h in self.hosts if not h.ok]
@@ -169,7 +174,8 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
     pmcd that accepts a connection but never greets, whatever PMCD_*_TIMEOUT say, so a host
     over its bound is recorded as failed and its thread (a daemon: it cannot hold up the
     process's exit) is left to finish on its own while the next host starts. deadline_s, if
-    given, also bounds the whole call.
+    given, also bounds the whole call. One host read by pminfo is read by the calling thread:
+    the timeout pminfo is run with is that host's bound.
 
     processes: a PMAPI fan-out of hundreds of hosts is spread over this many worker processes
     (0: one per core; see procfanout), each fanning out over its share as above.
@@ -219,6 +225,10 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
             return hostsnap.failed(t.name, t.spec, hostsnap.unexpected(exc))
 
     taken_at = time.time()
+    if backend == "pminfo" and len(targets) == 1:
+        # a job on one node: pminfo's own timeout (per_host, within the deadline) bounds it, so
+        # no thread to start and hand the host back, which a busy node makes the job wait for
+        return Fetched(taken_at, [one(targets[0])])
     try:
         with hostsnap.cyclic_gc_paused():
             return Fetched(taken_at, _run_bounded(targets, one, max(1, parallel), per_host, deadline_s, after_each_s))

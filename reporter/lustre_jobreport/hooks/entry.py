@@ -82,9 +82,11 @@ def run(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
         for problem in cfg.problems:
             log.error(f"config: {problem}")
         budget = Budget(bound_s, started)
+        if kind == "prolog":   # its modules imported before the supervisor's fork (prolog.load)
+            from .prolog import load, prolog
+            load(job, cfg)
         with Watchdog(kind, budget, log, out, supervise=supervise):
             if kind == "prolog":
-                from .prolog import prolog
                 prolog(job, cfg, log, budget)
             else:
                 from .epilog import epilog

@@ -11,14 +11,14 @@ taken is a change here only.
 - a Slurm job on at least [hooks] job_view_from_nodes nodes is not snapshotted at its start:
   every node's prolog stores the job's start into its own agent (store_begin), and the epilog
   reads the job's deltas from every agent (end_job_view; jobview.py makes the JobDelta).
-Light at import: each function imports what its path needs.
+Light at import: each function imports what its path needs, and Taken is a NamedTuple (not a
+dataclass, whose module brings `inspect` to every job's start).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import catalog
 from ..acquire.hostsnap import summarise
@@ -29,8 +29,7 @@ DAY_S = 86400
 FAILED_SHOWN = 4            # hosts named in a "not read" log line; the rest are counted
 
 
-@dataclass(frozen=True)
-class Taken:
+class Taken(NamedTuple):
     """A snapshot (as fetched at the start; stacked for the report at the end) and how many of
     its hosts could not be read (named in `why`)."""
     snap: Any
@@ -80,6 +79,12 @@ def _fetch(targets, cfg, budget: Budget, left: float, backend: str,
     return _taken(fetched)
 
 
+def load_begin() -> None:
+    """Import what begin() and put_begin() use, now (prolog.load)."""
+    from ..acquire import snapformat, snapshot  # noqa: F401
+    from . import spool  # noqa: F401
+
+
 def begin(job, cfg, budget: Budget) -> Taken:
     """The job's begin snapshot (prolog), within the budget less the time to spool it: what
     the report differences (catalog.BEGIN_METRICS), not the settings only the end is read for."""
@@ -111,8 +116,8 @@ def _stacked(taken: Taken, job_id: str) -> Taken:
     from ..acquire.snapfile import Snapshot
     from ..acquire.snapformat import file_job_id
 
-    return replace(taken, snap=Snapshot.from_hosts(taken.snap.taken_at, taken.snap.hosts, consume=True,
-                                                   job_id=file_job_id(job_id)))
+    return taken._replace(snap=Snapshot.from_hosts(taken.snap.taken_at, taken.snap.hosts, consume=True,
+                                                  job_id=file_job_id(job_id)))
 
 
 # ---- the agents' job view ----------------------------------------------------------------------

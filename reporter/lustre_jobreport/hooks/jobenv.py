@@ -11,7 +11,8 @@
   them out: pbs_ids looks them up in a bounded child, only where they are needed (with_owner).
 
 Everything here comes from root-controlled sources (the daemon's environment and argv), but job
-ids still go into file names, so they are checked. Light on purpose: the prolog imports it.
+ids still go into file names, so they are checked. Light on purpose: the prolog imports it (a
+Job is a NamedTuple: `dataclasses` would cost every job's start the import of `inspect`).
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ import os
 import re
 import subprocess
 import time
-from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping, NamedTuple
 
 from ..acquire import hostnames
 from .budget import MIN_SCHEDULER_S, Budget
@@ -39,8 +41,7 @@ class JobEnvError(JobReportError):
     """The scheduler's environment does not describe a job we can act on."""
 
 
-@dataclass(frozen=True)
-class Job:
+class Job(NamedTuple):
     scheduler: str                    # "slurm" | "pbs"
     job_id: str                       # safe as a file name (checked)
     user: str | None
@@ -53,7 +54,7 @@ class Job:
     nodefile: str | None = None       # PBS: the node file read (for snapshot.read_hosts_file)
     workdir: str | None = None
     exit_code: str | None = None
-    extra: dict[str, str] = field(default_factory=dict)
+    extra: Mapping[str, str] = MappingProxyType({})   # read-only: the default is shared
     group: str | None = None          # PBS: the job's group by name ($3); its id is gid once looked up
 
     @property
@@ -204,7 +205,7 @@ def with_owner(job: Job, hk: dict, log: HookLog, budget: Budget) -> Job | None:
     except (JobEnvError, OSError) as exc:   # (OSError: getent could not even be started)
         log.error(f"{exc}; no HTML report beside the output")
         return None
-    return replace(job, uid=uid, gid=gid)
+    return job._replace(uid=uid, gid=gid)
 
 
 def parse_scontrol(line: str) -> dict[str, str]:

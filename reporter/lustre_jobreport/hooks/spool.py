@@ -11,7 +11,6 @@ name that names another (a file renamed or copied there) is refused, not reporte
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import os
 import stat
@@ -74,6 +73,8 @@ def put(spool: Path, job_id: str, snap) -> Path:
         if hasattr(snap, "write"):
             snap.write(path, consume=True, job_id=named)
         else:
+            import dataclasses
+
             from ..acquire import snapfile
             snapfile.write(dataclasses.replace(snap, job_id=named), path)
     except OSError as exc:
