@@ -36,10 +36,13 @@ static __thread size_t	rcap;
 static __thread char	lastrel[PATH_MAX];	/* ROOT-relative path of the last good read */
 
 #if defined(__linux__) && defined(SYS_openat2) && defined(RESOLVE_BENEATH)
+#define OPENAT2_TRIES	16	/* EAGAIN below: a rename raced the lookup */
+
 static int
 sys_openat2(int dirfd, const char *path, int flags)
 {
     struct open_how how;
+    int		fd = -1, tries;
 
     memset(&how, 0, sizeof(how));
     how.flags = (unsigned long long)flags;
@@ -52,7 +55,17 @@ sys_openat2(int dirfd, const char *path, int flags)
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
     else
 	how.resolve = RESOLVE_NO_MAGICLINKS;
-    return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+    /*
+     * With BENEATH, a ".." on the way (osc -> ../osp/...) fails with EAGAIN
+     * when any rename on the machine races the lookup: the kernel cannot
+     * tell that it stayed beneath, and asks to be called again (openat2(2)).
+     */
+    for (tries = 0; tries < OPENAT2_TRIES; tries++) {
+	fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	if (fd >= 0 || errno != EAGAIN)
+	    break;
+    }
+    return fd;
 }
 #else
 static int

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from pathlib import Path
 
+import cpmapi as c_api
 import pytest
+from pcp import pmapi
 
 from lustre_sim import SimClient
 from kit.privpmcd import PrivatePmcd
@@ -264,3 +267,35 @@ def test_files_that_read_as_before_give_what_a_fresh_agent_parses(tmp_path):
             assert later == osc(fetch_all(fresh.spec)[0])
     assert later != first and v(later, "osc.read_rpcs", "scratch-OST0000") > v(first, "osc.read_rpcs", "scratch-OST0000")
 
+
+
+def test_reads_through_a_dotdot_link_survive_renames_elsewhere(tmp_path):
+    """Beneath a root other than /, openat2 refuses a path with ".." in it (etc/os-release ->
+    ../usr/lib/os-release, osc -> ../osp/...) with EAGAIN whenever a rename anywhere on the
+    machine races the lookup; the agent asks again, and no fetch misses the value."""
+    c = SimClient.create(tmp_path / "tree", version="2.16.0", filesystems=[("scratch", 2, 1)], seed=1)
+    stop = threading.Event()
+
+    def rename_all_the_time() -> None:
+        a, b = tmp_path / "a", tmp_path / "b"
+        a.write_text("x")
+        while not stop.is_set():
+            os.rename(a, b)
+            os.rename(b, a)
+
+    with PrivatePmcd(tmp_path / "pmcd", c.root) as pmcd:
+        ctx = pmapi.pmContext(c_api.PM_CONTEXT_HOST, pmcd.spec)
+        pmid = ctx.pmLookupName(["lustreclient.os"])
+        renamer = threading.Thread(target=rename_all_the_time)
+        renamer.start()
+        try:
+            missing = 0
+            for _ in range(300):
+                result = ctx.pmFetch(pmid)
+                missing += result.contents.get_numval(0) != 1
+                ctx.pmFreeResult(result)
+        finally:
+            stop.set()
+            renamer.join()
+        log = (tmp_path / "pmcd" / "lustreclient.log").read_text()
+    assert missing == 0 and "Resource temporarily unavailable" not in log
