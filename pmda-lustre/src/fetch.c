@@ -352,6 +352,7 @@ metric_of(pmID pmid)
 }
 
 static pmValueSet *answer_vset(pmID pmid, unsigned slot);
+static pmValueSet *series_vset(pmID pmid, unsigned slot);
 
 /* one pmid's value set; NULL when out of memory */
 static pmValueSet *
@@ -369,6 +370,8 @@ vset_of(pmID pmid, const pmProfile *prof, int everyone)
     }
     if (c == CL_JOB_ANSWER)
 	return answer_vset(pmid, it);
+    if (c == CL_JOB_SERIES)
+	return series_vset(pmid, it);
     if (lc_is_job_cluster(c))
 	return job_vset(m, c, it, prof, everyone);
     if (m->m_desc.indom != PM_INDOM_NULL)
@@ -464,6 +467,60 @@ lc_answer_atom(unsigned slot, pmAtomValue *atom)
     if ((vs = answer_vset(pmID_build(LUSTRECLIENT, CL_JOB_ANSWER, slot), slot)) == NULL)
 	return -ENOMEM;
     if (vs->numval < 0)
+	return vs->numval;
+    atom->vbp = vs->vlist[0].value.pval;
+    return 1;
+}
+
+/* the largest value a value block holds (its vlen has 24 bits) */
+#define VALUE_BLOCK_MAX	((1u << 24) - 1)
+
+/*
+ * Slot s's timeline (series.h) as one aggregate value; no value while the
+ * slot holds no job.  Made only when asked for: its sample (jobs.c) and
+ * its packing cost nothing to a fetch of anything else.
+ */
+static pmValueSet *
+series_vset(pmID pmid, unsigned slot)
+{
+    const struct lc_series	*s = lc_jobs_series(slot);
+    const uint32_t		*pmids, *nvals;
+    pmValueSet			*vs = vset_new(pmid, 1);
+    pmValueBlock		*block;
+    size_t			size;
+
+    if (vs == NULL || s == NULL)
+	return vs;	/* vset_new set numval 0: no value */
+    lc_jobs_series_metrics(&pmids, &nvals);
+    size = PM_VAL_HDR_SIZE + lc_series_packed_size(s, LC_JOB_NSERIES);
+    if (size > VALUE_BLOCK_MAX) {
+	vs->numval = PM_ERR_TOOBIG;
+	return vs;
+    }
+    if ((block = arena_alloc(size)) == NULL)
+	return NULL;
+    block->vtype = PM_TYPE_AGGREGATE;
+    block->vlen = (unsigned)size;
+    lc_series_pack(s, pmids, nvals, LC_JOB_NSERIES, block->vbuf);
+    vs->numval = 1;
+    vs->valfmt = PM_VAL_DPTR;
+    vs->vlist[0].inst = PM_IN_NULL;
+    vs->vlist[0].value.pval = block;
+    return vs;
+}
+
+/* slot s's timeline for pmdaFetch() (option -F), as lc_answer_atom: 1, 0 (no value), or an error */
+int
+lc_series_atom(unsigned slot, pmAtomValue *atom)
+{
+    pmValueSet	*vs;
+
+    if (slot >= LC_JOB_SLOTS)
+	return PM_ERR_PMID;
+    arena_reset();
+    if ((vs = series_vset(pmID_build(LUSTRECLIENT, CL_JOB_SERIES, slot), slot)) == NULL)
+	return -ENOMEM;
+    if (vs->numval <= 0)
 	return vs->numval;
     atom->vbp = vs->vlist[0].value.pval;
     return 1;
