@@ -472,36 +472,25 @@ lc_answer_atom(unsigned slot, pmAtomValue *atom)
     return 1;
 }
 
-/* the largest value a value block holds (its vlen has 24 bits) */
-#define VALUE_BLOCK_MAX	((1u << 24) - 1)
-
 /*
- * Slot s's timeline (series.h) as one aggregate value; no value while the
- * slot holds no job.  Made only when asked for: its sample (jobs.c) and
- * its packing cost nothing to a fetch of anything else.
+ * Slot s's timeline (series.h) as one aggregate value, in a block the slot
+ * keeps (jobs.c); no value while the slot holds no job.  Made only when
+ * asked for: its sample and its packing cost a fetch of anything else
+ * nothing.
  */
 static pmValueSet *
 series_vset(pmID pmid, unsigned slot)
 {
-    const struct lc_series	*s = lc_jobs_series(slot);
-    const uint32_t		*pmids, *nvals;
-    pmValueSet			*vs = vset_new(pmid, 1);
-    pmValueBlock		*block;
-    size_t			size;
+    pmValueSet		*vs = vset_new(pmid, 1);
+    pmValueBlock	*block;
+    int			sts;
 
-    if (vs == NULL || s == NULL)
-	return vs;	/* vset_new set numval 0: no value */
-    lc_jobs_series_metrics(&pmids, &nvals);
-    size = PM_VAL_HDR_SIZE + lc_series_packed_size(s, LC_JOB_NSERIES);
-    if (size > VALUE_BLOCK_MAX) {
-	vs->numval = PM_ERR_TOOBIG;
+    if (vs == NULL)
+	return NULL;
+    if ((sts = lc_jobs_series(slot, &block)) <= 0) {
+	vs->numval = sts;	/* 0: no value */
 	return vs;
     }
-    if ((block = arena_alloc(size)) == NULL)
-	return NULL;
-    block->vtype = PM_TYPE_AGGREGATE;
-    block->vlen = (unsigned)size;
-    lc_series_pack(s, pmids, nvals, LC_JOB_NSERIES, block->vbuf);
     vs->numval = 1;
     vs->valfmt = PM_VAL_DPTR;
     vs->vlist[0].inst = PM_IN_NULL;
@@ -509,21 +498,18 @@ series_vset(pmID pmid, unsigned slot)
     return vs;
 }
 
-/* slot s's timeline for pmdaFetch() (option -F), as lc_answer_atom: 1, 0 (no value), or an error */
+/* slot s's timeline for pmdaFetch() (option -F): 1 (the slot's block, not to be freed), 0, or an error */
 int
 lc_series_atom(unsigned slot, pmAtomValue *atom)
 {
-    pmValueSet	*vs;
+    pmValueBlock	*block;
+    int			sts;
 
     if (slot >= LC_JOB_SLOTS)
 	return PM_ERR_PMID;
-    arena_reset();
-    if ((vs = series_vset(pmID_build(LUSTRECLIENT, CL_JOB_SERIES, slot), slot)) == NULL)
-	return -ENOMEM;
-    if (vs->numval <= 0)
-	return vs->numval;
-    atom->vbp = vs->vlist[0].value.pval;
-    return 1;
+    if ((sts = lc_jobs_series(slot, &block)) > 0)
+	atom->vbp = block;
+    return sts;
 }
 
 /* the result of the last fetch, grown to hold numpmid value sets */

@@ -29,9 +29,11 @@ static struct lc_jobres	res[LC_JOB_SLOTS];
 static unsigned		res_gen[LC_JOB_SLOTS];
 static int		res_ok[LC_JOB_SLOTS];
 
-/* each slot's timeline, sampled every interval_ms */
+/* each slot's timeline, sampled every interval_ms, and the value block it was last served in */
 static struct lc_series	series[LC_JOB_SLOTS];
 static uint32_t		interval_ms = 10000;
+static pmValueBlock	*served[LC_JOB_SLOTS];
+static size_t		served_cap[LC_JOB_SLOTS];
 
 void
 lc_jobs_init(pmdaIndom *idp)
@@ -227,6 +229,16 @@ fail:
     return -1;
 }
 
+/* slot s's timeline and the block it was served in, freed */
+static void
+series_clear(int s)
+{
+    lc_series_free(&series[s]);
+    free(served[s]);
+    served[s] = NULL;
+    served_cap[s] = 0;
+}
+
 /*
  * job_begin of id, after the refresh of every job file (pmda.c): the
  * values now become the slot's begin values.
@@ -247,7 +259,7 @@ lc_jobs_begin(const char *id)
     gettimeofday(&tv, NULL);
     s = lc_job_begin(slots, id, tv.tv_sec + tv.tv_usec / 1e6, &r, evicted);
     /* a job's timeline starts with its begin values: the deltas are all 0 then */
-    lc_series_free(&series[s]);
+    series_clear(s);
     lc_series_init(&series[s], lc_job_series_nval(), interval_ms);
     if (evicted[0])
 	pmNotifyErr(LOG_INFO, "job %s: no free slot, evicting job %s (the oldest, slot %d)",
@@ -264,7 +276,7 @@ lc_jobs_end(const char *id)
     int		s = lc_job_end(slots, id);
 
     if (s >= 0) {
-	lc_series_free(&series[s]);
+	series_clear(s);
 	lc_jobres_free(&res[s]);
 	res_gen[s] = 0;
 	indom_update();
@@ -371,15 +383,38 @@ lc_jobs_clock_ms(void)
 /*
  * The series a fetch gives takes a sample of its own, from the values of
  * that fetch: so it sums to the deltas the same fetch serves, to the last
- * byte, however long ago the last timed sample was.
+ * byte, however long ago the last timed sample was.  It is packed into a
+ * block the slot keeps (grown to the largest the series has been, freed
+ * with the job): not the fetch arena, whose chunks are never given back,
+ * so that a series fetched as it grows costs one block, not one a size.
  */
-const struct lc_series *
-lc_jobs_series(unsigned slot)
+int
+lc_jobs_series(unsigned slot, pmValueBlock **block)
 {
+    const uint32_t	*pmids, *nvals;
+    size_t		size;
+
+    *block = NULL;
     if (slot >= LC_JOB_SLOTS || !slots[slot].used)
-	return NULL;
+	return 0;
     sample_slot((int)slot, lc_jobs_clock_ms());
-    return &series[slot];
+    size = PM_VAL_HDR_SIZE + lc_series_packed_size(&series[slot], LC_JOB_NSERIES);
+    if (size >= 1u << 24)
+	return PM_ERR_TOOBIG;	/* a value block's length has 24 bits */
+    if (size > served_cap[slot]) {
+	pmValueBlock *b = realloc(served[slot], size);
+
+	if (b == NULL)
+	    return -ENOMEM;
+	served[slot] = b;
+	served_cap[slot] = size;
+    }
+    lc_jobs_series_metrics(&pmids, &nvals);
+    served[slot]->vtype = PM_TYPE_AGGREGATE;
+    served[slot]->vlen = (unsigned)size;
+    lc_series_pack(&series[slot], pmids, nvals, LC_JOB_NSERIES, served[slot]->vbuf);
+    *block = served[slot];
+    return 1;
 }
 
 void

@@ -621,8 +621,11 @@ main_loop(pmdaInterface *dispatch)
 		next = lc_series_next(iv, now);
 	    if (now >= next) {
 		sample_jobs(now);
+		/* the next multiple after the sample ended: pmcd's requests get their turn
+		 * between two samples even when one takes longer than the interval (the bins
+		 * it overran get no sample) */
+		now = lc_jobs_clock_ms();
 		next = lc_series_next(iv, now + 1);
-		continue;
 	    }
 	    tv.tv_sec = (time_t)((next - now) / 1000);
 	    tv.tv_usec = (suseconds_t)((next - now) % 1000 * 1000);

@@ -10,6 +10,8 @@ a real pmcd running the real agent on a sim client, sampling every 0.2 s (-T 0.2
   it still sums to the deltas (0);
 - with an interval longer than the test (1 h), the series still sums to the deltas of its
   fetch, I/O done just before it included: the fetch takes a sample of its own;
+- fetched again and again while it grows to its 512 points and merges (-T 0.01), the series
+  costs the agent its own size a few times over, not a block per size it had;
 - a slot that holds no job has no series, before the job and after its job_end;
 - -T outside 0.01 .. 86400 s: the agent says so in one line and does not start.
 """
@@ -25,7 +27,7 @@ from lustre_jobreport import agentcontract
 
 pytest.importorskip("pcp.pmapi")
 
-from kit.privpmcd import AGENT, PrivatePmcd  # noqa: E402
+from kit.privpmcd import AGENT, PrivatePmcd, children_of  # noqa: E402
 from kit.seriesread import bucket_label, decode, fetch_together  # noqa: E402
 
 JOB = "7001"
@@ -174,6 +176,33 @@ def test_a_fetch_takes_a_sample_of_its_own(tmp_path):
         check_sums(values, second)
     # both fetches' samples are in it (in one bin of the hour, but at an hour's turn)
     assert sum(second.samples) >= 2
+
+
+def rss(pid: int) -> int:
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def test_a_series_fetched_as_it_grows_costs_its_size_not_its_history(tmp_path):
+    client, pmcd = start_node(tmp_path, 0.01)
+    with pmcd:
+        [agent] = children_of(pmcd.proc.pid)
+        store(pmcd, "job_begin", JOB)
+        store(pmcd, "job_end", JOB)        # the agent's fetch path warmed up, nothing kept
+        before = rss(agent)
+        store(pmcd, "job_begin", JOB)
+        fetches, series = 0, None
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not (series and series.level >= 1 and len(series.samples) > 400):
+            raw = fetch_together(pmcd.spec, [f"{SLOT}.series"])[0][f"{SLOT}.series"][""]
+            series, fetches = decode(raw), fetches + 1
+        grown = rss(agent) - before
+    assert series.level >= 1 and fetches > 100
+    # the store, the block it is served in, libpcp's copy on its way to pmcd, and room for the
+    # allocator: 4x the value and 4 MiB; the series' history of sizes would be ~100x
+    assert grown <= 4 * len(raw) + (4 << 20), (grown, len(raw), fetches)
 
 
 def test_a_slot_without_a_job_has_no_series(node):
