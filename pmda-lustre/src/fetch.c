@@ -473,8 +473,8 @@ lc_answer_atom(unsigned slot, pmAtomValue *atom)
 }
 
 /*
- * Slot s's timeline (series.h) as one aggregate value, in a block the slot
- * keeps (jobs.c); no value while the slot holds no job.  Made only when
+ * Slot s's timeline (series.h) as one aggregate value, in a block of its
+ * own until the result is sent (jobs.c); no value while the slot holds no job.  Made only when
  * asked for: its sample and its packing cost a fetch of anything else
  * nothing.
  */
@@ -498,7 +498,7 @@ series_vset(pmID pmid, unsigned slot)
     return vs;
 }
 
-/* slot s's timeline for pmdaFetch() (option -F): 1 (the slot's block, not to be freed), 0, or an error */
+/* slot s's timeline for pmdaFetch() (option -F): 1 (the block, freed by jobs.c), 0, or an error */
 int
 lc_series_atom(unsigned slot, pmAtomValue *atom)
 {
@@ -551,9 +551,10 @@ lc_fast_fetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda)
     return 0;
 }
 
-/* the result lives in the arena until the next fetch: nothing to free */
+/* the result lives in the arena until the next fetch, but for the slots' series blocks */
 void
 lc_fast_fetch_done(pmResult *result)
 {
     (void)result;
+    lc_jobs_series_sent();
 }

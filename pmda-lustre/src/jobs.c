@@ -29,11 +29,10 @@ static struct lc_jobres	res[LC_JOB_SLOTS];
 static unsigned		res_gen[LC_JOB_SLOTS];
 static int		res_ok[LC_JOB_SLOTS];
 
-/* each slot's timeline, sampled every interval_ms, and the value block it was last served in */
+/* each slot's timeline, sampled every interval_ms, and the value block of its last fetch */
 static struct lc_series	series[LC_JOB_SLOTS];
 static uint32_t		interval_ms = 10000;
 static pmValueBlock	*served[LC_JOB_SLOTS];
-static size_t		served_cap[LC_JOB_SLOTS];
 
 void
 lc_jobs_init(pmdaIndom *idp)
@@ -236,7 +235,6 @@ series_clear(int s)
     lc_series_free(&series[s]);
     free(served[s]);
     served[s] = NULL;
-    served_cap[s] = 0;
 }
 
 /*
@@ -384,9 +382,10 @@ lc_jobs_clock_ms(void)
  * The series a fetch gives takes a sample of its own, from the values of
  * that fetch: so it sums to the deltas the same fetch serves, to the last
  * byte, however long ago the last timed sample was.  It is packed into a
- * block the slot keeps (grown to the largest the series has been, freed
- * with the job): not the fetch arena, whose chunks are never given back,
- * so that a series fetched as it grows costs one block, not one a size.
+ * block of its own, freed once the result is sent (lc_jobs_series_sent):
+ * not the fetch arena, whose chunks are never given back (a series fetched
+ * as it grows would leave a chunk a size), and not kept between fetches,
+ * so that between them a job costs the agent its series store alone.
  */
 int
 lc_jobs_series(unsigned slot, pmValueBlock **block)
@@ -401,20 +400,24 @@ lc_jobs_series(unsigned slot, pmValueBlock **block)
     size = PM_VAL_HDR_SIZE + lc_series_packed_size(&series[slot], LC_JOB_NSERIES);
     if (size >= 1u << 24)
 	return PM_ERR_TOOBIG;	/* a value block's length has 24 bits */
-    if (size > served_cap[slot]) {
-	pmValueBlock *b = realloc(served[slot], size);
-
-	if (b == NULL)
-	    return -ENOMEM;
-	served[slot] = b;
-	served_cap[slot] = size;
-    }
+    free(served[slot]);		/* a fetch through pmdaFetch (-F) frees it here, at the next */
+    if ((served[slot] = malloc(size)) == NULL)
+	return -ENOMEM;
     lc_jobs_series_metrics(&pmids, &nvals);
     served[slot]->vtype = PM_TYPE_AGGREGATE;
     served[slot]->vlen = (unsigned)size;
     lc_series_pack(&series[slot], pmids, nvals, LC_JOB_NSERIES, served[slot]->vbuf);
     *block = served[slot];
     return 1;
+}
+
+void
+lc_jobs_series_sent(void)
+{
+    for (int s = 0; s < LC_JOB_SLOTS; s++) {
+	free(served[s]);
+	served[s] = NULL;
+    }
 }
 
 void

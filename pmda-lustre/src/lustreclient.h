@@ -414,11 +414,12 @@ uint32_t lc_jobs_interval(void);
 int lc_jobs_in_use(void);		/* some slot holds a job: samples are due */
 void lc_jobs_sample(uint64_t t_ms);	/* after a refresh of the series files (lc_refresh_series_files) */
 /*
- * slot's series after a sample now (a fetch's own), packed into *block (the
- * slot's, valid until its next fetch): 1, 0 when the slot holds no job, or
- * an error
+ * slot's series after a sample now (a fetch's own), packed into *block
+ * (valid until lc_jobs_series_sent, or the slot's next fetch): 1, 0 when
+ * the slot holds no job, or an error
  */
 int lc_jobs_series(unsigned slot, pmValueBlock **block);
+void lc_jobs_series_sent(void);		/* the fetch's result is sent: its series blocks freed */
 uint64_t lc_jobs_clock_ms(void);	/* the time samples are binned by: ms since the epoch */
 /* the series table's base PMIDs and their values a point, once */
 void lc_jobs_series_metrics(const uint32_t **pmids, const uint32_t **nvals);
