@@ -71,7 +71,7 @@ def cpu_over(pid: int, seconds: float) -> float:
 def cpu_share(tree: Path, work: Path, extra: tuple[str, ...]) -> tuple[float, int]:
     """CPU seconds of one sample, and the samples taken, at -T 1 with one slot in use, less
     the agent's idle CPU over as long."""
-    with PrivatePmcd(work, tree, extra_agent_args=("-T", "1", *extra)) as pmcd:
+    with PrivatePmcd(work, tree, interval=1, extra_agent_args=extra) as pmcd:
         [pid] = children_of(pmcd.proc.pid)
         idle = cpu_over(pid, SECONDS)
         begin(pmcd)
@@ -84,7 +84,7 @@ def largest(tree: Path, work: Path) -> tuple[int, int, int, int, int]:
     """The timeline store's bytes at its most points, the served value's, the agent's RSS growth
     since the job began once 512 points have merged and filled again (fetched every second
     meanwhile); and the points and filesystems then."""
-    with PrivatePmcd(work, tree, extra_agent_args=("-T", "0.01")) as pmcd:
+    with PrivatePmcd(work, tree, interval=0.01) as pmcd:
         [pid] = children_of(pmcd.proc.pid)
         begin(pmcd)
         begin(pmcd, "job_end")       # the job view's records and fetch path warmed up, no job kept

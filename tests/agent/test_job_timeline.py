@@ -103,7 +103,7 @@ def start_node(tmp_path, interval: float):
 
     client = SimClient.create(tmp_path / "tree", version="2.15.4",
                               filesystems=[("scratch", 8, 1), ("home", 4, 1)], seed=11)
-    pmcd = PrivatePmcd(tmp_path / "pmcd", tmp_path / "tree", extra_agent_args=("-T", str(interval)))
+    pmcd = PrivatePmcd(tmp_path / "pmcd", tmp_path / "tree", interval=interval)
     return client, pmcd
 
 
