@@ -352,6 +352,7 @@ metric_of(pmID pmid)
 }
 
 static pmValueSet *answer_vset(pmID pmid, unsigned slot);
+static pmValueSet *series_vset(pmID pmid, unsigned slot);
 
 /* one pmid's value set; NULL when out of memory */
 static pmValueSet *
@@ -369,6 +370,8 @@ vset_of(pmID pmid, const pmProfile *prof, int everyone)
     }
     if (c == CL_JOB_ANSWER)
 	return answer_vset(pmid, it);
+    if (c == CL_JOB_SERIES)
+	return series_vset(pmid, it);
     if (lc_is_job_cluster(c))
 	return job_vset(m, c, it, prof, everyone);
     if (m->m_desc.indom != PM_INDOM_NULL)
@@ -469,6 +472,46 @@ lc_answer_atom(unsigned slot, pmAtomValue *atom)
     return 1;
 }
 
+/*
+ * Slot s's timeline (series.h) as one aggregate value, in a block of its
+ * own until the result is sent (jobs.c); no value while the slot holds no job.  Made only when
+ * asked for: its sample and its packing cost a fetch of anything else
+ * nothing.
+ */
+static pmValueSet *
+series_vset(pmID pmid, unsigned slot)
+{
+    pmValueSet		*vs = vset_new(pmid, 1);
+    pmValueBlock	*block;
+    int			sts;
+
+    if (vs == NULL)
+	return NULL;
+    if ((sts = lc_jobs_series(slot, &block)) <= 0) {
+	vs->numval = sts;	/* 0: no value */
+	return vs;
+    }
+    vs->numval = 1;
+    vs->valfmt = PM_VAL_DPTR;
+    vs->vlist[0].inst = PM_IN_NULL;
+    vs->vlist[0].value.pval = block;
+    return vs;
+}
+
+/* slot s's timeline for pmdaFetch() (option -F): 1 (the block, freed by jobs.c), 0, or an error */
+int
+lc_series_atom(unsigned slot, pmAtomValue *atom)
+{
+    pmValueBlock	*block;
+    int			sts;
+
+    if (slot >= LC_JOB_SLOTS)
+	return PM_ERR_PMID;
+    if ((sts = lc_jobs_series(slot, &block)) > 0)
+	atom->vbp = block;
+    return sts;
+}
+
 /* the result of the last fetch, grown to hold numpmid value sets */
 static pmResult *
 result_for(int numpmid)
@@ -508,9 +551,10 @@ lc_fast_fetch(int numpmid, pmID pmidlist[], pmResult **resp, pmdaExt *pmda)
     return 0;
 }
 
-/* the result lives in the arena until the next fetch: nothing to free */
+/* the result lives in the arena until the next fetch, but for the slots' series blocks */
 void
 lc_fast_fetch_done(pmResult *result)
 {
     (void)result;
+    lc_jobs_series_sent();
 }

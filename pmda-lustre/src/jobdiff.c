@@ -103,6 +103,21 @@ const struct lc_jobmetric lc_job_metrics[LC_JOB_NMETRICS] = {
     { "mdc.reconnects", 11, 2, MIMP },
 };
 
+/*
+ * The series table (jobs.h): what a job's timeline needs to say when the
+ * job did its I/O: bytes and calls each way, the metadata operations (the
+ * llite ops but read and write, as the reporter's catalog.METADATA_OPS
+ * counts them) and the RPC size histograms.  Items of lc_job_metrics;
+ * jobgen writes it into agentcontract.py.  Append only.
+ */
+const unsigned lc_job_series[LC_JOB_NSERIES] = {
+    0, 1, 2, 3,				/* llite.read_bytes .. llite.write_calls */
+    4, 5, 6, 7, 8, 9, 10, 11, 12, 13,	/* llite.open .. llite.readdir */
+    14, 15, 16, 17, 18, 19, 20, 21, 22,	/* llite.create .. llite.symlink */
+    23, 24, 25, 26, 27, 28,		/* llite.mknod .. llite.fallocate */
+    LC_JOB_K_RPC_READ, LC_JOB_K_RPC_WRITE,
+};
+
 const struct lc_jobsource lc_job_sources[LC_JOB_NSOURCES] = {
     [LC_JS_LLITE_STATS] = { "llite_stats", LC_JK_FS, 1, "llite stats (the llite.* counters but read-ahead)" },
     [LC_JS_LLITE_RA] = { "llite_read_ahead", LC_JK_FS, 0, "llite read_ahead_stats (llite.readahead.*)" },
@@ -199,6 +214,16 @@ lc_job_kind_nval(unsigned kind)
 {
     layout();
     return kind_nval[kind];
+}
+
+unsigned
+lc_job_series_nval(void)
+{
+    unsigned	n = 0;
+
+    for (unsigned j = 0; j < LC_JOB_NSERIES; j++)
+	n += lc_job_nval(lc_job_series[j]);
+    return n;
 }
 
 /* ---- records ------------------------------------------------------------ */
@@ -620,6 +645,23 @@ lc_jobres_free(struct lc_jobres *res)
     }
     free(res->left);
     memset(res, 0, sizeof(*res));
+}
+
+void
+lc_job_series_values(const struct lc_jobrec *e, const struct lc_jobres *res, size_t i,
+		     uint64_t *out)
+{
+    unsigned	nv = lc_job_kind_nval(LC_JK_FS), o, v, n = 0;
+    size_t	at;
+
+    (void)e;
+    for (unsigned j = 0; j < LC_JOB_NSERIES; j++) {
+	o = lc_job_off(lc_job_series[j]);
+	for (v = 0; v < lc_job_nval(lc_job_series[j]); v++) {
+	    at = i * nv + o + v;
+	    out[n++] = res->counted[LC_JK_FS][at] ? res->delta[LC_JK_FS][at] : 0;
+	}
+    }
 }
 
 /* ---- a slot's answer ----------------------------------------------------------- */

@@ -15,8 +15,9 @@
 #include "../domain.h"
 #include "answer.h"
 
-#define MAXPATHS	(2 + LC_JOB_NMETRICS + LC_JOB_NSOURCES)
+#define MAXPATHS	(3 + LC_JOB_NMETRICS + LC_JOB_NSOURCES)
 #define ANSWER_ITEM	(~0u)	/* the node of the slot's answer: PMID 220.CL_JOB_ANSWER.<slot> */
+#define SERIES_ITEM	(~1u)	/* the node of the slot's timeline: PMID 220.CL_JOB_SERIES.<slot> */
 
 struct node {
     char	path[128];	/* below lustreclient.job.slot<S>. */
@@ -46,6 +47,8 @@ paths(void)
     }
     snprintf(nodes[nnodes].path, sizeof(nodes[nnodes].path), "answer");
     nodes[nnodes++].item = ANSWER_ITEM;
+    snprintf(nodes[nnodes].path, sizeof(nodes[nnodes].path), "series");
+    nodes[nnodes++].item = SERIES_ITEM;
 }
 
 /* the PMNS block of prefix (below the slot) and, recursively, its children's */
@@ -69,6 +72,8 @@ subtree(int slot, const char *prefix)
 	if (dot == NULL) {
 	    if (nodes[i].item == ANSWER_ITEM)
 		printf("    %s\t\tLUSTRECLIENT:%d:%d\n", comp, CL_JOB_ANSWER, slot);
+	    else if (nodes[i].item == SERIES_ITEM)
+		printf("    %s\t\tLUSTRECLIENT:%d:%d\n", comp, CL_JOB_SERIES, slot);
 	    else
 		printf("    %s\t\tLUSTRECLIENT:%d:%u\n", comp, CL_JOB_SLOT0 + slot, nodes[i].item);
 	    continue;
@@ -144,6 +149,17 @@ help(void)
 	       "Only the job_id while the slot is not in use.  Layout: docs/design.md\n"
 	       "section 2.4.  The slot's other metrics give the same numbers one\n"
 	       "metric at a time (pmval, pmrep).\n\n", s);
+	printf("@ lustreclient.job.slot%d.series the timeline of the job in slot %d, in one value\n", s, s);
+	printf("When the job in slot %d did its I/O: per filesystem, the series metrics'\n"
+	       "deltas (bytes and calls each way, the metadata operations, the RPC size\n"
+	       "histograms) over time, in points of aligned time bins: the agent samples\n"
+	       "every interval (option -T, default 10 s) while a slot holds a job, and\n"
+	       "a point is the growth of the slot's deltas since the sample before, signed\n"
+	       "(a device left out mid-job takes its counts back as a negative point).\n"
+	       "The fetch of this metric takes a sample too, so its points sum to the\n"
+	       "slot's deltas of the same fetch.  At most %d points: when full, adjacent\n"
+	       "bins merge and the bin width doubles.  Layout: docs/design.md section\n"
+	       "2.5.  No value while the slot is not in use.\n\n", s, LC_SERIES_POINTS);
 	for (k = 0; k < LC_JOB_NMETRICS; k++) {
 	    const struct lc_jobmetric *m = &lc_job_metrics[k];
 	    const struct lc_jobsource *src = &lc_job_sources[m->src];
@@ -222,6 +238,14 @@ python(void)
     constant("JOB_ID_ITEM", LC_JOB_ID_ITEM, "job_id: the job whose values the slot serves");
     constant("JOB_ANSWER_CLUSTER", CL_JOB_ANSWER, "item S: slot S's answer, one aggregate");
     printf("JOB_ANSWER_MAGIC = 0x%08x     # its first word: \"LCA1\"\n", LC_ANSWER_MAGIC);
+    constant("JOB_SERIES_CLUSTER", CL_JOB_SERIES, "item S: slot S's timeline, one aggregate");
+    printf("JOB_SERIES_MAGIC = 0x%08x     # its first word: \"LCS1\"\n", LC_SERIES_MAGIC);
+    constant("JOB_SERIES_POINTS", LC_SERIES_POINTS, "a timeline's most points");
+    printf("# the series table: the job metrics a timeline keeps per filesystem, in a point's order\n"
+	   "JOB_SERIES = (\n");
+    for (k = 0; k < LC_JOB_NSERIES; k++)
+	printf("    \"%s\",\n", lc_job_metrics[lc_job_series[k]].path);
+    printf(")\n");
     printf("\n# what a slot's answer holds beside the slot's own metrics and job.begin_time: the\n"
 	   "# job end metrics, (name, cluster, item)\n"
 	   "JOB_END_METRICS = (\n");

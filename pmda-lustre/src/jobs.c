@@ -3,14 +3,19 @@
  * stored into lustreclient.control.job_begin, and at each fetch of a slot
  * the now values, both read through lc_value() (so each value is there or
  * not exactly as a fetch of the base metric would give it), differenced by
- * jobdiff.c.  Slots live in memory only: an agent restart forgets them.
+ * jobdiff.c.  And each slot's timeline (series.h): at every sample (the
+ * main loop's, pmda.c, and a fetch of the series' own) the filesystems'
+ * deltas of the series metrics, as the slot serves them then, into the
+ * slot's series.  Slots live in memory only: an agent restart forgets them.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 #include "lustreclient.h"
 #include "jobs.h"
+#include "../domain.h"
 
 static struct lc_jobslot slots[LC_JOB_SLOTS];
 static char		last_begun[LC_JOB_ID_MAX + 1], last_ended[LC_JOB_ID_MAX + 1];
@@ -23,6 +28,11 @@ static unsigned		gen = 1, now_gen;
 static struct lc_jobres	res[LC_JOB_SLOTS];
 static unsigned		res_gen[LC_JOB_SLOTS];
 static int		res_ok[LC_JOB_SLOTS];
+
+/* each slot's timeline, sampled every interval_ms, and the value block of its last fetch */
+static struct lc_series	series[LC_JOB_SLOTS];
+static uint32_t		interval_ms = 10000;
+static pmValueBlock	*served[LC_JOB_SLOTS];
 
 void
 lc_jobs_init(pmdaIndom *idp)
@@ -218,6 +228,15 @@ fail:
     return -1;
 }
 
+/* slot s's timeline and the block it was served in, freed */
+static void
+series_clear(int s)
+{
+    lc_series_free(&series[s]);
+    free(served[s]);
+    served[s] = NULL;
+}
+
 /*
  * job_begin of id, after the refresh of every job file (pmda.c): the
  * values now become the slot's begin values.
@@ -237,6 +256,9 @@ lc_jobs_begin(const char *id)
     }
     gettimeofday(&tv, NULL);
     s = lc_job_begin(slots, id, tv.tv_sec + tv.tv_usec / 1e6, &r, evicted);
+    /* a job's timeline starts with its begin values: the deltas are all 0 then */
+    series_clear(s);
+    lc_series_init(&series[s], lc_job_series_nval(), interval_ms);
     if (evicted[0])
 	pmNotifyErr(LOG_INFO, "job %s: no free slot, evicting job %s (the oldest, slot %d)",
 		    id, evicted, s);
@@ -252,6 +274,7 @@ lc_jobs_end(const char *id)
     int		s = lc_job_end(slots, id);
 
     if (s >= 0) {
+	series_clear(s);
 	lc_jobres_free(&res[s]);
 	res_gen[s] = 0;
 	indom_update();
@@ -284,6 +307,134 @@ outcome(int s)
 	    pmNotifyErr(LOG_ERR, "job %s: out of memory computing its deltas", slots[s].id);
     }
     return res_ok[s] ? &res[s] : NULL;
+}
+
+/* ---- the timeline ---------------------------------------------------------- */
+
+void
+lc_jobs_set_interval(uint32_t ms)
+{
+    interval_ms = ms ? ms : 1;
+}
+
+uint32_t
+lc_jobs_interval(void)
+{
+    return interval_ms;
+}
+
+int
+lc_jobs_in_use(void)
+{
+    for (int s = 0; s < LC_JOB_SLOTS; s++)
+	if (slots[s].used)
+	    return 1;
+    return 0;
+}
+
+/* slot s's sample at t: the deltas it serves now, per filesystem, into its series */
+static void
+sample_slot(int s, uint64_t t_ms)
+{
+    const struct lc_jobres *r = outcome(s);
+    struct lc_series_in	*in;
+    uint64_t		*cum;
+    unsigned		nv = lc_job_series_nval();
+    size_t		i, n = now.n[LC_JK_FS];
+
+    if (r == NULL)
+	return;		/* out of memory: said by outcome(); the next sample covers this one */
+    in = calloc(n ? n : 1, sizeof(*in));
+    cum = calloc(n ? n * nv : 1, sizeof(*cum));
+    if (in == NULL || cum == NULL) {
+	pmNotifyErr(LOG_ERR, "job %s: out of memory taking a sample of its timeline", slots[s].id);
+    } else {
+	for (i = 0; i < n; i++) {
+	    in[i].name = now.dev[LC_JK_FS][i].name;
+	    in[i].cum = cum + i * nv;
+	    lc_job_series_values(&now, r, i, cum + i * nv);
+	}
+	if (lc_series_sample(&series[s], t_ms, in, n) < 0)
+	    pmNotifyErr(LOG_ERR, "job %s: out of memory keeping its timeline", slots[s].id);
+    }
+    free(in);
+    free(cum);
+}
+
+void
+lc_jobs_sample(uint64_t t_ms)
+{
+    for (int s = 0; s < LC_JOB_SLOTS; s++)
+	if (slots[s].used)
+	    sample_slot(s, t_ms);
+}
+
+uint64_t
+lc_jobs_clock_ms(void)
+{
+    struct timespec	ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/*
+ * The series a fetch gives takes a sample of its own, from the values of
+ * that fetch: so it sums to the deltas the same fetch serves, to the last
+ * byte, however long ago the last timed sample was.  It is packed into a
+ * block of its own, freed once the result is sent (lc_jobs_series_sent):
+ * not the fetch arena, whose chunks are never given back (a series fetched
+ * as it grows would leave a chunk a size), and not kept between fetches,
+ * so that between them a job costs the agent its series store alone.
+ */
+int
+lc_jobs_series(unsigned slot, pmValueBlock **block)
+{
+    const uint32_t	*pmids, *nvals;
+    size_t		size;
+
+    *block = NULL;
+    if (slot >= LC_JOB_SLOTS || !slots[slot].used)
+	return 0;
+    sample_slot((int)slot, lc_jobs_clock_ms());
+    size = PM_VAL_HDR_SIZE + lc_series_packed_size(&series[slot], LC_JOB_NSERIES);
+    if (size >= 1u << 24)
+	return PM_ERR_TOOBIG;	/* a value block's length has 24 bits */
+    free(served[slot]);		/* a fetch through pmdaFetch (-F) frees it here, at the next */
+    if ((served[slot] = malloc(size)) == NULL)
+	return -ENOMEM;
+    lc_jobs_series_metrics(&pmids, &nvals);
+    served[slot]->vtype = PM_TYPE_AGGREGATE;
+    served[slot]->vlen = (unsigned)size;
+    lc_series_pack(&series[slot], pmids, nvals, LC_JOB_NSERIES, served[slot]->vbuf);
+    *block = served[slot];
+    return 1;
+}
+
+void
+lc_jobs_series_sent(void)
+{
+    for (int s = 0; s < LC_JOB_SLOTS; s++) {
+	free(served[s]);
+	served[s] = NULL;
+    }
+}
+
+void
+lc_jobs_series_metrics(const uint32_t **pmids, const uint32_t **nvals)
+{
+    static uint32_t	ids[LC_JOB_NSERIES], nv[LC_JOB_NSERIES];
+
+    if (ids[0] == 0) {
+	for (unsigned j = 0; j < LC_JOB_NSERIES; j++) {
+	    const struct lc_jobmetric *m = &lc_job_metrics[lc_job_series[j]];
+
+	    ids[j] = pmID_build(LUSTRECLIENT, m->cluster, m->item);
+	    nv[j] = lc_job_nval(lc_job_series[j]);
+	}
+    }
+    *pmids = ids;
+    *nvals = nv;
 }
 
 /* an upper bound of the number of values of job metric (cluster, item) */

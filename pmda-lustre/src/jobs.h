@@ -40,6 +40,8 @@
 #define JOB_BEGIN_TIME	2
 /* item s: slot s's answer, every value a job's epilog reads as one aggregate (answer.c) */
 #define CL_JOB_ANSWER	(CL_JOB_SLOT0 + LC_JOB_SLOTS)
+/* item s: slot s's timeline, one aggregate (series.h) */
+#define CL_JOB_SERIES	(CL_JOB_ANSWER + 1)
 #define JOB_NSLOTS	3
 
 /* the kinds of device a job metric is kept for */
@@ -116,6 +118,17 @@ struct lc_jobend {
 };
 #define LC_JOB_NEND	22
 extern const struct lc_jobend lc_job_end_metrics[LC_JOB_NEND];
+
+/*
+ * The series table: the job metrics (indexes into lc_job_metrics, every one
+ * of kind FS) whose values a job's timeline keeps per filesystem, in the
+ * order a point holds them (a histogram: its RPC_HIST_MAX buckets in turn).
+ * A contract with the reporter, as lc_job_metrics is: append only.
+ */
+#define LC_JOB_NSERIES	31
+extern const unsigned lc_job_series[LC_JOB_NSERIES];
+/* the values of a point of one filesystem: the series metrics' values summed */
+unsigned lc_job_series_nval(void);
 
 /* the values metric k has per device: 1, or RPC_HIST_MAX (fs.rpc buckets) */
 unsigned lc_job_nval(unsigned k);
@@ -198,6 +211,14 @@ typedef int (*lc_job_value_fn)(void *arg, int inst, uint64_t value);
 int lc_job_answer(const struct lc_jobrec *e, const struct lc_jobres *res, unsigned item,
 		  lc_job_value_fn fn, void *arg);
 size_t lc_job_answer_max(const struct lc_jobrec *e, const struct lc_jobres *res, unsigned item);
+
+/*
+ * The series values of filesystem i of now record e, from the outcome res:
+ * each series metric's counted deltas, 0 where not counted (left out, not
+ * given), into out (lc_job_series_nval() values).
+ */
+void lc_job_series_values(const struct lc_jobrec *e, const struct lc_jobres *res, size_t i,
+			  uint64_t *out);
 
 /* a start time as the reporter keeps it: whole microseconds, 0 = not a time */
 uint64_t lc_job_start_us(double sec);

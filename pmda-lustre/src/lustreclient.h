@@ -19,6 +19,7 @@
 #include "unchanged.h"
 #include "parse_rpc_stats.h"
 #include "parse_version.h"
+#include "series.h"
 #include "selfstats.h"
 #include "jobs.h"
 
@@ -45,8 +46,8 @@ enum lc_cluster {
     CL_LLITE_TUNABLE = 19, /* llite read-ahead, checksum and hybrid I/O settings */
     CL_HOST = 20,	/* kernel release, OS image */
     /* 21: CL_JOB (control.*, job.begin_time, job.slots); 22..29: the job slots,
-     * 30: their answers (jobs.h) */
-    CL_NCLUSTERS = CL_JOB_ANSWER + 1
+     * 30: their answers, 31: their timelines (jobs.h) */
+    CL_NCLUSTERS = CL_JOB_SERIES + 1
 };
 
 enum lc_indom_serial {
@@ -407,6 +408,21 @@ int lc_jobs_slot_used(int slot);
 size_t lc_jobs_nvalues(unsigned cluster, unsigned item);
 int lc_jobs_values(unsigned cluster, unsigned item, lc_jobs_fn fn, void *arg);
 int lc_jobs_value(unsigned cluster, unsigned item, int inst, pmAtomValue *atom);
+/* the job's timeline (series.h) */
+void lc_jobs_set_interval(uint32_t interval_ms);
+uint32_t lc_jobs_interval(void);
+int lc_jobs_in_use(void);		/* some slot holds a job: samples are due */
+void lc_jobs_sample(uint64_t t_ms);	/* after a refresh of the series files (lc_refresh_series_files) */
+/*
+ * slot's series after a sample now (a fetch's own), packed into *block
+ * (valid until lc_jobs_series_sent, or the slot's next fetch): 1, 0 when
+ * the slot holds no job, or an error
+ */
+int lc_jobs_series(unsigned slot, pmValueBlock **block);
+void lc_jobs_series_sent(void);		/* the fetch's result is sent: its series blocks freed */
+uint64_t lc_jobs_clock_ms(void);	/* the time samples are binned by: ms since the epoch */
+/* the series table's base PMIDs and their values a point, once */
+void lc_jobs_series_metrics(const uint32_t **pmids, const uint32_t **nvals);
 static inline int
 lc_is_job_cluster(unsigned cluster)
 {
@@ -417,6 +433,10 @@ lc_is_job_cluster(unsigned cluster)
 void lc_control_init(pmdaInterface *dispatch);
 /* pmda.c: read every file of the job metrics (job_begin takes its values after this) */
 void lc_refresh_job_files(void);
+/* pmda.c: read the files a timeline's sample needs (the series metrics' sources) */
+void lc_refresh_series_files(void);
+/* fetch.c: slot's series as a value (option -F): 1, or an error */
+int lc_series_atom(unsigned slot, pmAtomValue *atom);
 
 /* start the fetch time budget (lc.budget_ns from now) */
 void lc_budget_start(void);

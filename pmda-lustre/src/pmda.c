@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/select.h>
+#include <sys/time.h>
 #include "lustreclient.h"
 #include "answer.h"
 #include "paths.h"
@@ -216,6 +218,7 @@ add_job_metrics(void)
 		       src_indom[lc_job_sources[k].kind], PM_SEM_INSTANT, U_NONE);
 	add_metric(CL_JOB_SLOT0 + s, LC_JOB_ID_ITEM, PM_TYPE_STRING, -1, PM_SEM_DISCRETE, U_NONE);
 	add_metric(CL_JOB_ANSWER, s, PM_TYPE_AGGREGATE, -1, PM_SEM_DISCRETE, U_NONE);
+	add_metric(CL_JOB_SERIES, s, PM_TYPE_AGGREGATE, -1, PM_SEM_INSTANT, U_NONE);
     }
 }
 
@@ -326,6 +329,26 @@ job_needs(void)
     return need;
 }
 
+/*
+ * A timeline's sample: the files of the job metrics of the sources the
+ * series metrics come from (llite stats, the OSCs' rpc_stats), which are
+ * all the diff rules look at to count those: not the OSCs' stats or
+ * imports, not the MDCs'.
+ */
+static unsigned
+series_needs(void)
+{
+    static unsigned	need;
+    unsigned		j, k;
+
+    if (need == 0)
+	for (k = 0; k < LC_JOB_NMETRICS; k++)
+	    for (j = 0; j < LC_JOB_NSERIES; j++)
+		if (lc_job_metrics[k].src == lc_job_metrics[lc_job_series[j]].src)
+		    need |= needs(pmID_build(0, lc_job_metrics[k].cluster, lc_job_metrics[k].item));
+    return need;
+}
+
 /* every file the fetch needs, device listings aside */
 static void
 refresh_files(unsigned need)
@@ -386,6 +409,8 @@ asked(pmID pmid)
     pmID	members[LC_ANSWER_MAX_MEMBERS];
     int		n, k;
 
+    if (c == CL_JOB_SERIES)
+	return it < LC_JOB_SLOTS && lc_jobs_slot_used((int)it) ? series_needs() : 0;
     if (c == CL_JOB_ANSWER) {
 	if (it >= LC_JOB_SLOTS)
 	    return 0;
@@ -485,6 +510,13 @@ lc_refresh_job_files(void)
     refresh(job_needs());
 }
 
+void
+lc_refresh_series_files(void)
+{
+    memset(lc.items, 0, sizeof(lc.items));
+    refresh(series_needs());
+}
+
 /* pmdaFetch() callback (option -F) */
 static int
 lc_fetchCallBack(pmdaMetric *mdesc, unsigned int inst, pmAtomValue *atom)
@@ -493,6 +525,8 @@ lc_fetchCallBack(pmdaMetric *mdesc, unsigned int inst, pmAtomValue *atom)
 
     if (pmID_cluster(mdesc->m_desc.pmid) == CL_JOB_ANSWER)
 	return lc_answer_atom(pmID_item(mdesc->m_desc.pmid), atom);
+    if (pmID_cluster(mdesc->m_desc.pmid) == CL_JOB_SERIES)
+	return lc_series_atom(pmID_item(mdesc->m_desc.pmid), atom);
     if (lc_is_job_cluster(pmID_cluster(mdesc->m_desc.pmid)))
 	return lc_jobs_value(pmID_cluster(mdesc->m_desc.pmid), pmID_item(mdesc->m_desc.pmid),
 			     (int)inst, atom);
@@ -529,6 +563,90 @@ parse_pagesize(const char *s, uint64_t *out)
     return 0;
 }
 
+/* -T: seconds, a fraction allowed, as the whole milliseconds of the sample interval */
+static int
+parse_interval(const char *s)
+{
+    char	*end;
+    double	sec;
+
+    errno = 0;
+    sec = strtod(s, &end);
+    if (errno || end == s || *end != '\0' || !(sec >= 0.01 && sec <= 86400))
+	return -1;
+    lc_jobs_set_interval((uint32_t)(sec * 1000 + 0.5));
+    return 0;
+}
+
+/*
+ * A sample of every job's timeline: the files it needs read as a fetch
+ * reads them, then each slot in use differenced against its begin values.
+ */
+static void
+sample_jobs(uint64_t t_ms)
+{
+    lc_refresh_series_files();
+    lc_jobs_changed();
+    lc_jobs_sample(t_ms);
+}
+
+/*
+ * pmdaMain's loop, with the timelines' samples between the requests: pmcd's
+ * PDUs are answered as they come, and while a slot holds a job a sample is
+ * taken at the first wake-up at or after each multiple of the interval
+ * since the epoch (so all the nodes of a job sample into the same bins).
+ * No slot in use: no timeout, the agent sleeps until pmcd asks.  Leaves
+ * when pmcd has gone, as pmdaMain does.
+ */
+static void
+main_loop(pmdaInterface *dispatch)
+{
+    int		fd = __pmdaInFd(dispatch);
+    uint64_t	next = 0, now;
+    uint32_t	iv = lc_jobs_interval();
+
+    if (fd < 0) {
+	pmNotifyErr(LOG_ERR, "no input from pmcd: %s", pmErrStr(fd));
+	return;
+    }
+    for (;;) {
+	struct timeval	tv, *timeout = NULL;
+	fd_set		readable;
+	int		sts;
+
+	if (lc_jobs_in_use()) {
+	    now = lc_jobs_clock_ms();
+	    /* the first sample of a job, or a clock stepped back: the next multiple */
+	    if (next == 0 || next > now + iv)
+		next = lc_series_next(iv, now);
+	    if (now >= next) {
+		sample_jobs(now);
+		/* the next multiple after the sample ended: pmcd's requests get their turn
+		 * between two samples even when one takes longer than the interval (the bins
+		 * it overran get no sample) */
+		now = lc_jobs_clock_ms();
+		next = lc_series_next(iv, now + 1);
+	    }
+	    tv.tv_sec = (time_t)((next - now) / 1000);
+	    tv.tv_usec = (suseconds_t)((next - now) % 1000 * 1000);
+	    timeout = &tv;
+	} else {
+	    next = 0;
+	}
+	FD_ZERO(&readable);
+	FD_SET(fd, &readable);
+	sts = select(fd + 1, &readable, NULL, NULL, timeout);
+	if (sts < 0) {
+	    if (errno == EINTR)
+		continue;
+	    pmNotifyErr(LOG_ERR, "select: %s", strerror(errno));
+	    break;
+	}
+	if (sts > 0 && __pmdaMainPDU(dispatch) < 0)
+	    break;
+    }
+}
+
 static pmLongOptions longopts[] = {
     PMDA_OPTIONS_HEADER("Options"),
     PMDAOPT_DEBUG,
@@ -542,12 +660,13 @@ static pmLongOptions longopts[] = {
     { "budget", 1, 'b', "MSEC", "stop reading files this long into a fetch [default 2000, 0 = never]" },
     { "pmdafetch", 0, 'F', NULL, "build results with pmdaFetch() (slower; for tests)" },
     { "threads", 1, 't', "N", "reader threads for the per-OSC files [default 1]" },
+    { "interval", 1, 'T', "SEC", "sample each job's timeline this often [default 10]" },
     PMOPT_HELP,
     PMDA_OPTIONS_END
 };
 
 static pmdaOptions opts = {
-    .short_options = "D:d:h:l:U:r:P:C:b:Ft:?",
+    .short_options = "D:d:h:l:U:r:P:C:b:Ft:T:?",
     .long_options = longopts,
 };
 
@@ -621,6 +740,13 @@ main(int argc, char **argv)
 	    threads = (int)t;
 	    break;
 	}
+	case 'T':
+	    if (parse_interval(opts.optarg) < 0) {
+		pmprintf("%s: -T wants seconds (0.01 .. 86400), got \"%s\"\n",
+			 pmGetProgname(), opts.optarg);
+		opts.errors++;
+	    }
+	    break;
 	case 'C':
 	    if (strcmp(opts.optarg, "auto") && strcmp(opts.optarg, "on") &&
 		strcmp(opts.optarg, "off")) {
@@ -693,6 +819,6 @@ main(int argc, char **argv)
     }
 
     pmdaConnect(&dispatch);
-    pmdaMain(&dispatch);
+    main_loop(&dispatch);
     exit(0);
 }

@@ -128,7 +128,7 @@ check "make install" $?
 (cd "$PMDADIR" && LUSTRECLIENT_ARGS="-r $W/tree" ./Install < /dev/null) > "$W/Install.out" 2>&1
 sts=$?
 # 188 of the client and 484 of the job view (its slots have values only while a job is kept)
-grep -q "Check lustreclient metrics have appeared \.\.\. 672 metrics and [0-9]* values" "$W/Install.out"
+grep -q "Check lustreclient metrics have appeared \.\.\. 680 metrics and [0-9]* values" "$W/Install.out"
 check "./Install (exit $sts)" $(( sts | $? ))
 cp "$CONF" "$W/pmcd.conf.installed"
 grep -Eq "^lustreclient[[:space:]]+220[[:space:]]+pipe[[:space:]]+binary[[:space:]]+$PMDADIR/pmdalustreclient .*-r $W/tree" "$CONF"

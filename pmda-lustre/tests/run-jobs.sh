@@ -109,9 +109,13 @@ rpc 1 "$P/osc/scratch-OST0001-osc-ffff8c2a4b9e0000/rpc_stats" 7 0
 rpc 1 "$P/osc/proj-OST000a-osc-ffff8c2a4f1c3000/rpc_stats" 0 4
 # the slot's answer packs these same values with the job's begin time and the agent's own
 # counters, which differ from run to run: left out here, held against the slot's metrics by
-# tests/report/test_jobanswer.py
-pminfo -h "$L" -f lustreclient.job.slot0 2>&1 | sed '/^lustreclient\.job\.slot0\.answer$/,/^$/d' > "$W/growth.out"
+# tests/report/test_jobanswer.py; so is its series, whose bins are the run's times (held
+# against the deltas by tests/agent/test_job_timeline.py): here, that it is one
+pminfo -h "$L" -f lustreclient.job.slot0 > "$W/growth.all" 2>&1
+sed -e '/^lustreclient\.job\.slot0\.answer$/,/^$/d' -e '/^lustreclient\.job\.slot0\.series$/,/^$/d' \
+    "$W/growth.all" > "$W/growth.out"
 check jobs-growth "$W/growth.out"
+expect "the slot's series" "$W/growth.all" '^ *value \[4c435331'
 expect "llite.read_bytes delta" "$W/growth.out" 'inst \[[0-9]* or "scratch"\] value 40960$'
 expect "fs.rpc.read delta" "$W/growth.out" 'inst \[[0-9]* or "scratch:4K"\] value 7$'
 expect "osc.write_bytes delta" "$W/growth.out" 'inst \[[0-9]* or "scratch-OST0001"\] value 20480$'

@@ -81,6 +81,43 @@ JOB_SOURCES = (
 JOB_ID_ITEM = 63            # job_id: the job whose values the slot serves
 JOB_ANSWER_CLUSTER = 30     # item S: slot S's answer, one aggregate
 JOB_ANSWER_MAGIC = 0x3141434c     # its first word: "LCA1"
+JOB_SERIES_CLUSTER = 31     # item S: slot S's timeline, one aggregate
+JOB_SERIES_MAGIC = 0x3153434c     # its first word: "LCS1"
+JOB_SERIES_POINTS = 512     # a timeline's most points
+# the series table: the job metrics a timeline keeps per filesystem, in a point's order
+JOB_SERIES = (
+    "llite.read_bytes",
+    "llite.write_bytes",
+    "llite.read_calls",
+    "llite.write_calls",
+    "llite.open",
+    "llite.close",
+    "llite.getattr",
+    "llite.setattr",
+    "llite.statfs",
+    "llite.fsync",
+    "llite.seek",
+    "llite.mmap",
+    "llite.truncate",
+    "llite.readdir",
+    "llite.create",
+    "llite.unlink",
+    "llite.mkdir",
+    "llite.rmdir",
+    "llite.rename",
+    "llite.flock",
+    "llite.ioctl",
+    "llite.link",
+    "llite.symlink",
+    "llite.mknod",
+    "llite.setxattr",
+    "llite.getxattr",
+    "llite.listxattr",
+    "llite.removexattr",
+    "llite.fallocate",
+    "fs.rpc.read",
+    "fs.rpc.write",
+)
 
 # what a slot's answer holds beside the slot's own metrics and job.begin_time: the
 # job end metrics, (name, cluster, item)

@@ -12,7 +12,7 @@ from pcp import pmapi
 from kit.privpmcd import PrivatePmcd
 
 INSTANT = re.compile(r"\.(rpcs_in_flight\.\w+|pending_pages\.\w+|state|lnet\.msgs_(alloc|max)|agent\.fetch\.\w+"
-                     r"|left_out\.\w+)$")
+                     r"|left_out\.\w+|job\.slot\d+\.series)$")
 # settings (tunables) and identity strings are discrete
 DISCRETE = re.compile(r"(\.version|\.pagesize|\.mount_id|\.device|_start|\.max_pages_per_rpc|\.max_rpcs_in_flight"
                       r"|\.max_dirty_mb|\.checksums|\.max_read_ahead\w*_mb|\.hybrid_io\w*|^lustreclient\.kernel"
@@ -62,8 +62,8 @@ def test_descriptors_help_and_rates(tmp_path):
                 bad.append(f"{name}: no help ({e})")
         assert not bad, "\n".join(bad)
         # 188 of the client, 4 of the job view's control and slots, 8 job slots of 52 deltas,
-        # 6 left_out, a job id and an answer each
-        assert len(names) == 188 + 4 + 8 * (52 + 6 + 1 + 1)
+        # 6 left_out, a job id, an answer and a series each
+        assert len(names) == 188 + 4 + 8 * (52 + 6 + 1 + 1 + 1)
         # pmval turns a counter into a rate, and shows a gauge as it is
         out = subprocess.run(["pmval", "-h", pmcd.spec, "-s", "2", "-t", "0.2",
                               "lustreclient.osc.write_bytes"], capture_output=True, text=True).stdout

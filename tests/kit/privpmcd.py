@@ -138,17 +138,26 @@ class Pmcd:
 DEFAULT_ACCESS = '[access]\ndisallow ".*" : store;\ndisallow ":*" : store;\nallow "local:*" : all;\n'
 
 
+# the agent's job timeline sample interval (-T) unless a test asks for its own: the longest the
+# agent takes, so that no sample of a job's timeline comes between a test's reads (a sample
+# refreshes what a fetch would: it can meet a vanished file before the next fetch does, and
+# change that fetch's agent.fetch.* counts)
+QUIET_INTERVAL = 86400.0
+
+
 class PrivatePmcd(Pmcd):
     """The real pmdalustreclient on a client tree."""
 
     probe_metric = "lustreclient.version"
 
     def __init__(self, workdir: Path, tree: Path, *, page_size: int | None = None,
-                 agent: Path = AGENT, extra_agent_args: tuple[str, ...] = (), access: str = ""):
+                 agent: Path = AGENT, extra_agent_args: tuple[str, ...] = (), access: str = "",
+                 interval: float = QUIET_INTERVAL):
         super().__init__(workdir)
         self.access = access
         self.tree, self.agent = Path(tree), Path(agent)
         self.page_size, self.extra_agent_args = page_size, extra_agent_args
+        self.interval = interval
 
     def agent_command(self) -> str:
         # -h: the help text of this tree's agent, not of an installed one
@@ -156,6 +165,7 @@ class PrivatePmcd(Pmcd):
                 "-l", str(self.workdir / "lustreclient.log"), "-h", str(AGENT_DIR / "help")]
         if self.page_size:
             args += ["-P", str(self.page_size)]
+        args += ["-T", f"{self.interval:g}"]
         return " ".join(args + list(self.extra_agent_args))
 
     def prepare(self) -> tuple[str, str]:

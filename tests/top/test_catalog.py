@@ -38,7 +38,7 @@ def test_every_catalogued_metric_is_the_agents_with_the_cluster_the_catalog_says
         assert pmns[m.name][0] == m.cluster, f"{m.name}: pmns cluster {pmns[m.name][0]}, catalog {m.cluster}"
     # every cluster the agent has is one stats file the catalog can name, or the job view's
     job_view = {catalog.JOB_CLUSTER, *range(catalog.JOB_SLOT_CLUSTER0, catalog.JOB_SLOT_CLUSTER0 + catalog.JOB_SLOTS),
-                agentcontract.JOB_ANSWER_CLUSTER}
+                agentcontract.JOB_ANSWER_CLUSTER, agentcontract.JOB_SERIES_CLUSTER}
     assert {c for c, _ in pmns.values()} - job_view <= {c for s in catalog.SOURCES for c in s.clusters}
 
 
@@ -49,13 +49,19 @@ def test_the_job_view_is_the_agents_item_for_item():
     P = catalog.P
     assert pmns[catalog.JOB_BEGIN_CONTROL] == (catalog.JOB_CLUSTER, 0)
     assert pmns[catalog.JOB_BEGIN_TIME] == (catalog.JOB_CLUSTER, 2)
-    slot_items, answers = {}, {}
+    slot_items, answers, series = {}, {}, {}
     for name, (cluster, item) in pmns.items():
         if cluster == agentcontract.JOB_ANSWER_CLUSTER:
             answers[item] = name
+        elif cluster == agentcontract.JOB_SERIES_CLUSTER:
+            series[item] = name
         elif re.match(re.escape(P) + r"job\.slot\d+\.", name):
             slot_items.setdefault(cluster, {})[item] = name
     assert answers == {s: f"{P}job.slot{s}.answer" for s in range(catalog.JOB_SLOTS)}
+    assert series == {s: f"{P}job.slot{s}.series" for s in range(catalog.JOB_SLOTS)}
+    # a timeline keeps job metrics of the slot's, each once
+    assert len(set(agentcontract.JOB_SERIES)) == len(agentcontract.JOB_SERIES)
+    assert {P + m for m in agentcontract.JOB_SERIES} <= set(catalog.JOB_METRICS)
     assert sorted(slot_items) == list(range(catalog.JOB_SLOT_CLUSTER0, catalog.JOB_SLOT_CLUSTER0 + catalog.JOB_SLOTS))
     for s in range(catalog.JOB_SLOTS):
         names = catalog.job_slot_names(s)

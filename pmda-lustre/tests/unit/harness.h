@@ -65,5 +65,6 @@ void test_unchanged(void);
 void test_selfstats(void);
 void test_parse_osrelease(void);
 void test_jobs(void);
+void test_series(void);
 
 #endif

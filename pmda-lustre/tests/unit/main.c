@@ -19,6 +19,7 @@ main(void)
     test_jobs();
     test_clients();
     test_slot_answer();
+    test_series();
     printf("%d passed, %d failed\n", h_pass, h_fail);
     return h_fail ? 1 : 0;
 }

@@ -766,10 +766,44 @@ test_table(void)
     CHECK_INT(lc_job_kind_nval(LC_JK_MDC), 1);
 }
 
+/* a filesystem's values of the series table: the counted deltas, 0 where left out */
+static void
+test_series_values(void)
+{
+    struct pair	p;
+    uint64_t	v[4 + 25 + 2 * RPC_HIST_MAX];
+    unsigned	j, n = 0, rpc_write = 0;
+
+    for (j = 0; j < LC_JOB_NSERIES; j++) {
+	CHECK_INT(lc_job_kind(lc_job_series[j]), LC_JK_FS);
+	if (lc_job_series[j] == K_RPC_WRITE)
+	    rpc_write = n;
+	n += lc_job_nval(lc_job_series[j]);
+    }
+    CHECK_INT(lc_job_series_nval(), n);
+    CHECK_INT(n, 4 + 25 + 2 * RPC_HIST_MAX);
+    CHECK_STR(lc_job_metrics[lc_job_series[LC_JOB_NSERIES - 3]].path, "llite.fallocate");
+
+    setup(&p);
+    setv(get(&p.e, LC_JK_FS, 0), K_OPEN, 0, 1);		/* went back: scratch's llite stats cleared */
+    setv(get(&p.e, LC_JK_FS, 0), K_RPC_WRITE, 3, 100 + K_RPC_WRITE + 3 + 7);
+    setv(get(&p.e, LC_JK_FS, 1), K_READ_BYTES, 0, 100 + K_READ_BYTES + 150);
+    CHECK_INT(run(&p), 0);
+    lc_job_series_values(&p.e, &p.res, 0, v);
+    CHECK_U64(v[0], 0);					/* read_bytes: left out */
+    CHECK_U64(v[4], 0);					/* open: left out, not 1 - 104 */
+    CHECK_U64(v[rpc_write + 3], 7);			/* the histogram still counts */
+    lc_job_series_values(&p.e, &p.res, 1, v);
+    CHECK_U64(v[0], 150);
+    CHECK_U64(v[rpc_write + 3], 0);
+    done(&p);
+}
+
 void
 test_jobs(void)
 {
     test_table();
+    test_series_values();
     test_growth();
     test_cleared();
     test_replaced_remounted();

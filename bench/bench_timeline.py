@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""What a job's timeline costs the node (docs/design.md §2.5; issue 25's bounds): the agent's CPU
+while one slot holds a job and the agent samples its timeline, and the timeline's memory at its
+largest, on a simulated 2.15 client of 600 OSCs (4 filesystems x 150 OSTs) and of 2,048 (4 x 512).
+
+1. CPU: the agent in a private pmcd at -T 1 (a sample a second) for BENCH_TIMELINE_S seconds
+   (default 30) with one slot in use and nobody fetching, less the same agent's CPU over as
+   long with no slot in use (it then never wakes). The CPU of one sample, and the share of a
+   core at the shipped 10 s interval, against the goal <= 0.5 %. Once with the tree still (an
+   idle client: the OSCs' rpc_stats read as before and are not parsed again), once with the
+   agent parsing every file as changed (-D appl2), the worst case.
+2. Memory: an agent at -T 0.01 until its timeline has filled 512 points and merged once (its
+   largest: 512 points of 157 values per filesystem), fetched every second meanwhile: the
+   store's arrays at 512 points, the served value's size, and the agent's resident memory
+   growth since the job began (the store, the block it is served from, libpcp's copy on its
+   way to pmcd), against the goal <= 8 MiB a job.
+Runs in about 3 minutes; the system pmcd is not touched.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path[:0] = [str(REPO / "tests"), str(REPO / "sim")]
+
+from lustre_sim import SimClient  # noqa: E402
+from kit.privpmcd import PrivatePmcd, children_of, cpu_seconds  # noqa: E402
+from kit.seriesread import decode, fetch_together  # noqa: E402
+from figures import against_goal  # noqa: E402
+
+SECONDS = int(os.environ.get("BENCH_TIMELINE_S", "30"))
+NFS = 4
+SHIPPED_S = 10
+CPU_GOAL_PCT, MEM_GOAL = 0.5, 8 << 20
+JOB = "bench-1"
+POINTS = 512
+SERIES = "lustreclient.job.slot0.series"
+
+
+def say(*a):
+    print(*a, flush=True)
+
+
+def rss(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def begin(pmcd: PrivatePmcd, control: str = "job_begin") -> None:
+    done = subprocess.run(["pmstore", "-h", pmcd.local_spec, f"lustreclient.control.{control}", JOB],
+                          capture_output=True, text=True, timeout=60)
+    if done.returncode:
+        raise RuntimeError(done.stderr)
+
+
+def cpu_over(pid: int, seconds: float) -> float:
+    c0 = cpu_seconds(pid)
+    time.sleep(seconds)
+    return cpu_seconds(pid) - c0
+
+
+def cpu_share(tree: Path, work: Path, extra: tuple[str, ...]) -> tuple[float, int]:
+    """CPU seconds of one sample, and the samples taken, at -T 1 with one slot in use, less
+    the agent's idle CPU over as long."""
+    with PrivatePmcd(work, tree, interval=1, extra_agent_args=extra) as pmcd:
+        [pid] = children_of(pmcd.proc.pid)
+        idle = cpu_over(pid, SECONDS)
+        begin(pmcd)
+        busy = cpu_over(pid, SECONDS)
+        samples = sum(decode(fetch_together(pmcd.spec, [SERIES])[0][SERIES][""]).samples) - 1
+    return max(busy - idle, 0.0) / max(samples, 1), samples
+
+
+def largest(tree: Path, work: Path) -> tuple[int, int, int, int, int]:
+    """The timeline store's bytes at its most points, the served value's, the agent's RSS growth
+    since the job began once 512 points have merged and filled again (fetched every second
+    meanwhile); and the points and filesystems then."""
+    with PrivatePmcd(work, tree, interval=0.01) as pmcd:
+        [pid] = children_of(pmcd.proc.pid)
+        begin(pmcd)
+        begin(pmcd, "job_end")       # the job view's records and fetch path warmed up, no job kept
+        before = rss(pid)
+        begin(pmcd)
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            raw = fetch_together(pmcd.spec, [SERIES])[0][SERIES][""]
+            s = decode(raw)
+            if s.level >= 1 and len(s.samples) >= 256:
+                break
+            time.sleep(1)
+        # fill it up to its most points again before measuring
+        while len(s.samples) < 500 and time.monotonic() < deadline:
+            time.sleep(1)
+            raw = fetch_together(pmcd.spec, [SERIES])[0][SERIES][""]
+            s = decode(raw)
+        nvalues = sum(n for _, n in s.metrics)
+        store = len(s.points) * POINTS * nvalues * 8 + POINTS * 4
+        return store, len(raw), rss(pid) - before, len(s.samples), len(s.points)
+
+
+def run(work: Path) -> int:
+    for nost in (150, 512):
+        nosc = NFS * nost
+        say(f"building a simulated Lustre 2.15.4 client: {NFS} filesystems x {nost} OSTs ({nosc} OSCs) ...")
+        tree = work / f"tree{nosc}"
+        client = SimClient.create(tree, version="2.15.4",
+                                  filesystems=[(f"fs{i}", nost, 1) for i in range(NFS)], seed=1)
+        client.run("ior", fs="fs0", tasks=8, block_size=64 << 20, transfer_size=1 << 20, stripe_count=-1)
+        for label, extra in (("tree still", ()), ("every file changed (-D appl2)", ("-D", "appl2"))):
+            say(f"[1] {nosc} OSCs, {label}: CPU at -T 1 for {SECONDS} s, one slot in use ...")
+            per_sample, n = cpu_share(tree, work / f"cpu{nosc}{len(extra)}", extra)
+            pct = 100 * per_sample / SHIPPED_S
+            say(f"    {n} samples, {1000 * per_sample:.1f} ms of CPU each")
+            say("  " + against_goal(f"timeline at {SHIPPED_S} s, {nosc} OSCs, {label}",
+                                    f"{pct:.3f} % of a core", pct / CPU_GOAL_PCT,
+                                    f"the {CPU_GOAL_PCT} % goal"))
+        say(f"[2] {nosc} OSCs: the timeline at its largest (-T 0.01 until 512 points merged) ...")
+        store, size, grown, npoints, nfs = largest(tree, work / f"mem{nosc}")
+        say(f"    {npoints} points x {nfs} filesystems: the store at {POINTS} points "
+            f"{store / 2**20:.2f} MiB, the served value {size / 2**20:.2f} MiB")
+        say("  " + against_goal(f"timeline memory, {nosc} OSCs, {nfs} filesystems (agent RSS grown "
+                                "since the job began)", f"{grown / 2**20:.2f} MiB", grown / MEM_GOAL,
+                                "the 8 MiB goal"))
+    return 0
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="bench-timeline-") as d:
+        return run(Path(d))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""A job slot's timeline (lustreclient.job.slot<S>.series) read plainly, for the agent's tests:
+fetched in one pmFetch with other metrics (so its points and the slot's deltas are of one
+fetch), and decoded by a reader of the layout docs/design.md §2.5 documents, written here
+with struct and loops, apart from any reader the reporter has."""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+from dataclasses import dataclass
+
+import cpmapi as c_api
+from pcp import pmapi  # Debian python3-pcp (the venv has the system site packages)
+
+MAGIC = b"LCS1"
+_HEADER = struct.Struct("<4sIIIQIIII")     # magic, level, interval ms, npoints, first bin, nfs,
+                                            # nvalues, nmetrics, 0
+
+
+@dataclass
+class Series:
+    level: int
+    interval_ms: int
+    first_bin: int
+    samples: list[int]                      # per point: the samples that fell into its bin
+    metrics: list[tuple[int, int]]          # the series table: (base PMID, values a point)
+    points: dict[str, list[list[int]]]      # per filesystem: npoints x nvalues, signed
+
+    @property
+    def width_ms(self) -> int:
+        return self.interval_ms << self.level
+
+    @property
+    def bins(self) -> list[int]:
+        return [self.first_bin + i for i in range(len(self.samples))]
+
+    def totals(self, fs: str) -> list[int]:
+        """Each value summed over the points: what the series says the job did on fs."""
+        sums = [0] * sum(n for _, n in self.metrics)
+        for point in self.points[fs]:
+            for v, x in enumerate(point):
+                sums[v] += x
+        return sums
+
+    def offset(self, pmid: int) -> int:
+        """Where a metric's values start in a point."""
+        at = 0
+        for p, n in self.metrics:
+            if p == pmid:
+                return at
+            at += n
+        raise KeyError(pmid)
+
+
+def decode(raw: bytes) -> Series:
+    magic, level, interval_ms, npoints, first, nfs, nvalues, nmetrics, zero = _HEADER.unpack_from(raw, 0)
+    assert magic == MAGIC and zero == 0, (magic, zero)
+    at = _HEADER.size
+    metrics = []
+    for _ in range(nmetrics):
+        metrics.append(struct.unpack_from("<II", raw, at))
+        at += 8
+    assert sum(n for _, n in metrics) == nvalues
+    samples = list(struct.unpack_from(f"<{npoints}I", raw, at))
+    at += 4 * npoints + (4 if npoints % 2 else 0)
+    points = {}
+    for _ in range(nfs):
+        (length,) = struct.unpack_from("<I", raw, at)
+        name = raw[at + 4:at + 4 + length].decode()
+        at += (4 + length + 7) // 8 * 8
+        flat = struct.unpack_from(f"<{npoints * nvalues}q", raw, at)
+        at += 8 * npoints * nvalues
+        points[name] = [list(flat[i * nvalues:(i + 1) * nvalues]) for i in range(npoints)]
+    assert at == len(raw), (at, len(raw))
+    return Series(level, interval_ms, first, samples, metrics, points)
+
+
+def fetch_together(spec: str, names: list[str]) -> tuple[dict[str, dict[str, object]], dict[str, int]]:
+    """These metrics in one pmFetch: ({metric: {instance name or "": value}}, {metric: PMID});
+    an aggregate's value is its bytes, a metric without values is left out."""
+    ctx = pmapi.pmContext(c_api.PM_CONTEXT_HOST, spec)
+    try:
+        pmids = ctx.pmLookupName(names)
+        descs = ctx.pmLookupDescs(pmids)
+        result = ctx.pmFetch(pmids)
+        out: dict[str, dict[str, object]] = {}
+        try:
+            res = result.contents
+            for i, (name, d) in enumerate(zip(names, descs)):
+                dd = d.contents
+                labels = {}
+                if dd.indom != c_api.PM_INDOM_NULL:
+                    ids, names_ = ctx.pmGetInDom(d)
+                    labels = dict(zip(ids or [], names_ or []))
+                vals = {}
+                for j in range(res.get_numval(i)):
+                    pv = res.get_vlist(i, j)
+                    key = labels.get(pv.inst, f"?{pv.inst}") if labels or dd.indom != c_api.PM_INDOM_NULL else ""
+                    if dd.type == c_api.PM_TYPE_AGGREGATE:
+                        block = pv.value.pval.contents
+                        vals[key] = ctypes.string_at(ctypes.addressof(block) + 4, block.vlen - 4)
+                    else:
+                        vals[key] = ctx.pmExtractValue(res.get_valfmt(i), pv, dd.type, dd.type).dref(dd.type)
+                if vals:
+                    out[name] = vals
+        finally:
+            ctx.pmFreeResult(result)
+        return out, dict(zip(names, pmids))
+    finally:
+        del ctx
+
+
+def bucket_label(size: int) -> str:
+    """An RPC size bucket's instance suffix as the agent names it: 4K ... 1M ... 64M."""
+    for unit, suffix in ((1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")):
+        if size >= unit and size % unit == 0:
+            return f"{size // unit}{suffix}"
+    return str(size)
