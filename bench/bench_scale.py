@@ -54,6 +54,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 from kit.privpmcd import children_of, cpu_seconds  # noqa: E402  (standard library only)
 
+from jobio import node_io  # noqa: E402  (standard library only)
+
 SIZES = (1000, 4000, 12000)
 PMCDS, FILESYSTEMS, OSTS = 8, 6, 100
 FLOOR_HOSTS = 1000            # floors run on at most this many of a job's hosts (per host figures)
@@ -573,8 +575,8 @@ def run_sizes(sizes: list[int], n_pmcds: int, parallel: int, floor_hosts: int, j
             stored = store_job_begin(pmcds, view_job)
             if not job_view_only:
                 pro = run_child("prolog", common)
-            for i, tree in enumerate(trees):      # the job's I/O, so that its report has numbers
-                tree.run("ior", f"fs{i % FILESYSTEMS}")
+            for i, tree in enumerate(trees):      # the job's I/O: each node's own OSCs (jobio)
+                node_io(tree, i, [f"fs{f}" for f in range(FILESYSTEMS)], seed=n)
             if not job_view_only:
                 warm(specs)
                 epi = run_child("epilog", common)
