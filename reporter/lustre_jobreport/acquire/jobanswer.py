@@ -6,12 +6,11 @@ listing per instance domain: the members' value sets and the listings they use a
 decode() checks every count against the bytes it got before it trusts one; a malformed answer
 raises AnswerError (the caller then reads the host metric by metric).
 
-The slot's own values over an instance domain (its deltas and left_out values: scattered()) are
-sent for the devices the job counted on that host, OSC and MDC deltas only where not zero: the
-nodes of a real job, each touching its own OSTs, send them for other instances. They are not
-part of the answer's shape: answers that differ in them alone share one Plan, and each host's
-values of them are placed by their instances (Row.cols), so that a job's hosts are decoded and
-stacked at the cost of hosts that did the same I/O.
+The slot's OSC and MDC deltas are sent only where not zero, and its left_out values only for
+the devices left out (scattered()): the nodes of a real job, each touching its own OSTs, send
+them for other instances. They are not part of the answer's shape: answers that differ in them
+alone share one Plan, and each host's values of them are placed by their instances (Row.cols),
+so that a job's hosts are decoded and stacked at the cost of hosts that did the same I/O.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from .. import agentcontract
+from .. import agentcontract, catalog
 from .column import Column
 from .pminfoparse import start_us
 
@@ -31,9 +30,14 @@ _LISTING = np.dtype([("indom", "<u4"), ("count", "<u4")])
 
 
 _PM_TYPE_STRING = 6                         # PCP's type codes (pmapi.h): part of its ABI
-_PM_TYPE_INTEGERS = (0, 1, 2, 3)            # PM_TYPE_32, _U32, _64, _U64
+_PM_TYPE_U64 = 3                            # PM_TYPE_32, _U32, _64, _U64 are 0 to 3
 _PM_INDOM_NULL = 0xFFFFFFFF
-_JOB_INDOM = (agentcontract.DOMAIN << 22) | agentcontract.JOB_INDOM_SERIAL
+# a slot's items the agent sends for some devices only: the OSC and MDC deltas (zeros not sent)
+# and the left_out values (the devices left out)
+_SPARSE_ITEMS = np.zeros(1024, dtype=bool)
+_SPARSE_ITEMS[[k for k, name in enumerate(catalog.JOB_METRICS)
+               if catalog.BY_NAME[name].indom in (catalog.OSC, catalog.MDC)]] = True
+_SPARSE_ITEMS[agentcontract.JOB_LEFT_OUT_ITEM0:agentcontract.JOB_LEFT_OUT_ITEM0 + len(agentcontract.JOB_SOURCES)] = True
 
 
 class AnswerError(ValueError):
@@ -54,7 +58,9 @@ class Answer:
     shape: bytes                                # the members and instance ids as sent, but for the
                                                 # scattered members' instances: answers of one shape
                                                 # differ in their values and those only
-    scattered: np.ndarray                       # bool, each value's: of a scattered() member
+    spread: np.ndarray                          # bool, each member's: scattered()
+    apart: slice | np.ndarray                   # where the scattered members' values are
+    kept: slice | np.ndarray                    # where the others' are
 
     def job_id(self) -> str | None:
         """The id of the job the answer is of: its first member's one string (None: none)."""
@@ -122,39 +128,58 @@ def decode(raw: bytes | memoryview, listing_cache: dict | None = None) -> Answer
     if len(strings) != nstrings - nlisted:
         raise AnswerError("its string table does not hold the strings it counts")
     insts = np.frombuffer(raw, "<i4", nvalues, insts_at).copy()
-    frame, in_scattered = _frame(sets)
+    spread = _scattered_of(sets, listing_cache)
+    frame, apart, kept = _frame(sets, spread)
     return Answer(set_table=sets.copy(), values=np.frombuffer(raw, "<u8", nvalues, values_at).astype(np.uint64),
                   insts=insts,
                   listings=_listings((raw[listings_at:listed_at], raw[listed_at:strings_at],
                                       raw[strings_at:strings_at + listed_bytes]), listing_cache),
-                  strings=strings, nlisted=nlisted,
-                  shape=_shape(frame, insts[~in_scattered] if in_scattered.any() else insts, listing_cache),
-                  scattered=in_scattered)
+                  strings=strings, nlisted=nlisted, shape=_shape(frame, insts[kept], listing_cache),
+                  spread=spread, apart=apart, kept=kept)
 
 
 def scattered(sets: np.ndarray) -> np.ndarray:
-    """Which members (_SET records) are a job slot's own numbers over an instance domain: its
-    deltas and left_out values, sent for the devices the job counted there (OSC and MDC deltas
-    only where not zero, left_out only for the devices left out), so for other instances on
-    each node of a job."""
+    """Which members (_SET records) are a job slot's numbers the agent sends for some devices
+    only (_SPARSE_ITEMS), so for other instances on each node of a job."""
     pmid = sets["pmid"]
-    cluster = (pmid >> 10) & 0xFFF
-    return ((pmid >> 22 == agentcontract.DOMAIN) & (cluster >= agentcontract.JOB_SLOT_CLUSTER0)
-            & (cluster < agentcontract.JOB_SLOT_CLUSTER0 + agentcontract.JOB_SLOTS)
-            & (sets["indom"] != _PM_INDOM_NULL) & (sets["indom"] != _JOB_INDOM)
-            & np.isin(sets["type"], _PM_TYPE_INTEGERS))
+    cluster = ((pmid >> 10) & 0xFFF) - agentcontract.JOB_SLOT_CLUSTER0
+    return ((pmid >> 22 == agentcontract.DOMAIN) & (cluster >= 0) & (cluster < agentcontract.JOB_SLOTS)
+            & _SPARSE_ITEMS[pmid & 0x3FF] & (sets["indom"] != _PM_INDOM_NULL) & (sets["type"] <= _PM_TYPE_U64))
 
 
-def _frame(sets: np.ndarray) -> tuple[bytes, np.ndarray]:
+def _scattered_of(sets: np.ndarray, cache: dict | None) -> np.ndarray:
+    """scattered(sets), worked out once for the members of the hosts of a job (the last ones
+    seen: the same PMIDs, types and instance domains, in one memory comparison)."""
+    members = (sets["pmid"].tobytes(), sets["type"].tobytes(), sets["indom"].tobytes())
+    got = _same_as_last(members, cache, "last members")
+    if got is None:
+        got = scattered(sets)
+        if cache is not None:
+            cache["last members"] = (members, got)
+    return got
+
+
+def _frame(sets: np.ndarray, spread: np.ndarray) -> tuple[bytes, slice | np.ndarray, slice | np.ndarray]:
     """The members as the shape has them (a scattered member's count left out, an error kept:
-    a host whose member is an error is read otherwise), and which values are scattered."""
-    members = scattered(sets)
+    a host whose member is an error is read otherwise); where the scattered members' values are,
+    and the others': slices when the scattered members are one run (as the agent orders them,
+    the last ones), else positions."""
     counts = np.maximum(sets["numval"], 0)
-    if not members.any():
-        return sets.tobytes(), np.zeros(int(counts.sum()), dtype=bool)
+    if not spread.any():
+        return sets.tobytes(), slice(0, 0), slice(0, int(counts.sum()))
     frame = sets.copy()
-    frame["numval"][members] = np.minimum(frame["numval"][members], 0)
-    return frame.tobytes(), np.repeat(members, counts)
+    frame["numval"][spread] = np.minimum(frame["numval"][spread], 0)
+    where = np.flatnonzero(spread)
+    first, last = int(where[0]), int(where[-1]) + 1
+    if last - first == len(where):
+        lo, hi = int(counts[:first].sum()), int(counts[:last].sum())
+        total = int(counts.sum())
+        if hi == total:
+            return frame.tobytes(), slice(lo, hi), slice(0, lo)
+        if lo == 0:
+            return frame.tobytes(), slice(0, hi), slice(hi, total)
+    in_spread = np.repeat(spread, counts)
+    return frame.tobytes(), np.flatnonzero(in_spread), np.flatnonzero(~in_spread)
 
 
 def _same_as_last(parts: tuple, cache: dict | None, slot: str):
@@ -170,12 +195,12 @@ def _same_as_last(parts: tuple, cache: dict | None, slot: str):
 def _shape(frame: bytes, insts: np.ndarray, cache: dict | None) -> bytes:
     """The members and the instance ids of all but the scattered ones as one bytes (the same
     object for hosts that answer alike)."""
-    ids = insts.data.cast("B")
+    ids = insts.tobytes()
     got = _same_as_last((frame, ids), cache, "last shape")
     if got is None:
-        got = b"".join((frame, ids))
+        got = frame + ids
         if cache is not None:
-            cache["last shape"] = ((frame, insts.tobytes()), got)
+            cache["last shape"] = ((frame, ids), got)
     return got
 
 
@@ -232,10 +257,9 @@ class Scattered:
         its listing does not name (dropped, as the metric-by-metric read drops it)."""
         if not len(self.keys):
             return np.full(len(insts), -1, dtype=np.intp)
-        member = np.repeat(np.arange(len(self.members)), counts)
-        keys = (self.listing[member] << 32) | (insts.astype(np.int64) & 0xFFFFFFFF)
+        keys = np.repeat(self.listing << 32, counts) | (insts.astype(np.int64) & 0xFFFFFFFF)
         j = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
-        return np.where(self.keys[j] == keys, self.first[member] + self.at[j], -1)
+        return np.where(self.keys[j] == keys, np.repeat(self.first[:-1], counts) + self.at[j], -1)
 
 
 NO_SCATTERED = Scattered([], np.zeros(1, dtype=np.intp), [], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.intp),
@@ -272,22 +296,27 @@ class Row:
 
 def row(plan: Plan, answer: Answer) -> Row:
     """The host's Row from its answer (of the plan's shape). AnswerError: its scattered values
-    name an instance twice (the host is then read metric by metric, which says so)."""
-    if not answer.scattered.any():
-        return Row(plan, answer.values, answer.strings_at(plan.string_values),
-                   np.zeros(len(plan.scattered.members), dtype=np.int32), np.zeros(0, dtype=np.intp),
-                   np.zeros(0, dtype=np.uint64))
-    values = answer.values[~answer.scattered]
+    name a listed instance twice (the host is then read metric by metric, which says so)."""
+    values = answer.values[answer.kept]
     strings = answer.strings_of(values[plan.string_values])
-    sent = np.maximum(answer.set_table["numval"][scattered(answer.set_table)], 0) * (plan.scattered.listing >= 0)
-    cols = plan.scattered.columns_of(sent, answer.insts[answer.scattered])
-    got = answer.values[answer.scattered]
-    if cols.min(initial=0) < 0:
+    sc = plan.scattered
+    if not len(sc.members):
+        return Row(plan, values, strings, _NONE_SENT, _NO_COLUMNS, _NO_VALUES)
+    sent = np.maximum(answer.set_table["numval"][answer.spread], 0) * (sc.listing >= 0)
+    cols = sc.columns_of(sent, answer.insts[answer.apart])
+    got = answer.values[answer.apart]
+    if len(cols) and cols.min() < 0:
         got, cols = got[cols >= 0], cols[cols >= 0]
-    ordered = np.sort(cols)
-    if bool((ordered[1:] == ordered[:-1]).any()):
-        raise AnswerError("a member names an instance twice")
+    if len(cols) > 1:
+        ordered = np.sort(cols)
+        if bool((ordered[1:] == ordered[:-1]).any()):
+            raise AnswerError("a member names an instance twice")
     return Row(plan, values, strings, sent, cols, got)
+
+
+_NONE_SENT = np.zeros(0, dtype=np.int32)
+_NO_COLUMNS = np.zeros(0, dtype=np.intp)
+_NO_VALUES = np.zeros(0, dtype=np.uint64)
 
 
 def columns(row: Row) -> dict[str, Column]:

@@ -374,8 +374,8 @@ def _plan(cat: Catalog, answer: jobanswer.Answer, by_pmid: dict[int, tuple[str, 
             listings[indom] = cat.listing(indom, *answer.listings.get(indom, ((), ())))
         return listings[indom]
 
-    scattered = jobanswer.scattered(answer.set_table).tolist()
-    insts = answer.insts[~answer.scattered]            # the other members' instances
+    scattered = answer.spread.tolist()
+    insts = answer.insts[answer.kept]                  # the other members' instances
     spread: list[tuple[str | None, int]] = []          # the scattered members: (name, indom)
     lo = max(answer.sets[0][1], 0)                     # where a member's values start, the scattered aside
     for (pmid, numval, mtype, indom), apart in list(zip(answer.sets, scattered))[1:]:
