@@ -288,11 +288,13 @@ DELTAS = [(slot_pmid(44), U64, OSC_INDOM, catalog.P + "job.osc.read_bytes"),
           (slot_pmid(catalog.JOB_LEFT_OUT_ITEM0 + 3), U32, OSC_INDOM, catalog.P + "job.left_out.osc_stats")]
 
 
-def plain_answer(oscs: list[tuple[int, str]], mdcs: list[tuple[int, str]], sent: list[list[tuple[int, int]]]) -> bytes:
-    """A host's answer: the listings, and its values (inst, value) of each of DELTAS."""
-    members = [(slot_pmid(catalog.JOB_ID_ITEM), STRING, 0xFFFFFFFF, [(-1, JOB)]),
-               (END_DEVICE[0], STRING, OSC_INDOM, [(i, name) for i, name in oscs])]
-    members += [(pmid, mtype, indom, values) for (pmid, mtype, indom, _), values in zip(DELTAS, sent)]
+def plain_answer(oscs: list[tuple[int, str]], mdcs: list[tuple[int, str]], sent: list[list[tuple[int, int]]],
+                 end_at: int = 0) -> bytes:
+    """A host's answer: the listings, and its values (inst, value) of each of DELTAS; the end
+    metric among them at end_at (the agent sends it before them: 0)."""
+    members = [(pmid, mtype, indom, values) for (pmid, mtype, indom, _), values in zip(DELTAS, sent)]
+    members.insert(end_at, (END_DEVICE[0], STRING, OSC_INDOM, [(i, name) for i, name in oscs]))
+    members.insert(0, (slot_pmid(catalog.JOB_ID_ITEM), STRING, 0xFFFFFFFF, [(-1, JOB)]))
     return pack(members, [(OSC_INDOM, oscs), (MDC_INDOM, mdcs)])
 
 
@@ -355,7 +357,8 @@ listed_ids = st.lists(st.integers(0, 40), min_size=0, max_size=10, unique=True)
 @st.composite
 def sparse_hosts(draw):
     """Listings, then hosts each sending its own sparse sets: instances listed or not (an OSC
-    added since the listing), in any order, now and then one twice."""
+    added since the listing), in any order, now and then one twice; and where among the
+    deltas the end metric is (the scattered members one run at the end, or not)."""
     oscs = [(i, f"fs-OST{i:04x}-osc") for i in draw(listed_ids)]
     mdcs = [(i, f"fs-MDT{i:04x}-mdc") for i in draw(st.lists(st.integers(0, 3), max_size=2, unique=True))]
     hosts = []
@@ -367,7 +370,7 @@ def sparse_hosts(draw):
                                  unique=not draw(st.integers(0, 9)) == 0))
             sent.append([(i, draw(st.integers(0, 2**64 - 1))) for i in pick])
         hosts.append(sent)
-    return oscs, mdcs, hosts
+    return oscs, mdcs, hosts, draw(st.integers(0, len(DELTAS)))
 
 
 @needs_pcp
@@ -380,11 +383,11 @@ def test_hosts_of_random_sparse_sets_read_and_stack_as_a_plain_reference_says(ca
     refused (AnswerError: read metric by metric, which says so)."""
     from lustre_jobreport.acquire.snapfile import Snapshot
 
-    oscs, mdcs, hosts = case
+    oscs, mdcs, hosts, end_at = case
     cat, by_pmid = answer_catalog()
     read, want = [], []
     for n, sent in enumerate(hosts):
-        answer = jobanswer.decode(plain_answer(oscs, mdcs, sent), cat.answer_listings)
+        answer = jobanswer.decode(plain_answer(oscs, mdcs, sent, end_at), cat.answer_listings)
         listed = [[i for i, _ in values if i in dict(oscs if indom == OSC_INDOM else mdcs)]
                   for (_, _, indom, _), values in zip(DELTAS, sent)]
         twice = any(len(set(ids)) < len(ids) for ids in listed)      # a listed instance twice

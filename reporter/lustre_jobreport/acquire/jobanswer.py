@@ -128,8 +128,8 @@ def decode(raw: bytes | memoryview, listing_cache: dict | None = None) -> Answer
     if len(strings) != nstrings - nlisted:
         raise AnswerError("its string table does not hold the strings it counts")
     insts = np.frombuffer(raw, "<i4", nvalues, insts_at).copy()
-    spread = _scattered_of(sets, listing_cache)
-    frame, apart, kept = _frame(sets, spread)
+    members, spread, run = _members(sets, listing_cache)
+    frame, apart, kept = _frame(members, sets["numval"], spread, run)
     return Answer(set_table=sets.copy(), values=np.frombuffer(raw, "<u8", nvalues, values_at).astype(np.uint64),
                   insts=insts,
                   listings=_listings((raw[listings_at:listed_at], raw[listed_at:strings_at],
@@ -147,39 +147,42 @@ def scattered(sets: np.ndarray) -> np.ndarray:
             & _SPARSE_ITEMS[pmid & 0x3FF] & (sets["indom"] != _PM_INDOM_NULL) & (sets["type"] <= _PM_TYPE_U64))
 
 
-def _scattered_of(sets: np.ndarray, cache: dict | None) -> np.ndarray:
-    """scattered(sets), worked out once for the members of the hosts of a job (the last ones
-    seen: the same PMIDs, types and instance domains, in one memory comparison)."""
-    members = (sets["pmid"].tobytes(), sets["type"].tobytes(), sets["indom"].tobytes())
-    got = _same_as_last(members, cache, "last members")
+def _members(sets: np.ndarray, cache: dict | None) -> tuple[bytes, np.ndarray, tuple[int, int] | None]:
+    """The members' PMIDs, types and instance domains as bytes, which are scattered(), and
+    the run of members they are (first, end), None when not one run; worked out once for the
+    members of the hosts of a job (the last ones seen, in one memory comparison)."""
+    parts = (sets["pmid"].tobytes(), sets["type"].tobytes(), sets["indom"].tobytes())
+    got = _same_as_last(parts, cache, "last members")
     if got is None:
-        got = scattered(sets)
+        spread = scattered(sets)
+        where = np.flatnonzero(spread)
+        run = (int(where[0]), int(where[-1]) + 1) if len(where) and where[-1] + 1 - where[0] == len(where) else None
+        got = (b"".join(parts), spread, run)
         if cache is not None:
-            cache["last members"] = (members, got)
+            cache["last members"] = (parts, got)
     return got
 
 
-def _frame(sets: np.ndarray, spread: np.ndarray) -> tuple[bytes, slice | np.ndarray, slice | np.ndarray]:
+def _frame(members: bytes, numval: np.ndarray, spread: np.ndarray,
+           run: tuple[int, int] | None) -> tuple[bytes, slice | np.ndarray, slice | np.ndarray]:
     """The members as the shape has them (a scattered member's count left out, an error kept:
     a host whose member is an error is read otherwise); where the scattered members' values are,
-    and the others': slices when the scattered members are one run (as the agent orders them,
-    the last ones), else positions."""
-    counts = np.maximum(sets["numval"], 0)
-    if not spread.any():
-        return sets.tobytes(), slice(0, 0), slice(0, int(counts.sum()))
-    frame = sets.copy()
-    frame["numval"][spread] = np.minimum(frame["numval"][spread], 0)
-    where = np.flatnonzero(spread)
-    first, last = int(where[0]), int(where[-1]) + 1
-    if last - first == len(where):
-        lo, hi = int(counts[:first].sum()), int(counts[:last].sum())
-        total = int(counts.sum())
+    and the others': slices when the scattered members are one run that ends or starts the
+    answer (as the agent orders them, the last ones), else positions."""
+    counts = np.maximum(numval, 0)
+    if run is None and not spread.any():
+        return members + numval.tobytes(), slice(0, 0), slice(0, int(counts.sum()))
+    frame = members + np.where(spread, np.minimum(numval, 0), numval).tobytes()
+    if run is not None:
+        ends = np.cumsum(counts)
+        total = int(ends[-1])
+        lo, hi = int(ends[run[0]] - counts[run[0]]), int(ends[run[1] - 1])
         if hi == total:
-            return frame.tobytes(), slice(lo, hi), slice(0, lo)
+            return frame, slice(lo, hi), slice(0, lo)
         if lo == 0:
-            return frame.tobytes(), slice(0, hi), slice(hi, total)
+            return frame, slice(0, hi), slice(hi, total)
     in_spread = np.repeat(spread, counts)
-    return frame.tobytes(), np.flatnonzero(in_spread), np.flatnonzero(~in_spread)
+    return frame, np.flatnonzero(in_spread), np.flatnonzero(~in_spread)
 
 
 def _same_as_last(parts: tuple, cache: dict | None, slot: str):

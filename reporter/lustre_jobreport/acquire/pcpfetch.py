@@ -414,12 +414,13 @@ def _scattered(spread: list[tuple[str | None, int]],
                listings: dict[int, tuple[tuple[int, ...], tuple[str, ...]]]) -> jobanswer.Scattered:
     """The scattered members (name, indom) laid out over their listings (jobanswer.Scattered)."""
     indoms = list(dict.fromkeys(indom for name, indom in spread if name is not None))
-    keys, at = [], []
+    keys, at = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.intp)]
     for n, indom in enumerate(indoms):
-        ids = listings.get(indom, ((), ()))[0]
-        keys += [(n << 32) | (i & 0xFFFFFFFF) for i in ids]
-        at += range(len(ids))
-    order = np.argsort(np.array(keys, dtype=np.int64), kind="stable")
+        ids = np.array(listings.get(indom, ((), ()))[0], dtype=np.int64)
+        keys.append((n << 32) | (ids & 0xFFFFFFFF))
+        at.append(np.arange(len(ids)))
+    keys, at = np.concatenate(keys), np.concatenate(at)
+    order = np.argsort(keys, kind="stable")
     first, names, listing = [0], [], []
     for name, indom in spread:
         if name is None:
@@ -430,9 +431,8 @@ def _scattered(spread: list[tuple[str | None, int]],
         listing.append(indoms.index(indom))
         names += listed
         first.append(first[-1] + len(listed))
-    return jobanswer.Scattered([name for name, _ in spread], np.array(first, dtype=np.intp), names,
-                               np.array(keys, dtype=np.int64)[order], np.array(at, dtype=np.intp)[order],
-                               np.array(listing, dtype=np.int64))
+    return jobanswer.Scattered([name for name, _ in spread], np.array(first, dtype=np.intp), names, keys[order],
+                               at[order], np.array(listing, dtype=np.int64))
 
 
 def _from_answer(host: str, spec: str, cat: Catalog, answer: jobanswer.Answer,
