@@ -50,7 +50,7 @@ from lustre_jobreport.acquire.snapfile import Snapshot  # noqa: E402
 from lustre_sim import SimClient  # noqa: E402
 
 LAYOUTS = {600: [(f"fs{f}", 100, 1) for f in range(6)], 2000: [(f"fs{f}", 500, 1) for f in range(4)]}
-STANDINS, FANOUTS, THREADS, ROUNDS = 12, 30, 12, 3
+STANDINS, FANOUTS, THREADS, ROUNDS = 12, 12, 12, 3
 SETS = ("differing", "identical")
 GOAL_MS, GOAL_RATIO = 2.0, 2.5
 JOB = "bench24"

@@ -19,7 +19,8 @@ epilog's, so that each one's peak RSS is that size's:
           or more): before the prolog, each stand-in agent is told the job's start as each node's
           prolog tells its own (one local pmstore of lustreclient.control.job_begin: its wall
           time and the agent's CPU are printed, with the reporter's start-up: a node's prolog);
-          after the I/O, the first node's epilog in a fresh process: fetch_all with job_id
+          after the I/O (each stand-in its node's share of a file-per-process job, on its own
+          OSCs: bench/jobio.py), the first node's epilog in a fresh process: fetch_all with job_id
           (the deltas and the end metrics), stacked, jobview.delta + report.from_delta,
           render_text, records.store. Nothing is spooled.
 
