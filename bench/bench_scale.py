@@ -19,7 +19,8 @@ epilog's, so that each one's peak RSS is that size's:
           or more): before the prolog, each stand-in agent is told the job's start as each node's
           prolog tells its own (one local pmstore of lustreclient.control.job_begin: its wall
           time and the agent's CPU are printed, with the reporter's start-up: a node's prolog);
-          after the I/O, the first node's epilog in a fresh process: fetch_all with job_id
+          after the I/O (each stand-in its node's share of a file-per-process job, on its own
+          OSCs: bench/jobio.py), the first node's epilog in a fresh process: fetch_all with job_id
           (the deltas and the end metrics), stacked, jobview.delta + report.from_delta,
           render_text, records.store. Nothing is spooled.
 
@@ -53,6 +54,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 from kit.privpmcd import children_of, cpu_seconds  # noqa: E402  (standard library only)
+
+from jobio import node_io  # noqa: E402  (standard library only)
 
 SIZES = (1000, 4000, 12000)
 PMCDS, FILESYSTEMS, OSTS = 8, 6, 100
@@ -573,8 +576,8 @@ def run_sizes(sizes: list[int], n_pmcds: int, parallel: int, floor_hosts: int, j
             stored = store_job_begin(pmcds, view_job)
             if not job_view_only:
                 pro = run_child("prolog", common)
-            for i, tree in enumerate(trees):      # the job's I/O, so that its report has numbers
-                tree.run("ior", f"fs{i % FILESYSTEMS}")
+            for i, tree in enumerate(trees):      # the job's I/O: each node's own OSCs (jobio)
+                node_io(tree, i, [f"fs{f}" for f in range(FILESYSTEMS)], seed=n)
             if not job_view_only:
                 warm(specs)
                 epi = run_child("epilog", common)

@@ -5,6 +5,10 @@ reads of a host, so that the host is decoded in one go instead of one value set 
   unreadable at the end, evictions): the host read by its answer is the host read metric by
   metric (the answer refused, as an agent older than it refuses it: a PMID it does not have):
   the same metrics, instances, values, semantics and PMIDs.
+- A job's nodes each doing their own I/O (their OSC deltas on other OSCs: the slot's deltas are
+  sent for the devices counted, OSC and MDC ones only where not zero) answer in one plan and
+  are stacked at once, into the tables their metric-by-metric reads stack into; and so for
+  random sparse sets, duplicates and unlisted instances, against a plain reference.
 - The fan-out fetches the slot the last host had the job in without looking it up: a host whose
   job is in another slot, or whose guessed slot holds another job, is still read right, never
   with the other job's values.
@@ -28,6 +32,7 @@ from lustre_jobreport.acquire import jobanswer
 pcpfetch = pytest.importorskip("lustre_jobreport.acquire.pcpfetch")
 
 JOB = "4242"
+STRING, U64, U32, DOUBLE = 6, 3, 1, 5       # PCP's type codes
 needs_pcp = pytest.mark.skipif(not pcpfetch.HAVE_PMAPI, reason="PCP's Python bindings are not importable")
 
 
@@ -56,8 +61,9 @@ def read(spec: str, *, by_answer: bool, monkeypatch, stacked: bool = False) -> t
     real = pcpfetch._from_answer
 
     def counted(*args, **kw):
+        got = real(*args, **kw)       # an AnswerError (the host read metric by metric) not counted
         answered.append(1)
-        return real(*args, **kw)
+        return got
 
     with monkeypatch.context() as m:
         m.setattr(pcpfetch, "_from_answer", counted)
@@ -128,9 +134,11 @@ def test_an_answer_this_reader_cannot_decode_leaves_the_host_read_metric_by_metr
 
 
 @needs_pcp
-def test_a_member_the_answer_could_not_carry_leaves_the_host_read_metric_by_metric(tmp_path, monkeypatch):
+@pytest.mark.parametrize("member", ["a job end metric", "a slot delta"])
+def test_a_member_the_answer_could_not_carry_leaves_the_host_read_metric_by_metric(tmp_path, monkeypatch, member):
     """The agent says PM_ERR_TYPE for a member whose values it cannot pack: that metric is not
-    dropped from the host, the host is read metric by metric."""
+    dropped from the host, the host is read metric by metric (a slot delta too, whose instances
+    are not part of the answer's shape: a plan of answers without the error is not taken)."""
     import cpmapi as c_api
     from kit.privpmcd import PrivatePmcd
     from lustre_sim import SimClient
@@ -140,22 +148,40 @@ def test_a_member_the_answer_could_not_carry_leaves_the_host_read_metric_by_metr
         store_begin(pmcd, JOB)
         client.run("overflow", fs="scratch")
         want, _ = read(pmcd.spec, by_answer=False, monkeypatch=monkeypatch)
-        real = jobanswer.decode
+        real, decoded = jobanswer.decode, []
+        # an answer as it is, read first: its plan is then known to the catalog
+        job = pcpfetch.JobCatalogs(JOB)
+        assert pcpfetch.fetch_pmapi("node0", pmcd.spec, job=job).answer is not None
 
         def one_not_carried(raw, cache=None):
             a = real(raw, cache)
             table = a.set_table.copy()
-            table["numval"][3] = c_api.PM_ERR_TYPE       # a job end metric, say
+            spread = jobanswer.scattered(table) & (table["numval"] > 0)
+            k = 3 if member == "a job end metric" else int(np.flatnonzero(spread)[0])
+            table["numval"][k] = c_api.PM_ERR_TYPE
             counts = np.maximum(a.set_table["numval"], 0)
             keep = np.ones(len(a.values), dtype=bool)
-            first = int(counts[:3].sum())
-            keep[first:first + int(counts[3])] = False
-            return jobanswer.Answer(table, a.values[keep], a.insts[keep], a.listings, a.strings, a.nlisted,
-                                    a.shape + b"changed")
+            first = int(counts[:k].sum())
+            keep[first:first + int(counts[k])] = False
+            decoded.append(k)
+            return real(pack_again(a, table, keep), cache)
 
         monkeypatch.setattr(jobanswer, "decode", one_not_carried)
-        got, answered = read(pmcd.spec, by_answer=True, monkeypatch=monkeypatch)
-    assert answered == 1 and got == want     # _from_answer was tried, and refused the answer
+        got = pcpfetch.fetch_pmapi("node1", pmcd.spec, job=job)
+    assert decoded and got.answer is None and as_plain(got) == want
+
+
+def pack_again(a, table: np.ndarray, keep: np.ndarray) -> bytes:
+    """Answer a packed again (answer.h's layout) with this set table and the values kept."""
+    listings = [(indom, list(zip(ids, names))) for indom, (ids, names) in a.listings.items()]
+    listed = b"".join(n.encode() + b"\0" for _, lst in listings for _, n in lst)
+    nlisted = sum(len(lst) for _, lst in listings)
+    out = struct.pack("<8I", agentcontract.JOB_ANSWER_MAGIC, len(table), int(keep.sum()), len(listings), nlisted,
+                      nlisted + len(a.strings), len(listed), 0)
+    out += table.tobytes() + a.values[keep].astype("<u8").tobytes() + a.insts[keep].astype("<i4").tobytes()
+    out += b"".join(struct.pack("<II", indom, len(lst)) for indom, lst in listings)
+    out += b"".join(struct.pack("<i", i) for _, lst in listings for i, _ in lst)
+    return out + listed + b"".join(t.encode() + b"\0" for t in a.strings)
 
 
 @needs_pcp
@@ -187,10 +213,199 @@ def test_a_guessed_slot_is_taken_only_when_it_holds_the_job(tmp_path, monkeypatc
     assert [as_plain(h) for h in got] == [want["a"], want["a"], want["b"]]
 
 
+def differing_nodes(tmp_path, count: int):
+    """count sim clients (private pmcds with the real agent) of one job, each node writing and
+    reading its own files of a file-per-process IOR, striped over its own few OSCs."""
+    from kit.privpmcd import PrivatePmcd
+    from lustre_sim import SimClient
+
+    pmcds = []
+    for i in range(count):
+        client = SimClient.create(tmp_path / f"t{i}", version="2.15.4", filesystems=[("scratch", 24, 1), ("home", 4, 1)],
+                                  seed=i)
+        pmcds.append(PrivatePmcd(tmp_path / f"p{i}", client.root).start())
+        store_begin(pmcds[-1], JOB)
+        client.run("ior", fs="scratch", tasks=2, first_task=3 * i, stripe_count=1 + i % 4, block_size=1 << 20)
+    return pmcds
+
+
+def read_all(specs: list[str], *, by_answer: bool, monkeypatch) -> list:
+    """The hosts (one a spec) read by the job view, as the epilog reads them (one fan-out)."""
+    from lustre_jobreport.acquire import snapshot
+
+    with monkeypatch.context() as m:
+        if not by_answer:
+            m.setattr(pcpfetch, "_ANSWER_PMIDS", [(pcpfetch.ctypes.c_uint * 1)(
+                (catalog.DOMAIN << 22) | (511 << 10) | s) for s in range(catalog.JOB_SLOTS)])
+        got = snapshot.fetch_all([snapshot.HostTarget(f"node{i}", spec) for i, spec in enumerate(specs)], parallel=2,
+                                 connect_timeout_s=5, fetch_timeout_s=20, job_id=JOB).hosts
+    assert all(h.ok for h in got), [h.error for h in got]
+    return got
+
+
+@needs_pcp
+def test_nodes_doing_their_own_io_answer_in_one_plan_and_stack_as_their_metrics_do(tmp_path, monkeypatch):
+    """Four nodes of one job, each its own OSCs: their OSC deltas are sent for other instances,
+    yet the hosts share one plan (decoded and stacked at the cost of hosts that did the same
+    I/O), and each host, and the tables they stack into, are what their metric-by-metric reads
+    give."""
+    from lustre_jobreport.acquire.snapfile import Snapshot
+
+    pmcds = differing_nodes(tmp_path, 4)
+    try:
+        specs = [p.spec for p in pmcds]
+        by_answer = read_all(specs, by_answer=True, monkeypatch=monkeypatch)
+        by_metric = read_all(specs, by_answer=False, monkeypatch=monkeypatch)
+    finally:
+        for p in pmcds:
+            p.stop()
+    sent = [set(h.metrics[catalog.P + "job.osc.write_bytes"].instances) for h in by_metric]
+    assert len({frozenset(s) for s in sent}) == 4, sent      # the scenario: every node its own OSCs
+    assert all(h.answer is not None for h in by_answer)
+    assert len({id(h.answer.plan) for h in by_answer}) == 1
+    assert [as_plain(h) for h in by_answer] == [as_plain(h) for h in by_metric]
+    assert as_tables(Snapshot.from_hosts(0.0, by_answer)) == as_tables(Snapshot.from_hosts(0.0, by_metric))
+
+
+# ---- hosts of random sparse sets, against a plain reference ------------------------------------------
+
+SLOT = 2
+OSC_INDOM, MDC_INDOM = (220 << 22) | 1, (220 << 22) | 2
+
+
+def slot_pmid(item: int) -> int:
+    return (220 << 22) | ((catalog.JOB_SLOT_CLUSTER0 + SLOT) << 10) | item
+
+
+# the members as a slot's answer has them: the job id, an end metric over the OSCs (every host
+# sends it for every OSC: part of the shape), then the slot's deltas over OSC and MDC and a
+# left_out, which each host sends for its own instances
+END_DEVICE = ((220 << 22) | (4 << 10) | 0, STRING, OSC_INDOM, catalog.P + "osc.device")
+DELTAS = [(slot_pmid(44), U64, OSC_INDOM, catalog.P + "job.osc.read_bytes"),
+          (slot_pmid(45), U64, OSC_INDOM, catalog.P + "job.osc.write_bytes"),
+          (slot_pmid(49), U64, OSC_INDOM, catalog.P + "job.osc.req_count"),
+          (slot_pmid(51), U64, MDC_INDOM, catalog.P + "job.mdc.reconnects"),
+          (slot_pmid(catalog.JOB_LEFT_OUT_ITEM0 + 3), U32, OSC_INDOM, catalog.P + "job.left_out.osc_stats")]
+
+
+def plain_answer(oscs: list[tuple[int, str]], mdcs: list[tuple[int, str]], sent: list[list[tuple[int, int]]],
+                 end_at: int = 0) -> bytes:
+    """A host's answer: the listings, and its values (inst, value) of each of DELTAS; the end
+    metric among them at end_at (the agent sends it before them: 0)."""
+    members = [(pmid, mtype, indom, values) for (pmid, mtype, indom, _), values in zip(DELTAS, sent)]
+    members.insert(end_at, (END_DEVICE[0], STRING, OSC_INDOM, [(i, name) for i, name in oscs]))
+    members.insert(0, (slot_pmid(catalog.JOB_ID_ITEM), STRING, 0xFFFFFFFF, [(-1, JOB)]))
+    return pack(members, [(OSC_INDOM, oscs), (MDC_INDOM, mdcs)])
+
+
+def reference_host(oscs, mdcs, sent) -> dict:
+    """The host as its metric-by-metric read gives it, written plainly: each member it sent
+    values of, its listed instances' names and values in the order sent."""
+    named = {OSC_INDOM: dict(oscs), MDC_INDOM: dict(mdcs)}
+    metrics = {END_DEVICE[3]: ([name for _, name in oscs], [name for _, name in oscs])} if oscs else {}
+    sems, pmids = ({END_DEVICE[3]: "discrete"}, {END_DEVICE[3]: pcpfetch.pmid_text(END_DEVICE[0])}) if oscs else ({}, {})
+    for (pmid, _, indom, name), values in zip(DELTAS, sent):
+        if not values:
+            continue
+        labels, kept = [], []
+        for inst, value in values:
+            if inst in named[indom]:
+                labels.append(named[indom][inst])
+                kept.append(value)
+        metrics[name] = (labels, kept)
+        sems[name] = "counter"
+        pmids[name] = pcpfetch.pmid_text(pmid)
+    return {"metrics": metrics, "sems": sems, "pmids": pmids}
+
+
+def reference_tables(hosts: list[dict]) -> dict:
+    """The hosts' metrics stacked, written plainly: a metric's instances in the order the hosts
+    (in turn) list them first, values 0 and present False where a host has none."""
+    out = {}
+    for metric in dict.fromkeys(m for h in hosts for m in h["metrics"]):
+        instances = []
+        for h in hosts:
+            for label in h["metrics"].get(metric, ([], []))[0]:
+                if label not in instances:
+                    instances.append(label)
+        is_string = metric == END_DEVICE[3]
+        values = [["" if is_string else 0] * len(instances) for _ in hosts]
+        present = [[False] * len(instances) for _ in hosts]
+        for r, h in enumerate(hosts):
+            labels, got = h["metrics"].get(metric, ([], []))
+            for label, value in zip(labels, got):
+                values[r][instances.index(label)] = value
+                present[r][instances.index(label)] = True
+        sem = next(h["sems"][metric] for h in hosts if metric in h["sems"])
+        pmid = next(h["pmids"][metric] for h in hosts if metric in h["pmids"])
+        out[metric] = (sem, is_string, instances, values, present, pmid)
+    return out
+
+
+def answer_catalog():
+    """A slot's Catalog with the members' PMIDs looked up (as Catalog.lookup would)."""
+    cat, _ = pcpfetch.JobCatalogs(JOB).for_slot(SLOT)
+    by_pmid = {slot_pmid(catalog.JOB_ID_ITEM): (catalog.job_slot_id_name(SLOT), "", 4),
+               END_DEVICE[0]: (END_DEVICE[3], pcpfetch.pmid_text(END_DEVICE[0]), 4)}
+    by_pmid.update({pmid: (name, pcpfetch.pmid_text(pmid), 1) for pmid, _, _, name in DELTAS})
+    return cat, by_pmid
+
+
+listed_ids = st.lists(st.integers(0, 40), min_size=0, max_size=10, unique=True)
+
+
+@st.composite
+def sparse_hosts(draw):
+    """Listings, then hosts each sending its own sparse sets: instances listed or not (an OSC
+    added since the listing), in any order, now and then one twice; and where among the
+    deltas the end metric is (the scattered members one run at the end, or not)."""
+    oscs = [(i, f"fs-OST{i:04x}-osc") for i in draw(listed_ids)]
+    mdcs = [(i, f"fs-MDT{i:04x}-mdc") for i in draw(st.lists(st.integers(0, 3), max_size=2, unique=True))]
+    hosts = []
+    for _ in range(draw(st.integers(1, 6))):
+        sent = []
+        for _, _, indom, _ in DELTAS:
+            ids = [i for i, _ in (oscs if indom == OSC_INDOM else mdcs)]
+            pick = draw(st.lists(st.sampled_from(ids + [99]) if ids else st.just(99), max_size=len(ids) + 1,
+                                 unique=not draw(st.integers(0, 9)) == 0))
+            sent.append([(i, draw(st.integers(0, 2**64 - 1))) for i in pick])
+        hosts.append(sent)
+    return oscs, mdcs, hosts, draw(st.integers(0, len(DELTAS)))
+
+
+@needs_pcp
+@settings(max_examples=400, deadline=None)
+@given(sparse_hosts())
+def test_hosts_of_random_sparse_sets_read_and_stack_as_a_plain_reference_says(case):
+    """Any sparse sets: hosts whose answers differ in them alone share one plan; each host's
+    columns, and the tables the hosts stack into, are the plain reference's (an instance the
+    listing does not name dropped); a host naming a listed instance twice in one member is
+    refused (AnswerError: read metric by metric, which says so)."""
+    from lustre_jobreport.acquire.snapfile import Snapshot
+
+    oscs, mdcs, hosts, end_at = case
+    cat, by_pmid = answer_catalog()
+    read, want = [], []
+    for n, sent in enumerate(hosts):
+        answer = jobanswer.decode(plain_answer(oscs, mdcs, sent, end_at), cat.answer_listings)
+        listed = [[i for i, _ in values if i in dict(oscs if indom == OSC_INDOM else mdcs)]
+                  for (_, _, indom, _), values in zip(DELTAS, sent)]
+        twice = any(len(set(ids)) < len(ids) for ids in listed)      # a listed instance twice
+        try:
+            h = pcpfetch._from_answer(f"h{n}", "spec", cat, answer, by_pmid, {}, JOB,
+                                      catalog.job_slot_id_name(SLOT), SLOT)
+        except jobanswer.AnswerError:
+            assert twice
+            continue
+        assert not twice
+        read.append(h)
+        want.append(reference_host(oscs, mdcs, sent))
+    assert len({id(h.answer.plan) for h in read}) <= 1
+    assert [as_plain(h) for h in read] == want
+    assert as_tables(Snapshot.from_hosts(0.0, read)) == reference_tables(want)
+
+
 # ---- decode, against a plain packer ----------------------------------------------------------------
-
-STRING, U64, U32, DOUBLE = 6, 3, 1, 5
-
 
 def pack(members: list[tuple[int, int, int, list[tuple[int, object]]] | tuple[int, int, int, int]],
          listings: list[tuple[int, list[tuple[int, str]]]]) -> bytes:

@@ -374,28 +374,65 @@ def _plan(cat: Catalog, answer: jobanswer.Answer, by_pmid: dict[int, tuple[str, 
             listings[indom] = cat.listing(indom, *answer.listings.get(indom, ((), ())))
         return listings[indom]
 
-    for (pmid, numval, mtype, indom), lo in list(zip(answer.sets, answer.first))[1:]:
+    scattered = answer.spread.tolist()
+    insts = answer.insts[answer.kept]                  # the other members' instances
+    spread: list[tuple[str | None, int]] = []          # the scattered members: (name, indom)
+    lo = max(answer.sets[0][1], 0)                     # where a member's values start, the scattered aside
+    for (pmid, numval, mtype, indom), apart in list(zip(answer.sets, scattered))[1:]:
         if numval == c_api.PM_ERR_TYPE:
             # a member whose values the answer could not carry: read the host metric by
             # metric rather than lose that metric
             raise jobanswer.AnswerError(f"{pmid_text(pmid)}: values the answer cannot carry")
         known = by_pmid.get(pmid)
+        name = rename.get(known[0], known[0]) if known is not None else None
+        if known is not None:
+            sems[name] = _SEMS.get(known[2], "instant")
+            pmids[name] = known[1]
+        if apart:
+            spread.append((name, indom))
+            continue
+        first, lo = lo, lo + max(numval, 0)
         if known is None or numval <= 0:
             continue
-        name, as_text, sem = known
-        labels, keep = _instance_names(listing_of, cat, indom, answer.insts[lo:lo + numval], job_id, slot)
+        labels, keep = _instance_names(listing_of, cat, indom, insts[first:lo], job_id, slot)
         kind = (jobanswer.STRINGS if mtype == c_api.PM_TYPE_STRING else
                 jobanswer.START if mtype == c_api.PM_TYPE_DOUBLE else jobanswer.AS_IS)
-        name = rename.get(name, name)
         if kind == jobanswer.STRINGS:
             at = sum(len(r) for r in strings)
-            strings.append(range(lo, lo + numval))
+            strings.append(range(first, lo))
             columns.append((name, at, at + numval, kind, labels, keep))
         else:
-            columns.append((name, lo, lo + numval, kind, labels, keep))
-        sems[name] = _SEMS.get(sem, "instant")
-        pmids[name] = as_text
-    return jobanswer.Plan(columns, sems, pmids, np.array([i for r in strings for i in r], dtype=np.intp))
+            columns.append((name, first, lo, kind, labels, keep))
+    known_names = {c[0] for c in columns} | {n for n, _ in spread if n is not None}
+    sems = {n: v for n, v in sems.items() if n in known_names}
+    pmids = {n: v for n, v in pmids.items() if n in known_names}
+    return jobanswer.Plan(columns, sems, pmids, np.array([i for r in strings for i in r], dtype=np.intp),
+                          _scattered(spread, answer.listings))
+
+
+def _scattered(spread: list[tuple[str | None, int]],
+               listings: dict[int, tuple[tuple[int, ...], tuple[str, ...]]]) -> jobanswer.Scattered:
+    """The scattered members (name, indom) laid out over their listings (jobanswer.Scattered)."""
+    indoms = list(dict.fromkeys(indom for name, indom in spread if name is not None))
+    keys, at = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.intp)]
+    for n, indom in enumerate(indoms):
+        ids = np.array(listings.get(indom, ((), ()))[0], dtype=np.int64)
+        keys.append((n << 32) | (ids & 0xFFFFFFFF))
+        at.append(np.arange(len(ids)))
+    keys, at = np.concatenate(keys), np.concatenate(at)
+    order = np.argsort(keys, kind="stable")
+    first, names, listing = [0], [], []
+    for name, indom in spread:
+        if name is None:
+            listing.append(-1)
+            first.append(first[-1])
+            continue
+        listed = listings.get(indom, ((), ()))[1]
+        listing.append(indoms.index(indom))
+        names += listed
+        first.append(first[-1] + len(listed))
+    return jobanswer.Scattered([name for name, _ in spread], np.array(first, dtype=np.intp), names, keys[order],
+                               at[order], np.array(listing, dtype=np.int64))
 
 
 def _from_answer(host: str, spec: str, cat: Catalog, answer: jobanswer.Answer,
@@ -413,7 +450,7 @@ def _from_answer(host: str, spec: str, cat: Catalog, answer: jobanswer.Answer,
     if plan is None:
         plan = cat.answer_plans.setdefault(key, _plan(cat, answer, by_pmid, rename, job_id, slot))
     return HostSnapshot(host, spec, ok=True, fetched_at=time.time(), sems=plan.sems, pmids=plan.pmids,
-                        answer=jobanswer.Row(plan, answer.values, answer.strings_at(plan.string_values)))
+                        answer=jobanswer.row(plan, answer))
 
 
 def materialized(h: HostSnapshot) -> HostSnapshot:
@@ -421,8 +458,9 @@ def materialized(h: HostSnapshot) -> HostSnapshot:
     (for a reader of one host; stacking makes them for many hosts at once)."""
     if h.answer is None:
         return h
-    return HostSnapshot(h.host, h.spec, h.ok, h.error, h.fetched_at, dict(h.sems), jobanswer.columns(h.answer),
-                        dict(h.pmids))
+    made = jobanswer.columns(h.answer)
+    return HostSnapshot(h.host, h.spec, h.ok, h.error, h.fetched_at, {n: v for n, v in h.sems.items() if n in made},
+                        made, {n: v for n, v in h.pmids.items() if n in made})
 
 
 def _instance_names(listing_of: Callable[[int], tuple[int, dict[int, str]]], cat: Catalog, indom: int, insts,

@@ -87,10 +87,15 @@ class Snapshot:
         fetched = [_parsed(h, repeats) for h in fetched]
         hosts = {h.host: h.header() for h in fetched}
         names: dict[str, None] = {}
+        plans: set[int] = set()
         for h in fetched:
-            names.update(dict.fromkeys(h.metrics) if h.answer is None else
-                         dict.fromkeys(c[0] for c in h.answer.plan.columns))
+            if h.answer is None:
+                names.update(dict.fromkeys(h.metrics))
+            elif id(h.answer.plan) not in plans:
+                plans.add(id(h.answer.plan))
+                names.update(dict.fromkeys(c[0] for c in h.answer.plan.columns))
         blocks = _answer_blocks(fetched, consume)
+        names.update(dict.fromkeys(blocks))     # the scattered members some host sent
         # the hosts' semantics and PMIDs, each dict once (hosts read by their answers share theirs)
         host_sems = list({id(h.sems): h.sems for h in fetched}.values())
         host_pmids = list({id(h.pmids): h.pmids for h in fetched}.values())
@@ -99,13 +104,13 @@ class Snapshot:
             # (row, column, whether its values are strings) of the hosts that have the metric
             columns = [(row, c, not isinstance(c.values, np.ndarray)) for row, h in enumerate(fetched)
                        if (c := h.metrics.get(metric)) is not None]
-            # the hosts read by their answers: (rows, instance names, rows x instances, strings)
+            # the hosts read by their answers (jobanswer.Block)
             stacked = blocks.pop(metric, [])
             declared = catalog.get(metric)
             if declared is not None:
                 is_string = declared.kind == "string"
             else:   # not in the catalog: the type most hosts gave
-                given = [(1, s) for _, _, s in columns] + [(len(rows), s) for rows, _, _, s in stacked]
+                given = [(1, s) for _, _, s in columns] + [(len(np.unique(b.rows)), b.is_string) for b in stacked]
                 is_string = 2 * sum(n for n, s in given if s) > sum(n for n, _ in given)
             # A counter only if every host's agent says so: were one host's value instant, summing
             # it as a counter would be wrong, so any other word wins and diff leaves the metric out.
@@ -118,7 +123,7 @@ class Snapshot:
             # on it)
             instances: dict[str, None] = {}
             lists = sorted([(row, c.instances) for row, c, s in columns if s == is_string]
-                           + [(int(rows[0]), labels) for rows, labels, _, s in stacked if s == is_string],
+                           + [(int(b.rows[0]), b.labels) for b in stacked if b.is_string == is_string and len(b.rows)],
                            key=lambda first: first[0])
             distinct = {id(names_of_host): names_of_host for _, names_of_host in lists}
             for names_of_host in distinct.values():
@@ -142,12 +147,17 @@ class Snapshot:
                     idx = np.array([col[i] for i in c.instances], dtype=np.intp)
                     values[row, idx] = c.values
                     present[row, idx] = True
-            for rows, labels, block, s in stacked:
-                if s != is_string:
+            for b in stacked:
+                if b.is_string != is_string or not len(b.rows):
                     continue
-                at = (rows, slice(None)) if in_order[id(labels)] else \
-                    np.ix_(rows, np.array([col[i] for i in labels], dtype=np.intp))
-                values[at] = block
+                if b.cols is not None:       # one value a (row, instance): the scattered members'
+                    cols = b.cols if in_order[id(b.labels)] else \
+                        np.array([col[i] for i in b.labels], dtype=np.intp)[b.cols]
+                    at = (b.rows, cols)
+                else:
+                    at = (b.rows, slice(None)) if in_order[id(b.labels)] else \
+                        np.ix_(b.rows, np.array([col[i] for i in b.labels], dtype=np.intp))
+                values[at] = b.values
                 present[at] = True
             metrics[metric] = MetricTable(sem, is_string, order, values, present, pmid)
             if consume:
@@ -189,10 +199,10 @@ class Snapshot:
                 for i, inst in enumerate(table.instances) if table.present[row, i]}
 
 
-def _answer_blocks(fetched: list[HostSnapshot], consume: bool) -> dict[str, list]:
+def _answer_blocks(fetched: list[HostSnapshot], consume: bool) -> dict[str, list[jobanswer.Block]]:
     """The hosts read by their job slot's answer (jobanswer.Row), stacked a plan (an answer's
-    shape) at a time: metric -> [(rows, instance names, a rows x instances block, whether
-    strings)]. consume: each host's values are let go once its plan is stacked."""
+    shape) at a time: metric -> its Blocks, their rows the tables'. consume: each host's values
+    are let go once its plan is stacked."""
     by_plan: dict[int, tuple[object, list[int]]] = {}
     for row, h in enumerate(fetched):
         if h.answer is not None:
@@ -201,8 +211,9 @@ def _answer_blocks(fetched: list[HostSnapshot], consume: bool) -> dict[str, list
     for plan, rows in by_plan.values():
         answers = [fetched[r].answer for r in rows]
         at = np.array(rows, dtype=np.intp)
-        for name, labels, block, is_string in jobanswer.blocks(plan, answers):
-            out.setdefault(name, []).append((at, labels, block, is_string))
+        for b in jobanswer.blocks(plan, answers):
+            b.rows = at[b.rows]
+            out.setdefault(b.name, []).append(b)
         if consume:
             for r in rows:
                 fetched[r].answer = None
