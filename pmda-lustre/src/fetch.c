@@ -410,6 +410,17 @@ listing_of(pmInDom indom, struct lc_answer_listing *out)
     return 0;
 }
 
+/* vs holds one aggregate value, block (PM_IN_NULL: the metric has no instances) */
+static pmValueSet *
+one_block(pmValueSet *vs, pmValueBlock *block)
+{
+    vs->numval = 1;
+    vs->valfmt = PM_VAL_DPTR;
+    vs->vlist[0].inst = PM_IN_NULL;
+    vs->vlist[0].value.pval = block;
+    return vs;
+}
+
 /* slot s's answer (answer.h): its members' value sets and listings in one value */
 static pmValueSet *
 answer_vset(pmID pmid, unsigned slot)
@@ -442,11 +453,7 @@ answer_vset(pmID pmid, unsigned slot)
 	vs->numval = PM_ERR_TOOBIG;
 	return vs;
     }
-    vs->numval = 1;
-    vs->valfmt = PM_VAL_DPTR;
-    vs->vlist[0].inst = PM_IN_NULL;
-    vs->vlist[0].value.pval = block;
-    return vs;
+    return one_block(vs, block);
 }
 
 /*
@@ -491,11 +498,7 @@ series_vset(pmID pmid, unsigned slot)
 	vs->numval = sts;	/* 0: no value */
 	return vs;
     }
-    vs->numval = 1;
-    vs->valfmt = PM_VAL_DPTR;
-    vs->vlist[0].inst = PM_IN_NULL;
-    vs->vlist[0].value.pval = block;
-    return vs;
+    return one_block(vs, block);
 }
 
 /* slot s's timeline for pmdaFetch() (option -F): 1 (the block, freed by jobs.c), 0, or an error */

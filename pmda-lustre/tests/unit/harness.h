@@ -51,6 +51,18 @@ h_exact(const char *s, size_t len)
     return p;
 }
 
+/* xorshift64: the next number of a reproducible pseudo-random sequence kept in *state (not 0) */
+static inline uint64_t
+h_rand(uint64_t *state)
+{
+    uint64_t	x = *state;
+
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *state = x;
+}
+
 void test_clients(void);
 void test_slot_answer(void);
 void test_common(void);

@@ -47,10 +47,7 @@ static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 static uint64_t
 rnd(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return h_rand(&rng);
 }
 
 static const char alphabet[] = "0123456789 \t\n:|[]-.%samplerc_FULL\r\x00\xff";

@@ -143,10 +143,7 @@ static int	merged_runs, many_merges;	/* runs whose series merged at all, and 4 t
 static uint64_t
 rnd(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return h_rand(&rng);
 }
 
 /* the model: every sample kept, the series recomputed from them */
