@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "answer.h"
+#include "lepack.h"
 #include "../domain.h"
 
 #define ANSWER_MAX_BYTES	((1u << 24) - 1 - PM_VAL_HDR_SIZE)	/* a value block's vlen */
@@ -139,12 +140,6 @@ layout_of(struct layout *l, int nsets, int nlists, size_t string_bytes)
     l->end = l->strings + string_bytes;
 }
 
-static void
-put32(char *at, uint32_t v)
-{
-    memcpy(at, &v, sizeof(v));
-}
-
 pmValueBlock *
 lc_answer_pack(const struct lc_answer_set *sets, int nsets,
 	       const struct lc_answer_listing *lists, int nlists, void *(*alloc)(size_t))
@@ -176,8 +171,8 @@ lc_answer_pack(const struct lc_answer_set *sets, int nsets,
     fill.out = base + l.strings;
 
     for (i = 0, at = 0; i < nlists; i++) {
-	put32(base + l.listings + (size_t)i * 2 * sizeof(uint32_t), lists[i].indom);
-	put32(base + l.listings + (size_t)i * 2 * sizeof(uint32_t) + 4, (uint32_t)lists[i].n);
+	lc_put32((unsigned char *)base + l.listings + (size_t)i * 2 * sizeof(uint32_t), lists[i].indom);
+	lc_put32((unsigned char *)base + l.listings + (size_t)i * 2 * sizeof(uint32_t) + 4, (uint32_t)lists[i].n);
 	for (j = 0; j < lists[i].n; j++, at++) {
 	    int32_t inst = lists[i].inst[j];
 
@@ -190,10 +185,10 @@ lc_answer_pack(const struct lc_answer_set *sets, int nsets,
 	char	*set = base + l.sets + (size_t)i * 4 * sizeof(uint32_t);
 
 	numval = numval_of(s);
-	put32(set, s->vs->pmid);
-	put32(set + 4, (uint32_t)numval);
-	put32(set + 8, (uint32_t)s->type);
-	put32(set + 12, s->indom);
+	lc_put32((unsigned char *)set, s->vs->pmid);
+	lc_put32((unsigned char *)set + 4, (uint32_t)numval);
+	lc_put32((unsigned char *)set + 8, (uint32_t)s->type);
+	lc_put32((unsigned char *)set + 12, s->indom);
 	for (j = 0; j < numval; j++, at++) {
 	    int32_t inst = s->vs->vlist[j].inst;
 

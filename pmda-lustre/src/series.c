@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "series.h"
+#include "lepack.h"
 
 void
 lc_series_init(struct lc_series *s, unsigned nvalues, uint32_t interval_ms)
@@ -244,22 +245,6 @@ lc_series_packed_size(const struct lc_series *s, unsigned nmetrics)
     return size;
 }
 
-static unsigned char *
-put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-	p[i] = (unsigned char)(v >> (8 * i));
-    return p + 4;
-}
-
-static unsigned char *
-put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-	p[i] = (unsigned char)(v >> (8 * i));
-    return p + 8;
-}
-
 void
 lc_series_pack(const struct lc_series *s, const uint32_t *pmids, const uint32_t *nvals,
 	       unsigned nmetrics, void *out)
@@ -267,30 +252,30 @@ lc_series_pack(const struct lc_series *s, const uint32_t *pmids, const uint32_t 
     unsigned char	*p = out;
     size_t		i, f, len;
 
-    p = put32(p, LC_SERIES_MAGIC);
-    p = put32(p, s->level);
-    p = put32(p, s->interval_ms);
-    p = put32(p, (uint32_t)s->n);
-    p = put64(p, s->first);
-    p = put32(p, (uint32_t)s->nfs);
-    p = put32(p, s->nvalues);
-    p = put32(p, nmetrics);
-    p = put32(p, 0);
+    p = lc_put32(p, LC_SERIES_MAGIC);
+    p = lc_put32(p, s->level);
+    p = lc_put32(p, s->interval_ms);
+    p = lc_put32(p, (uint32_t)s->n);
+    p = lc_put64(p, s->first);
+    p = lc_put32(p, (uint32_t)s->nfs);
+    p = lc_put32(p, s->nvalues);
+    p = lc_put32(p, nmetrics);
+    p = lc_put32(p, 0);
     for (i = 0; i < nmetrics; i++) {
-	p = put32(p, pmids[i]);
-	p = put32(p, nvals[i]);
+	p = lc_put32(p, pmids[i]);
+	p = lc_put32(p, nvals[i]);
     }
     for (i = 0; i < s->n; i++)
-	p = put32(p, s->samples[i]);
+	p = lc_put32(p, s->samples[i]);
     if (s->n % 2)
-	p = put32(p, 0);
+	p = lc_put32(p, 0);
     for (f = 0; f < s->nfs; f++) {
 	len = strlen(s->fs[f].name);
-	p = put32(p, (uint32_t)len);
+	p = lc_put32(p, (uint32_t)len);
 	memcpy(p, s->fs[f].name, len);
 	memset(p + len, 0, name_bytes(s->fs[f].name) - 4 - len);
 	p += name_bytes(s->fs[f].name) - 4;
 	for (i = 0; i < s->n * s->nvalues; i++)
-	    p = put64(p, (uint64_t)s->fs[f].val[i]);
+	    p = lc_put64(p, (uint64_t)s->fs[f].val[i]);
     }
 }
