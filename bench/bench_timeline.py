@@ -14,6 +14,11 @@ largest, on a simulated 2.15 client of 600 OSCs (4 filesystems x 150 OSTs) and o
    store's arrays at 512 points, the served value's size, and the agent's resident memory
    growth since the job began (the store, the block it is served from, libpcp's copy on its
    way to pmcd), against the goal <= 8 MiB a job.
+3. Wire size, at 600 OSCs: a job that runs the Enzo workload on one of the 4 filesystems in
+   steps at -T 0.2, its series fetched: the values it sent a point per filesystem (only those
+   not zero at some point), the bytes a point a filesystem against the 8 x 157 = 1,256 of
+   sending every value, and the served value against what every value would have made; the
+   same for a 1 h job at the shipped 10 s (360 points), the epilog's fetch per node.
 Runs in about 3 minutes; the system pmcd is not touched.
 """
 
@@ -107,6 +112,43 @@ def largest(tree: Path, work: Path) -> tuple[int, int, int, int, int]:
         return store, len(raw), rss(pid) - before, len(s.samples), len(s.points)
 
 
+def dense_size(s, npoints: int) -> int:
+    """The bytes of series s with npoints points if every value were sent (before LCS2)."""
+    nvalues = sum(n for _, n in s.metrics)
+    head = 40 + 8 * len(s.metrics) + (4 * npoints + 7) // 8 * 8
+    return head + sum((4 + len(fs.encode()) + 7) // 8 * 8 + 8 * npoints * nvalues for fs in s.points)
+
+
+def sparse_size(s, npoints: int) -> int:
+    """The bytes of series s with npoints points, sending the values it sends now."""
+    words = (sum(n for _, n in s.metrics) + 63) // 64
+    head = 40 + 8 * len(s.metrics) + (4 * npoints + 7) // 8 * 8
+    return head + sum((4 + len(fs.encode()) + 7) // 8 * 8 + 8 * words + 8 * npoints * len(s.sent[fs])
+                      for fs in s.points)
+
+
+def wire_size(tree: Path, work: Path, client: SimClient) -> None:
+    """A job's served timeline against every value sent (see the module's docstring, 3)."""
+    client.run("hold-open", fs="fs1", count=10000)     # the files each Enzo step closes, held open
+    with PrivatePmcd(work, tree, interval=0.2) as pmcd:
+        begin(pmcd)
+        for step in range(10):
+            client.run("enzo", fs="fs1")
+            time.sleep(0.5)
+        raw = fetch_together(pmcd.spec, [SERIES])[0][SERIES][""]
+    s = decode(raw)
+    nvalues, npoints = sum(n for _, n in s.metrics), len(s.samples)
+    assert sparse_size(s, npoints) == len(raw), (sparse_size(s, npoints), len(raw))
+    for fs in s.points:
+        say(f"    {fs}: {len(s.sent[fs])} of {nvalues} values sent, {8 * len(s.sent[fs])} bytes a point "
+            f"against {8 * nvalues}")
+    say(f"    {npoints} points x {len(s.points)} filesystems: served {len(raw):,} bytes, "
+        f"every value would be {dense_size(s, npoints):,} ({dense_size(s, npoints) / len(raw):.0f}x)")
+    say(f"    a 1 h job at {SHIPPED_S} s (360 points) touching the same: {sparse_size(s, 360):,} bytes "
+        f"a node, every value {dense_size(s, 360):,}; at 12,000 nodes {12000 * sparse_size(s, 360) / 1e9:.2f} GB "
+        f"against {12000 * dense_size(s, 360) / 1e9:.2f} GB")
+
+
 def run(work: Path) -> int:
     for nost in (150, 512):
         nosc = NFS * nost
@@ -130,6 +172,9 @@ def run(work: Path) -> int:
         say("  " + against_goal(f"timeline memory, {nosc} OSCs, {nfs} filesystems (agent RSS grown "
                                 "since the job began)", f"{grown / 2**20:.2f} MiB", grown / MEM_GOAL,
                                 "the 8 MiB goal"))
+        if nosc == 600:
+            say(f"[3] {nosc} OSCs: the served timeline of a job running Enzo on fs1 (-T 0.2) ...")
+            wire_size(tree, work / f"wire{nosc}", client)
     return 0
 
 

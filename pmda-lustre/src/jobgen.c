@@ -206,6 +206,15 @@ constant(const char *name, int value, const char *comment)
     printf("%-28s# %s\n", assign, comment);
 }
 
+/* NAME = an aggregate's magic, and the four characters it is on the wire */
+static void
+magic(const char *name, uint32_t value)
+{
+    printf("%s = 0x%08x     # its first word: \"%c%c%c%c\"\n", name, value,
+	   (char)(value & 0xff), (char)(value >> 8 & 0xff), (char)(value >> 16 & 0xff),
+	   (char)(value >> 24));
+}
+
 /* reporter/lustre_jobreport/agentcontract.py: plain literals, for catalog.py to build on */
 static void
 python(void)
@@ -237,14 +246,22 @@ python(void)
     printf(")\n");
     constant("JOB_ID_ITEM", LC_JOB_ID_ITEM, "job_id: the job whose values the slot serves");
     constant("JOB_ANSWER_CLUSTER", CL_JOB_ANSWER, "item S: slot S's answer, one aggregate");
-    printf("JOB_ANSWER_MAGIC = 0x%08x     # its first word: \"LCA1\"\n", LC_ANSWER_MAGIC);
+    magic("JOB_ANSWER_MAGIC", LC_ANSWER_MAGIC);
     constant("JOB_SERIES_CLUSTER", CL_JOB_SERIES, "item S: slot S's timeline, one aggregate");
-    printf("JOB_SERIES_MAGIC = 0x%08x     # its first word: \"LCS1\"\n", LC_SERIES_MAGIC);
+    magic("JOB_SERIES_MAGIC", LC_SERIES_MAGIC);
     constant("JOB_SERIES_POINTS", LC_SERIES_POINTS, "a timeline's most points");
     printf("# the series table: the job metrics a timeline keeps per filesystem, in a point's order\n"
 	   "JOB_SERIES = (\n");
     for (k = 0; k < LC_JOB_NSERIES; k++)
 	printf("    \"%s\",\n", lc_job_metrics[lc_job_series[k]].path);
+    printf(")\n");
+    printf("# the PMIDs a timeline's metric table names them by: their base metrics', (name, cluster, item)\n"
+	   "JOB_SERIES_PMIDS = (\n");
+    for (k = 0; k < LC_JOB_NSERIES; k++) {
+	const struct lc_jobmetric *m = &lc_job_metrics[lc_job_series[k]];
+
+	printf("    (\"%s\", %u, %u),\n", m->path, m->cluster, m->item);
+    }
     printf(")\n");
     printf("\n# what a slot's answer holds beside the slot's own metrics and job.begin_time: the\n"
 	   "# job end metrics, (name, cluster, item)\n"

@@ -235,14 +235,72 @@ name_bytes(const char *name)
     return (4 + strlen(name) + 7) & ~(size_t)7;
 }
 
+/* the u64 words of a filesystem's presence bitmap */
+static size_t
+bitmap_words(unsigned nvalues)
+{
+    return ((size_t)nvalues + 63) / 64;
+}
+
+/* value v of fs is not zero at some point: its column is sent */
+static int
+column_sent(const struct lc_series *s, const struct lc_series_fs *fs, unsigned v)
+{
+    for (size_t i = 0; i < s->n; i++)
+	if (fs->val[i * s->nvalues + v] != 0)
+	    return 1;
+    return 0;
+}
+
+/* the columns of fs that are sent */
+static size_t
+columns_sent(const struct lc_series *s, const struct lc_series_fs *fs)
+{
+    size_t	k = 0;
+
+    for (unsigned v = 0; v < s->nvalues; v++)
+	k += (size_t)column_sent(s, fs, v);
+    return k;
+}
+
 size_t
 lc_series_packed_size(const struct lc_series *s, unsigned nmetrics)
 {
     size_t	size = LC_SERIES_HEADER + (size_t)nmetrics * 8 + ((s->n * 4 + 7) & ~(size_t)7);
 
     for (size_t f = 0; f < s->nfs; f++)
-	size += name_bytes(s->fs[f].name) + s->n * s->nvalues * 8;
+	size += name_bytes(s->fs[f].name) + bitmap_words(s->nvalues) * 8
+		+ columns_sent(s, &s->fs[f]) * s->n * 8;
     return size;
+}
+
+/* fs's name, its presence bitmap and its columns sent, at p; returns p past them */
+static unsigned char *
+pack_fs(const struct lc_series *s, const struct lc_series_fs *fs, unsigned char *p)
+{
+    size_t	len = strlen(fs->name), pad = name_bytes(fs->name) - 4 - len;
+    unsigned	nv = s->nvalues, v;
+
+    p = lc_put32(p, (uint32_t)len);
+    memcpy(p, fs->name, len);
+    memset(p + len, 0, pad);
+    p += len + pad;
+    for (size_t w = 0; w < bitmap_words(nv); w++) {
+	uint64_t	bits = 0;
+
+	for (v = (unsigned)(w * 64); v < nv && v < (w + 1) * 64; v++)
+	    if (column_sent(s, fs, v))
+		bits |= (uint64_t)1 << (v % 64);
+	p = lc_put64(p, bits);
+    }
+    /* column-major: value v at every point, then the next value sent */
+    for (v = 0; v < nv; v++) {
+	if (!column_sent(s, fs, v))
+	    continue;
+	for (size_t i = 0; i < s->n; i++)
+	    p = lc_put64(p, (uint64_t)fs->val[i * nv + v]);
+    }
+    return p;
 }
 
 void
@@ -250,7 +308,7 @@ lc_series_pack(const struct lc_series *s, const uint32_t *pmids, const uint32_t 
 	       unsigned nmetrics, void *out)
 {
     unsigned char	*p = out;
-    size_t		i, f, len;
+    size_t		i, f;
 
     p = lc_put32(p, LC_SERIES_MAGIC);
     p = lc_put32(p, s->level);
@@ -269,13 +327,6 @@ lc_series_pack(const struct lc_series *s, const uint32_t *pmids, const uint32_t 
 	p = lc_put32(p, s->samples[i]);
     if (s->n % 2)
 	p = lc_put32(p, 0);
-    for (f = 0; f < s->nfs; f++) {
-	len = strlen(s->fs[f].name);
-	p = lc_put32(p, (uint32_t)len);
-	memcpy(p, s->fs[f].name, len);
-	memset(p + len, 0, name_bytes(s->fs[f].name) - 4 - len);
-	p += name_bytes(s->fs[f].name) - 4;
-	for (i = 0; i < s->n * s->nvalues; i++)
-	    p = lc_put64(p, (uint64_t)s->fs[f].val[i]);
-    }
+    for (f = 0; f < s->nfs; f++)
+	p = pack_fs(s, &s->fs[f], p);
 }

@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #define LC_SERIES_POINTS	512
-#define LC_SERIES_MAGIC		0x3153434cu	/* "LCS1", little-endian */
+#define LC_SERIES_MAGIC		0x3253434cu	/* "LCS2", little-endian */
 #define LC_SERIES_HEADER	40		/* bytes */
 
 /* one filesystem's points and its cumulative values at the last sample */
@@ -79,14 +79,21 @@ uint64_t lc_series_next(uint32_t interval_ms, uint64_t t_ms);
 
 /*
  * The served value (lustreclient.job.slot<S>.series), little-endian:
- *   header   magic "LCS1" u32, level u32, interval_ms u32, npoints u32,
+ *   header   magic "LCS2" u32, level u32, interval_ms u32, npoints u32,
  *            first bin u64, nfs u32, nvalues u32, nmetrics u32, 0 u32
  *   metrics  nmetrics x (pmid u32, values u32): the series table, each
  *            metric's PMID and how many of a point's values are its (1, or
  *            a histogram's buckets), in the order a point holds them
  *   samples  npoints x u32, then 4 zero bytes when npoints is odd
  *   per fs   name length u32, the name, zeros to a multiple of 8 bytes
- *            (with the length word), then npoints x nvalues i64
+ *            (with the length word); the presence bitmap, (nvalues + 63) / 64
+ *            u64 words, bit v % 64 of word v / 64 set when value v is not
+ *            zero at some point; then the values set there, column after
+ *            column: value v's npoints i64, then the next one set's.
+ * A job touches few of the values (its bytes and calls, some metadata
+ * operations, a few RPC sizes): the values zero at every point are not
+ * sent, and the columns are what a reader sums.  The store stays point
+ * after point; the pack transposes.
  * lc_series_packed_size: the bytes; lc_series_pack writes them to out.
  * The sum of the metrics' values must be s->nvalues.
  */

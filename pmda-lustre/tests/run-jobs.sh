@@ -115,7 +115,7 @@ pminfo -h "$L" -f lustreclient.job.slot0 > "$W/growth.all" 2>&1
 sed -e '/^lustreclient\.job\.slot0\.answer$/,/^$/d' -e '/^lustreclient\.job\.slot0\.series$/,/^$/d' \
     "$W/growth.all" > "$W/growth.out"
 check jobs-growth "$W/growth.out"
-expect "the slot's series" "$W/growth.all" '^ *value \[4c435331'
+expect "the slot's series" "$W/growth.all" '^ *value \[4c435332'
 expect "llite.read_bytes delta" "$W/growth.out" 'inst \[[0-9]* or "scratch"\] value 40960$'
 expect "fs.rpc.read delta" "$W/growth.out" 'inst \[[0-9]* or "scratch:4K"\] value 7$'
 expect "osc.write_bytes delta" "$W/growth.out" 'inst \[[0-9]* or "scratch-OST0001"\] value 20480$'

@@ -82,7 +82,7 @@ JOB_ID_ITEM = 63            # job_id: the job whose values the slot serves
 JOB_ANSWER_CLUSTER = 30     # item S: slot S's answer, one aggregate
 JOB_ANSWER_MAGIC = 0x3141434c     # its first word: "LCA1"
 JOB_SERIES_CLUSTER = 31     # item S: slot S's timeline, one aggregate
-JOB_SERIES_MAGIC = 0x3153434c     # its first word: "LCS1"
+JOB_SERIES_MAGIC = 0x3253434c     # its first word: "LCS2"
 JOB_SERIES_POINTS = 512     # a timeline's most points
 # the series table: the job metrics a timeline keeps per filesystem, in a point's order
 JOB_SERIES = (
@@ -117,6 +117,40 @@ JOB_SERIES = (
     "llite.fallocate",
     "fs.rpc.read",
     "fs.rpc.write",
+)
+# the PMIDs a timeline's metric table names them by: their base metrics', (name, cluster, item)
+JOB_SERIES_PMIDS = (
+    ("llite.read_bytes", 2, 0),
+    ("llite.write_bytes", 2, 1),
+    ("llite.read_calls", 2, 2),
+    ("llite.write_calls", 2, 3),
+    ("llite.open", 2, 10),
+    ("llite.close", 2, 11),
+    ("llite.getattr", 2, 12),
+    ("llite.setattr", 2, 13),
+    ("llite.statfs", 2, 14),
+    ("llite.fsync", 2, 15),
+    ("llite.seek", 2, 16),
+    ("llite.mmap", 2, 17),
+    ("llite.truncate", 2, 18),
+    ("llite.readdir", 2, 19),
+    ("llite.create", 2, 20),
+    ("llite.unlink", 2, 21),
+    ("llite.mkdir", 2, 22),
+    ("llite.rmdir", 2, 23),
+    ("llite.rename", 2, 24),
+    ("llite.flock", 2, 25),
+    ("llite.ioctl", 2, 26),
+    ("llite.link", 2, 27),
+    ("llite.symlink", 2, 28),
+    ("llite.mknod", 2, 29),
+    ("llite.setxattr", 2, 30),
+    ("llite.getxattr", 2, 31),
+    ("llite.listxattr", 2, 32),
+    ("llite.removexattr", 2, 33),
+    ("llite.fallocate", 2, 35),
+    ("fs.rpc.read", 4, 0),
+    ("fs.rpc.write", 4, 1),
 )
 
 # what a slot's answer holds beside the slot's own metrics and job.begin_time: the

@@ -27,19 +27,13 @@ from lustre_jobreport import agentcontract
 
 pytest.importorskip("pcp.pmapi")
 
-from kit.privpmcd import AGENT, PrivatePmcd, children_of  # noqa: E402
-from kit.seriesread import bucket_label, decode, fetch_together  # noqa: E402
+from kit.privpmcd import AGENT, children_of  # noqa: E402
+from kit.seriesread import bucket_label, decode, fetch_together, start_node, store  # noqa: E402
 
 JOB = "7001"
 SLOT = "lustreclient.job.slot0"
 PAGE = 4096
 INTERVAL = 0.2
-
-
-def store(pmcd, control: str, job: str) -> None:
-    done = subprocess.run(["pmstore", "-h", pmcd.local_spec, f"lustreclient.control.{control}", job],
-                          capture_output=True, text=True, timeout=30)
-    assert done.returncode == 0, done.stderr
 
 
 def series_names() -> list[str]:
@@ -96,15 +90,6 @@ def check_bins(values: dict, series, before: float, after: float) -> None:
     assert int(before // width) <= series.bins[-1] <= int(after // width)
     assert series.samples[-1] >= 1                      # the fetch's own sample
     assert sum(1 for n in series.samples if n) >= 2     # and the agent's timed ones
-
-
-def start_node(tmp_path, interval: float):
-    from lustre_sim import SimClient
-
-    client = SimClient.create(tmp_path / "tree", version="2.15.4",
-                              filesystems=[("scratch", 8, 1), ("home", 4, 1)], seed=11)
-    pmcd = PrivatePmcd(tmp_path / "pmcd", tmp_path / "tree", interval=interval)
-    return client, pmcd
 
 
 @pytest.fixture

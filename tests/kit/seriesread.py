@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import ctypes
 import struct
+import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 import cpmapi as c_api
 from pcp import pmapi  # Debian python3-pcp (the venv has the system site packages)
 
-MAGIC = b"LCS1"
+from kit.privpmcd import PrivatePmcd
+
+MAGIC = b"LCS2"
 _HEADER = struct.Struct("<4sIIIQIIII")     # magic, level, interval ms, npoints, first bin, nfs,
                                             # nvalues, nmetrics, 0
 
@@ -25,6 +29,7 @@ class Series:
     samples: list[int]                      # per point: the samples that fell into its bin
     metrics: list[tuple[int, int]]          # the series table: (base PMID, values a point)
     points: dict[str, list[list[int]]]      # per filesystem: npoints x nvalues, signed
+    sent: dict[str, list[int]]              # per filesystem: the values sent (its bitmap's bits)
 
     @property
     def width_ms(self) -> int:
@@ -63,16 +68,25 @@ def decode(raw: bytes) -> Series:
     assert sum(n for _, n in metrics) == nvalues
     samples = list(struct.unpack_from(f"<{npoints}I", raw, at))
     at += 4 * npoints + (4 if npoints % 2 else 0)
-    points = {}
+    points, sent = {}, {}
     for _ in range(nfs):
         (length,) = struct.unpack_from("<I", raw, at)
         name = raw[at + 4:at + 4 + length].decode()
         at += (4 + length + 7) // 8 * 8
-        flat = struct.unpack_from(f"<{npoints * nvalues}q", raw, at)
-        at += 8 * npoints * nvalues
-        points[name] = [list(flat[i * nvalues:(i + 1) * nvalues]) for i in range(npoints)]
+        words = struct.unpack_from(f"<{(nvalues + 63) // 64}Q", raw, at)
+        at += 8 * len(words)
+        bits = [v for v in range(64 * len(words)) if words[v // 64] >> (v % 64) & 1]
+        assert all(v < nvalues for v in bits), bits
+        rows = [[0] * nvalues for _ in range(npoints)]
+        for v in bits:                      # column after column: value v at every point
+            column = struct.unpack_from(f"<{npoints}q", raw, at)
+            at += 8 * npoints
+            assert any(column), v           # a value zero at every point is not sent
+            for i in range(npoints):
+                rows[i][v] = column[i]
+        points[name], sent[name] = rows, bits
     assert at == len(raw), (at, len(raw))
-    return Series(level, interval_ms, first, samples, metrics, points)
+    return Series(level, interval_ms, first, samples, metrics, points, sent)
 
 
 def fetch_together(spec: str, names: list[str]) -> tuple[dict[str, dict[str, object]], dict[str, int]]:
@@ -116,3 +130,22 @@ def bucket_label(size: int) -> str:
         if size >= unit and size % unit == 0:
             return f"{size // unit}{suffix}"
     return str(size)
+
+
+def start_node(tmp_path: Path, interval: float):
+    """A sim Lustre 2.15 client with two filesystems (scratch: 8 OSTs, home: 4) and a private
+    pmcd running the agent on it, sampling every interval seconds (-T): (client, pmcd), the
+    pmcd not started."""
+    from lustre_sim import SimClient
+
+    client = SimClient.create(tmp_path / "tree", version="2.15.4",
+                              filesystems=[("scratch", 8, 1), ("home", 4, 1)], seed=11)
+    pmcd = PrivatePmcd(tmp_path / "pmcd", tmp_path / "tree", interval=interval)
+    return client, pmcd
+
+
+def store(pmcd, control: str, job: str) -> None:
+    """pmstore a job id into lustreclient.control.<control> (job_begin, job_end)."""
+    done = subprocess.run(["pmstore", "-h", pmcd.local_spec, f"lustreclient.control.{control}", job],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr

@@ -4,7 +4,7 @@
  * filesystem that comes and goes), then on random sample sequences against
  * a plain model written here with loops (every sample kept; the level, the
  * first bin and each point recomputed from all of them), and the served
- * value read back byte by byte.
+ * value read back byte by byte, by example and on random sparse series.
  */
 #include "harness.h"
 #include "series.h"
@@ -287,7 +287,7 @@ static void
 test_pack(void)
 {
     struct lc_series	s;
-    uint64_t		a[3] = { 5, 6, 7 }, b[3] = { 1, 2, 3 }, a2[3] = { 4, 6, 9 };
+    uint64_t		a[3] = { 5, 0, 7 }, b[3] = { 1, 0, 0 }, a2[3] = { 4, 0, 9 };
     struct lc_series_in	in[2] = { { "scratch", a }, { "longername", b } };
     const uint32_t	pmids[2] = { 0x37000800u, 0x37001000u }, nvals[2] = { 1, 2 };
     unsigned char	*buf;
@@ -298,11 +298,12 @@ test_pack(void)
     in[0].cum = a2;
     CHECK_INT(lc_series_sample(&s, 120000, in, 1), 0);	/* bin 12: bin 11 padded */
     size = lc_series_packed_size(&s, 2);
-    CHECK_U64(size, 40 + 16 + 16 + (16 + 3 * 24) + (16 + 3 * 24));
+    /* scratch sends values 0 and 2, longername value 0 alone: 3 points of each */
+    CHECK_U64(size, 40 + 16 + 16 + (16 + 8 + 2 * 24) + (16 + 8 + 1 * 24));
     buf = malloc(size);
     lc_series_pack(&s, pmids, nvals, 2, buf);
     CHECK_U64(le32(buf), LC_SERIES_MAGIC);
-    CHECK(memcmp(buf, "LCS1", 4) == 0);
+    CHECK(memcmp(buf, "LCS2", 4) == 0);
     CHECK_U64(le32(buf + 4), 0);		/* level */
     CHECK_U64(le32(buf + 8), 10000);		/* interval ms */
     CHECK_U64(le32(buf + 12), 3);		/* points */
@@ -323,20 +324,118 @@ test_pack(void)
     CHECK_U64(le32(buf + at), 7);
     CHECK(memcmp(buf + at + 4, "scratch", 7) == 0 && buf[at + 11] == 0 && buf[at + 12] == 0);
     at += 16;					/* 4 + 7 rounded up to 16 */
-    CHECK_U64(le64(buf + at), 5);
-    CHECK_U64(le64(buf + at + 24), 0);	/* the padded bin */
-    CHECK_INT((int64_t)le64(buf + at + 48), -1);	/* 4 - 5 */
-    CHECK_INT((int64_t)le64(buf + at + 56), 0);
-    CHECK_INT((int64_t)le64(buf + at + 64), 2);
-    at += 72;
+    CHECK_U64(le64(buf + at), 0x5);		/* values 0 and 2 are sent, 1 is zero throughout */
+    at += 8;
+    CHECK_INT((int64_t)le64(buf + at), 5);	/* value 0, point after point */
+    CHECK_INT((int64_t)le64(buf + at + 8), 0);	/* the padded bin */
+    CHECK_INT((int64_t)le64(buf + at + 16), -1);	/* 4 - 5 */
+    CHECK_INT((int64_t)le64(buf + at + 24), 7);	/* then value 2 */
+    CHECK_INT((int64_t)le64(buf + at + 40), 2);
+    at += 48;
     CHECK_U64(le32(buf + at), 10);
     CHECK(memcmp(buf + at + 4, "longername", 10) == 0 && buf[at + 14] == 0);
     at += 16;
-    CHECK_U64(le64(buf + at), 1);
-    CHECK_U64(le64(buf + at + 16), 3);
-    CHECK_INT((int64_t)le64(buf + at + 48), -1);	/* gone: at zero */
-    CHECK_INT((int64_t)le64(buf + at + 64), -3);
-    CHECK_U64(at + 72, size);
+    CHECK_U64(le64(buf + at), 0x1);
+    at += 8;
+    CHECK_INT((int64_t)le64(buf + at), 1);
+    CHECK_INT((int64_t)le64(buf + at + 8), 0);
+    CHECK_INT((int64_t)le64(buf + at + 16), -1);	/* gone: at zero */
+    CHECK_U64(at + 24, size);
+    free(buf);
+    lc_series_free(&s);
+}
+
+/*
+ * A random series (values per point across one to four bitmap words, few of
+ * them touched, counters that go back to zero, filesystems that come and
+ * go) packed and read back byte by byte against the store: header, table,
+ * samples, and per filesystem its name, a bit for exactly the values not
+ * zero at some point, and those values' points column after column.
+ */
+static void
+random_pack(uint64_t seed)
+{
+    struct lc_series	s;
+    unsigned		nv, nm, v, f;
+    uint32_t		pmids[256], nvals[256];
+    uint64_t		cum[NFS][256] = { { 0 } };
+    int			touched[NFS][256];
+    unsigned char	*buf, *p;
+    size_t		size, i;
+
+    rng = seed * 0x9E3779B97F4A7C15ull + 7;
+    nv = 1 + (unsigned)(rnd() % 256);
+    lc_series_init(&s, nv, 1000);
+    for (f = 0; f < NFS; f++)
+	for (v = 0; v < nv; v++)
+	    touched[f][v] = rnd() % 8 == 0;
+    for (int k = 0, ns = 1 + (int)(rnd() % 40); k < ns; k++) {
+	struct lc_series_in	in[NFS];
+	size_t			nin = 0;
+
+	for (f = 0; f < NFS; f++) {
+	    for (v = 0; v < nv; v++)
+		if (touched[f][v])
+		    cum[f][v] = rnd() % 30 == 0 ? 0 : cum[f][v] + rnd() % 3;
+	    if (rnd() % 5 != 0)
+		in[nin++] = (struct lc_series_in){ names[f], cum[f] };
+	}
+	CHECK_INT(lc_series_sample(&s, 5000000 + (uint64_t)k * 1000 * (1 + rnd() % 3), in, nin), 0);
+    }
+    /* the table: metrics of 1 to 8 values, adding up to nv */
+    for (nm = 0, v = 0; v < nv; nm++) {
+	nvals[nm] = (uint32_t)(1 + rnd() % 8);
+	if (nvals[nm] > nv - v)
+	    nvals[nm] = nv - v;
+	pmids[nm] = (uint32_t)rnd();
+	v += nvals[nm];
+    }
+    size = lc_series_packed_size(&s, nm);
+    buf = malloc(size);
+    lc_series_pack(&s, pmids, nvals, nm, buf);
+    CHECK(memcmp(buf, "LCS2", 4) == 0);
+    CHECK_U64(le32(buf + 4), s.level);
+    CHECK_U64(le32(buf + 12), s.n);
+    CHECK_U64(le64(buf + 16), s.first);
+    CHECK_U64(le32(buf + 24), s.nfs);
+    CHECK_U64(le32(buf + 28), nv);
+    CHECK_U64(le32(buf + 32), nm);
+    p = buf + 40;
+    for (i = 0; i < nm; i++, p += 8)
+	if (le32(p) != pmids[i] || le32(p + 4) != nvals[i])
+	    CHECK(!"the metric table read back");
+    for (i = 0; i < s.n; i++, p += 4)
+	if (le32(p) != s.samples[i])
+	    CHECK_U64(le32(p), s.samples[i]);
+    p += s.n % 2 * 4;
+    for (f = 0; f < s.nfs; f++) {
+	size_t	len = le32(p), words = (nv + 63) / 64;
+
+	CHECK_U64(len, strlen(s.fs[f].name));
+	CHECK(memcmp(p + 4, s.fs[f].name, len) == 0);
+	p += (4 + len + 7) / 8 * 8;
+	const unsigned char *bitmap = p, *col = p + words * 8;
+
+	for (v = 0; v < words * 64; v++) {
+	    int	set = (int)(le64(bitmap + v / 64 * 8) >> (v % 64) & 1), nonzero = 0;
+
+	    for (i = 0; v < nv && i < s.n; i++)
+		nonzero |= s.fs[f].val[i * nv + v] != 0;
+	    if (set != nonzero) {
+		CHECK_INT(set, nonzero);	/* and no bit past nvalues */
+		break;
+	    }
+	    if (!set)
+		continue;
+	    for (i = 0; i < s.n; i++, col += 8)
+		if ((int64_t)le64(col) != s.fs[f].val[i * nv + v]) {
+		    CHECK_INT((int64_t)le64(col), s.fs[f].val[i * nv + v]);
+		    break;
+		}
+	}
+	p = (unsigned char *)col;
+    }
+    CHECK_U64((size_t)(p - buf), size);
     free(buf);
     lc_series_free(&s);
 }
@@ -354,4 +453,6 @@ test_series(void)
     CHECK(merged_runs > 100);
     CHECK(many_merges > 10);
     test_pack();
+    for (uint64_t seed = 1; seed <= 300; seed++)
+	random_pack(seed);
 }
