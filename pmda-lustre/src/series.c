@@ -242,14 +242,23 @@ bitmap_words(unsigned nvalues)
     return ((size_t)nvalues + 63) / 64;
 }
 
-/* value v of fs is not zero at some point: its column is sent */
-static int
-column_sent(const struct lc_series *s, const struct lc_series_fs *fs, unsigned v)
+/*
+ * Word w of fs's presence bitmap: bit b set when value 64w + b is not zero
+ * at some point.  Read point after point, as the store lies.
+ */
+static uint64_t
+presence_word(const struct lc_series *s, const struct lc_series_fs *fs, size_t w)
 {
-    for (size_t i = 0; i < s->n; i++)
-	if (fs->val[i * s->nvalues + v] != 0)
-	    return 1;
-    return 0;
+    size_t	lo = w * 64, hi = lo + 64 < s->nvalues ? lo + 64 : s->nvalues;
+    uint64_t	bits = 0;
+
+    for (size_t i = 0; i < s->n; i++) {
+	const int64_t *row = fs->val + i * s->nvalues;
+
+	for (size_t v = lo; v < hi; v++)
+	    bits |= (uint64_t)(row[v] != 0) << (v - lo);
+    }
+    return bits;
 }
 
 /* the columns of fs that are sent */
@@ -258,8 +267,9 @@ columns_sent(const struct lc_series *s, const struct lc_series_fs *fs)
 {
     size_t	k = 0;
 
-    for (unsigned v = 0; v < s->nvalues; v++)
-	k += (size_t)column_sent(s, fs, v);
+    for (size_t w = 0; w < bitmap_words(s->nvalues); w++)
+	for (uint64_t bits = presence_word(s, fs, w); bits; bits &= bits - 1)
+	    k++;
     return k;
 }
 
@@ -285,20 +295,18 @@ pack_fs(const struct lc_series *s, const struct lc_series_fs *fs, unsigned char 
     memcpy(p, fs->name, len);
     memset(p + len, 0, pad);
     p += len + pad;
-    for (size_t w = 0; w < bitmap_words(nv); w++) {
-	uint64_t	bits = 0;
-
-	for (v = (unsigned)(w * 64); v < nv && v < (w + 1) * 64; v++)
-	    if (column_sent(s, fs, v))
-		bits |= (uint64_t)1 << (v % 64);
-	p = lc_put64(p, bits);
-    }
+    for (size_t w = 0; w < bitmap_words(nv); w++)
+	p = lc_put64(p, presence_word(s, fs, w));
     /* column-major: value v at every point, then the next value sent */
-    for (v = 0; v < nv; v++) {
-	if (!column_sent(s, fs, v))
-	    continue;
-	for (size_t i = 0; i < s->n; i++)
-	    p = lc_put64(p, (uint64_t)fs->val[i * nv + v]);
+    for (size_t w = 0; w < bitmap_words(nv); w++) {
+	uint64_t	bits = presence_word(s, fs, w);
+
+	for (v = (unsigned)(w * 64); bits; v++, bits >>= 1) {
+	    if (!(bits & 1))
+		continue;
+	    for (size_t i = 0; i < s->n; i++)
+		p = lc_put64(p, (uint64_t)fs->val[i * nv + v]);
+	}
     }
     return p;
 }
