@@ -620,7 +620,11 @@ main_loop(pmdaInterface *dispatch)
 	    if (next == 0 || next > now + iv)
 		next = lc_series_next(iv, now);
 	    if (now >= next) {
-		sample_jobs(now);
+		/* a timed sample holds the I/O of the interval that just ended: it is
+		 * put at that interval's last millisecond, so that a bin holds the I/O
+		 * done in it (the fetch's own sample, at its time, holds the I/O done
+		 * so far in the interval it is in, the next timed sample the rest) */
+		sample_jobs(now - now % iv - 1);
 		/* the next multiple after the sample ended: pmcd's requests get their turn
 		 * between two samples even when one takes longer than the interval (the bins
 		 * it overran get no sample) */

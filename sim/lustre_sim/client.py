@@ -139,6 +139,16 @@ class SimClient:
             tree.write(self.root, self.st)
         return summary
 
+    def run_many(self, runs: list[tuple[str, str | None, dict]]) -> list[dict]:
+        """Several workloads (name, fs, params) one after the other, the tree rewritten once
+        after the last: what a test driving a schedule in real time does in one time slot."""
+        with _locked(self.root):
+            self._reload()
+            summaries = [self._run_locked(name, fs, dict(params)) for name, fs, params in runs]
+            state.save(self.root, self.st)
+            tree.write(self.root, self.st)
+        return summaries
+
     def _run_locked(self, name: str, fs: str | None, params: dict) -> dict:
         w = workloads.get(name)
         fs = fs or next(iter(self.st["mounts"]))

@@ -143,7 +143,8 @@ def write(root: Path, st: dict) -> list[str]:
     for base in ROOTS.values():
         (root / base).mkdir(parents=True, exist_ok=True)
     for rel, text in files.items():
-        atomic_write(root / rel, text)
+        if not _holds(root / rel, text):
+            atomic_write(root / rel, text)
     links = symlinks_for(st)
     for rel, target in links.items():
         lp = root / rel
@@ -161,6 +162,17 @@ def write(root: Path, st: dict) -> list[str]:
         if rel not in files and rel not in links and (lp.is_symlink() or lp.exists()):
             lp.unlink()
     return sorted(files)
+
+
+def _holds(path: Path, text: str) -> bool:
+    """Whether the file (not a link) already holds exactly this text: a file the state did not
+    change is left as it is, as the kernel's is (a workload changes a few dozen of a tree's
+    hundreds, and rewriting each atomically costs a test driving workloads in real time)."""
+    try:
+        with open(path, "rb") as f:
+            return not os.path.islink(path) and f.read(len(text) * 4 + 2) == text.encode()
+    except OSError:
+        return False
 
 
 def _prune(root: Path, keep_files: set[str], keep_links: set[str]) -> None:

@@ -93,6 +93,17 @@ def test_checkpoints_are_periodic(seed):
     assert p.mean_amount == pytest.approx(2 * 26 * 1024 * timelines.MIB, rel=0.3)
 
 
+@pytest.mark.parametrize("period", [5, 6, 12])
+@pytest.mark.parametrize("seed", range(10))
+def test_checkpoints_every_few_bins_are_periodic(period, seed):
+    """Bursts every few bins make up to 40 % of the bin-to-bin differences: level changes, not
+    noise (a 2-day job at 640 s bins checkpointing every hour; a 10-minute job every minute)."""
+    w = timelines.checkpoints(bins=60, period=period, length=1, first=3)
+    found = phases.find(w.series(np.random.default_rng(seed)), WIDTH)
+    (p,) = found.periodic
+    assert p.channel == "write" and abs(p.period_bins - period) <= 1 and p.count == len(w.pieces)
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_read_then_write_final_flush_and_idle_said(seed):
     rng = np.random.default_rng(seed)

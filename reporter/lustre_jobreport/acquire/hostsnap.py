@@ -32,6 +32,10 @@ class HostSnapshot:
     # a host read by its job slot's answer (jobanswer.Row): its values, not made into columns
     # (Snapshot.from_hosts stacks the hosts of one answer's shape all at once)
     answer: Any
+    # a host read by its job slot's answer: the job's timeline from the same fetch
+    # (jobseries.Series), or why it has none (one line); None: not read through the job view.
+    # The fan-out hands it to the job's sums as it takes the host, and lets it go.
+    series: Any
 
     def __init__(self, host: str, spec: str, ok: bool, error: str | None = None, fetched_at: float | None = None,
                  sems: dict[str, str] | None = None, metrics: dict[str, "Column"] | None = None,
@@ -41,6 +45,7 @@ class HostSnapshot:
         self.metrics = {} if metrics is None else metrics
         self.pmids = {} if pmids is None else pmids
         self.pminfo, self.answer = pminfo, answer
+        self.series = None
 
     def __repr__(self) -> str:
         said = f"error={self.error!r}" if not self.ok else \
@@ -53,8 +58,12 @@ class HostSnapshot:
     __hash__ = None   # type: ignore[assignment]  # mutable
 
     def header(self) -> "HostSnapshot":
-        """Who was asked, when, and how it went: the host without its values."""
-        return HostSnapshot(self.host, self.spec, self.ok, self.error, self.fetched_at)
+        """Who was asked, when, and how it went: the host without its values (and why it gave no
+        timeline, if it gave none)."""
+        head = HostSnapshot(self.host, self.spec, self.ok, self.error, self.fetched_at)
+        if isinstance(self.series, str):
+            head.series = self.series
+        return head
 
     def as_dicts(self) -> dict[str, dict]:
         return {m: c.as_dict() for m, c in self.metrics.items()}

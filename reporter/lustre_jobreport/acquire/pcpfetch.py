@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 
 from .. import agentcontract, catalog
-from . import hostsnap, jobanswer
+from . import hostsnap, jobanswer, jobseries
 from .hostsnap import HostSnapshot
 from .pminfoparse import start_us
 from .column import SINGULAR, Column
@@ -310,10 +310,10 @@ def _slot_answer(ctx, job: JobCatalogs, slot: int):
     if catalog.job_slot_id_name(slot) not in entry[0]:
         return None
     try:
-        answer = _answer_of(ctx, slot, cat)
+        answered = _answer_of(ctx, slot, cat)
     except jobanswer.AnswerError:
         return None
-    return None if answer is None else (answer, cat, entry, rename)
+    return None if answered is None else (*answered, cat, entry, rename)
 
 
 def _answered(host: str, spec: str, job: JobCatalogs, slot: int, got,
@@ -321,7 +321,7 @@ def _answered(host: str, spec: str, job: JobCatalogs, slot: int, got,
     """The host's snapshot from its slot's answer (_slot_answer's); the slot remembered for the
     next host's guess when the answer is the job's. None: an answer this reader cannot take
     (the host is then read metric by metric)."""
-    answer, cat, entry, rename = got
+    answer, series, cat, entry, rename = got
     if given_up():
         return hostsnap.failed(host, spec, hostsnap.fetch_failed("answered after the snapshot gave up"))
     try:
@@ -331,6 +331,7 @@ def _answered(host: str, spec: str, job: JobCatalogs, slot: int, got,
         return None
     if read.ok:
         job.last_slot = slot
+        read.series = series
     return read
 
 
@@ -338,29 +339,62 @@ def _answer_pmid(slot: int) -> int:
     return (catalog.DOMAIN << 22) | (agentcontract.JOB_ANSWER_CLUSTER << 10) | slot
 
 
-_ANSWER_PMIDS = [(ctypes.c_uint * 1)(_answer_pmid(slot)) for slot in range(catalog.JOB_SLOTS)]
+def _series_pmid(slot: int) -> int:
+    return (catalog.DOMAIN << 22) | (agentcontract.JOB_SERIES_CLUSTER << 10) | slot
 
 
-def _answer_of(ctx, slot: int, cat: Catalog) -> jobanswer.Answer | None:
-    """The slot's answer, in one fetch of one value, decoded where libpcp put it; None when the
-    agent gives none (an agent older than the answer, or one too large for a value): the host
-    is then read metric by metric. AnswerError: not an answer this reader knows."""
+# a slot's answer and its timeline, in one fetch: the agent answers a fetch whole, so the
+# series sums to the deltas of the same answer (it takes a sample of its own for the fetch)
+_ANSWER_PMIDS = [(ctypes.c_uint * 2)(_answer_pmid(slot), _series_pmid(slot)) for slot in range(catalog.JOB_SLOTS)]
+
+
+def _answer_of(ctx, slot: int, cat: Catalog) -> tuple[jobanswer.Answer, jobseries.Series | str] | None:
+    """The slot's answer, decoded where libpcp put it, and its timeline (or why there is
+    none), in one fetch; None when the agent gives no answer (an agent older than the answer,
+    or one too large for a value): the host is then read metric by metric. AnswerError: not
+    an answer this reader knows."""
     if not 0 <= slot < len(_ANSWER_PMIDS):
         return None
     result = ctx.pmFetch(_ANSWER_PMIDS[slot])
     try:
-        vset = _vsets(result.contents)[0]
-        _, numval, valfmt = _VSET_HEADER.unpack(ctypes.string_at(vset, _VSET_HEADER.size))
-        if numval != 1 or valfmt == c_api.PM_VAL_INSITU:
+        answer_set, series_set = _vsets(result.contents)[:2]
+        view = _aggregate(answer_set)
+        if view is None:
             return None
-        _, ptr = _PM_VALUE.unpack(ctypes.string_at(vset + _VLIST_OFFSET, _PM_VALUE.size))
-        header = ctypes.c_uint32.from_address(ptr).value
-        if header >> 24 != c_api.PM_TYPE_AGGREGATE or (header & 0xFFFFFF) < 4:
-            return None
-        view = memoryview((ctypes.c_char * ((header & 0xFFFFFF) - 4)).from_address(ptr + 4)).cast("B")
-        return jobanswer.decode(view, cat.answer_listings)
+        answer = jobanswer.decode(view, cat.answer_listings)
+        return answer, _series(series_set)
     finally:
         ctx.pmFreeResult(result)
+
+
+def _aggregate(vset: int) -> memoryview | None:
+    """The bytes of a value set's one aggregate value (PCP's value header off), where libpcp
+    keeps them until the result is freed; None when the set holds no such value."""
+    _, numval, valfmt = _VSET_HEADER.unpack(ctypes.string_at(vset, _VSET_HEADER.size))
+    if numval != 1 or valfmt == c_api.PM_VAL_INSITU:
+        return None
+    _, ptr = _PM_VALUE.unpack(ctypes.string_at(vset + _VLIST_OFFSET, _PM_VALUE.size))
+    header = ctypes.c_uint32.from_address(ptr).value
+    if header >> 24 != c_api.PM_TYPE_AGGREGATE or (header & 0xFFFFFF) < 4:
+        return None
+    return memoryview((ctypes.c_char * ((header & 0xFFFFFF) - 4)).from_address(ptr + 4)).cast("B")
+
+
+NO_SERIES = "its agent keeps no timeline (older than the timeline)"
+
+
+def _series(vset: int) -> jobseries.Series | str:
+    """The slot's timeline from its value set, or why the host has none (one line)."""
+    _, numval, _ = _VSET_HEADER.unpack(ctypes.string_at(vset, _VSET_HEADER.size))
+    if numval < 0:
+        return NO_SERIES if numval == c_api.PM_ERR_PMID else f"its timeline could not be read: {pmapi.pmErr(numval)}"
+    view = _aggregate(vset)
+    if view is None:
+        return "its agent gave no timeline of the job"
+    try:
+        return jobseries.decode(bytes(view))
+    except jobseries.SeriesError as exc:
+        return f"its timeline could not be decoded: {exc}"
 
 
 def _plan(cat: Catalog, answer: jobanswer.Answer, by_pmid: dict[int, tuple[str, str, int]],

@@ -4,7 +4,8 @@ Reading a 600-OSC client costs this process ~3 ms of CPU (libpcp decoding the an
 numpy), whatever its threads do: one process reads at most ~300 such hosts a second, and a
 12,000-node job would need ~40 s of one core. Here each worker process fans out over its share
 of the hosts with the function it is given (snapshot's one-process fan-out, with threads), and
-sends its hosts back; the caller gets them in the order given.
+sends its hosts back, with what it summed of them (the job's timeline); the caller gets the
+hosts in the order given.
 
 Workers are spawned, not forked: the hooks run threads (the watchdog, the epilog's preloading
 of the report's modules), and a child forked while one of them holds the import lock or a lock
@@ -46,25 +47,26 @@ def count(requested: int, n_targets: int) -> int:
     return max(1, min(wanted, n_targets // MIN_HOSTS_PER_PROCESS))
 
 
-# reads a share of the hosts in one process: fetch_share(targets, **kw) -> their HostSnapshots
-# (a module-level function: a spawned worker gets it by name)
-ShareFetch = Callable[..., list[HostSnapshot]]
+# reads a share of the hosts in one process: fetch_share(targets, **kw) -> (their HostSnapshots,
+# what it summed of them or None) (a module-level function: a spawned worker gets it by name)
+ShareFetch = Callable[..., tuple[list[HostSnapshot], Any]]
 
 
-def _worker(fetch_share: ShareFetch, targets: list, kw: dict[str, Any], end: float | None) -> list[HostSnapshot]:
+def _worker(fetch_share: ShareFetch, targets: list, kw: dict[str, Any], end: float | None) -> tuple[list[HostSnapshot], Any]:
     if end is not None:
         left = end - time.monotonic()
         if left <= 0:
-            return [hostsnap.failed(t.name, t.spec, hostsnap.not_reached(0.0)) for t in targets]
+            return [hostsnap.failed(t.name, t.spec, hostsnap.not_reached(0.0)) for t in targets], None
         kw = dict(kw, deadline_s=left)
     return fetch_share(targets, **kw)
 
 
 def fetch(targets: list, processes: int, deadline_s: float | None, after_each_s: float,
-          fetch_share: ShareFetch, kw: dict[str, Any]) -> list[HostSnapshot]:
-    """The targets' hosts, read by `processes` workers, each calling fetch_share(its share, **kw).
-    Each worker stops earlier by after_each_s times every worker's reads (it sees its own:
-    about 1/processes of them)."""
+          fetch_share: ShareFetch, kw: dict[str, Any]) -> tuple[list[HostSnapshot], list[Any]]:
+    """The targets' hosts, read by `processes` workers, each calling fetch_share(its share, **kw),
+    and what each worker that answered summed of its hosts (a worker given up on: nothing of
+    its hosts, which are then all said as not reached). Each worker stops earlier by
+    after_each_s times every worker's reads (it sees its own: about 1/processes of them)."""
     start = time.monotonic()
     end = start + deadline_s if deadline_s is not None else None
     shares = [targets[i::processes] for i in range(processes)]
@@ -74,10 +76,13 @@ def fetch(targets: list, processes: int, deadline_s: float | None, after_each_s:
     try:
         pending = [pool.apply_async(_worker, (fetch_share, share, kw, end)) for share in shares]
         got: list[list[HostSnapshot]] = []
+        sums: list[Any] = []
         for share, result in zip(shares, pending):
             wait = None if end is None else max(0.0, end + GRACE_S - time.monotonic())
             try:
-                got.append(result.get(timeout=wait))
+                hosts, summed = result.get(timeout=wait)
+                got.append(hosts)
+                sums.append(summed)
             except multiprocessing.TimeoutError:
                 got.append([hostsnap.failed(t.name, t.spec, hostsnap.not_reached(time.monotonic() - start))
                             for t in share])
@@ -89,7 +94,7 @@ def fetch(targets: list, processes: int, deadline_s: float | None, after_each_s:
     ordered: list[HostSnapshot | None] = [None] * len(targets)
     for i, hosts in enumerate(got):
         ordered[i::processes] = hosts
-    return _one_stop(ordered, time.monotonic() - start)   # type: ignore[arg-type]
+    return _one_stop(ordered, time.monotonic() - start), sums   # type: ignore[arg-type]
 
 
 def _one_stop(hosts: list[HostSnapshot], seconds: float) -> list[HostSnapshot]:

@@ -59,6 +59,8 @@ class Snapshot:
     metrics: dict[str, MetricTable]
     source: str = ""                         # the file it was read from, for messages
     job_id: str | None = None                # the job it was taken for (None: a file naming none)
+    timeline: Any = None                     # the job's hosts' timelines summed (fetched with the
+                                             # job view: snapshot.fetch_all series_sum); never in a file
 
     @property
     def host_names(self) -> list[str]:
@@ -66,11 +68,11 @@ class Snapshot:
 
     @classmethod
     def from_hosts(cls, taken_at: float, fetched: Iterable[HostSnapshot], *, consume: bool = False,
-                   job_id: str | None = None) -> "Snapshot":
+                   job_id: str | None = None, timeline: Any = None) -> "Snapshot":
         """Stack per-host fetches into per-metric tables (raw pminfo answers are parsed here).
         consume: each host's values of a metric are let go once that metric is stacked, so that
         a 12,000-host snapshot is not held twice over (the hosts are left without metrics).
-        job_id: the job the snapshot was taken for.
+        job_id: the job the snapshot was taken for; timeline: the sums of its hosts' timelines.
 
         Hosts of one job nearly always list the same instances in the same order, so a host
         whose instance list equals the table's is copied in one row assignment; others are
@@ -79,7 +81,9 @@ class Snapshot:
         type than the catalog declares has that metric left out (diff then says so).
         """
         with hostsnap.cyclic_gc_paused():
-            return cls._stack(taken_at, list(fetched), consume, job_id)
+            snap = cls._stack(taken_at, list(fetched), consume, job_id)
+        snap.timeline = timeline
+        return snap
 
     @classmethod
     def _stack(cls, taken_at: float, fetched: list[HostSnapshot], consume: bool, job_id: str | None) -> "Snapshot":

@@ -21,7 +21,7 @@ import subprocess
 import time
 import threading
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, Callable, NamedTuple, Protocol
 
 from .. import catalog
 from . import hostnames, hostsnap
@@ -103,12 +103,14 @@ def choose_backend(requested: str) -> str:
 
 
 class Fetched:
-    """What one snapshot fetched: every host, in the order given, read or with its reason."""
+    """What one snapshot fetched: every host, in the order given, read or with its reason; and,
+    for a fetch of the job view asked to, the sums of the hosts' timelines (series_sum's)."""
     taken_at: float
     hosts: list[HostSnapshot]
+    series: Any
 
-    def __init__(self, taken_at: float, hosts: list[HostSnapshot]):
-        self.taken_at, self.hosts = taken_at, hosts
+    def __init__(self, taken_at: float, hosts: list[HostSnapshot], series: Any = None):
+        self.taken_at, self.hosts, self.series = taken_at, hosts, series
 
     def __repr__(self) -> str:
         return f"Fetched(taken_at={self.taken_at!r}, hosts={self.hosts!r})"
@@ -160,7 +162,8 @@ def fetch_pminfo(t: HostTarget, timeout_s: float, env: dict[str, str],
 def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_timeout_s: float,
               parallel: int = 64, backend: str = "auto", deadline_s: float | None = None,
               metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS, after_each_s: float = 0,
-              processes: int = 1, job_id: str | None = None) -> Fetched:
+              processes: int = 1, job_id: str | None = None,
+              series_sum: Callable[[], SeriesSink] | None = None) -> Fetched:
     """Fetch all targets, at most `parallel` at a time; a host that fails is recorded with its
     error, never raised. metrics: what to fetch (catalog.BEGIN_METRICS for a job's start).
 
@@ -182,6 +185,11 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
 
     job_id: read each host's deltas of this job from its agent's job view (with the job end
     metrics; `metrics` is not used): PCP's bindings only.
+
+    series_sum: with job_id, makes the sink the hosts' timelines (fetched with their deltas) are
+    added into as the fan-out takes each host (SeriesSink; a module-level factory: a worker
+    process makes its own, which the caller's then merges). A host's series is let go once
+    added: a 12,000-node job's timelines are never all held at once.
     """
     backend = choose_backend(backend)
     if job_id is not None and backend != "pmapi":
@@ -205,8 +213,10 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
         if workers > 1:
             taken_at = time.time()
             kw = {"connect_timeout_s": connect_timeout_s, "fetch_timeout_s": fetch_timeout_s,
-                  "parallel": parallel, "backend": backend, "metrics": metrics, "job_id": job_id}
-            return Fetched(taken_at, procfanout.fetch(targets, workers, deadline_s, after_each_s, fetch_share, kw))
+                  "parallel": parallel, "backend": backend, "metrics": metrics, "job_id": job_id,
+                  "series_sum": series_sum}
+            hosts, shares = procfanout.fetch(targets, workers, deadline_s, after_each_s, fetch_share, kw)
+            return Fetched(taken_at, hosts, _merged(series_sum, shares))
         cache = pcpfetch.Catalog(metrics)
         job = pcpfetch.JobCatalogs(job_id) if job_id is not None else None
 
@@ -224,6 +234,8 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
         except Exception as exc:  # a bug or odd answer on one host must not cost the others
             return hostsnap.failed(t.name, t.spec, hostsnap.unexpected(exc))
 
+    sink = series_sum() if series_sum is not None and job_id is not None else None
+    taken = _keeping_series(sink) if sink is not None else None
     taken_at = time.time()
     if backend == "pminfo" and len(targets) == 1:
         # a job on one node: pminfo's own timeout (per_host, within the deadline) bounds it, so
@@ -231,15 +243,49 @@ def fetch_all(targets: list[HostTarget], *, connect_timeout_s: float, fetch_time
         return Fetched(taken_at, [one(targets[0])])
     try:
         with hostsnap.cyclic_gc_paused():
-            return Fetched(taken_at, _run_bounded(targets, one, max(1, parallel), per_host, deadline_s, after_each_s))
+            return Fetched(taken_at, _run_bounded(targets, one, max(1, parallel), per_host, deadline_s, after_each_s,
+                                                  taken), sink)
     finally:
         stopped.set()
 
 
 
-def fetch_share(targets: list[HostTarget], **kw) -> list[HostSnapshot]:
-    """One worker process's share of a fan-out spread over processes (procfanout)."""
-    return fetch_all(targets, processes=1, **kw).hosts
+def fetch_share(targets: list[HostTarget], **kw) -> tuple[list[HostSnapshot], Any]:
+    """One worker process's share of a fan-out spread over processes (procfanout): its hosts and
+    the sums of their timelines (None: none asked for)."""
+    fetched = fetch_all(targets, processes=1, **kw)
+    return fetched.hosts, fetched.series
+
+
+class SeriesSink(Protocol):
+    """What the hosts' timelines are added into as they are taken (report.timeline's sums)."""
+
+    def add(self, host: str, series: Any) -> None: ...
+
+    def merge(self, other: "SeriesSink") -> None: ...
+
+
+def _keeping_series(sink: SeriesSink) -> Callable[[HostSnapshot], None]:
+    """What the fan-out does with each host it takes: its timeline added to the sink and let go
+    (a reason for having none stays on the host, for the report to name)."""
+    from .jobseries import Series
+
+    def take(h: HostSnapshot) -> None:
+        if isinstance(h.series, Series):
+            sink.add(h.host, h.series)
+            h.series = None
+    return take
+
+
+def _merged(series_sum: Callable[[], SeriesSink] | None, shares: list[Any]) -> SeriesSink | None:
+    """The worker processes' sums of their hosts' timelines, as one."""
+    if series_sum is None or all(s is None for s in shares):
+        return None
+    sink = series_sum()
+    for share in shares:
+        if share is not None:
+            sink.merge(share)
+    return sink
 
 
 def _said_alike(h: HostSnapshot, per_host_s: float) -> HostSnapshot:
@@ -271,8 +317,9 @@ class _Bounded:
     next one due: the watcher wakes only for it or the deadline, never once per host."""
 
     def __init__(self, targets: list[HostTarget], fetch, parallel: int, per_host_s: float,
-                 deadline_s: float | None, after_each_s: float) -> None:
-        self.targets, self.fetch, self.parallel = targets, fetch, parallel
+                 deadline_s: float | None, after_each_s: float,
+                 taken: Callable[[HostSnapshot], None] | None = None) -> None:
+        self.targets, self.fetch, self.parallel, self.taken = targets, fetch, parallel, taken
         self.per_host_s, self.deadline_s, self.after_each_s = per_host_s, deadline_s, after_each_s
         self.done: list[HostSnapshot | None] = [None] * len(targets)
         self.left = len(targets)         # hosts with no outcome yet
@@ -310,6 +357,8 @@ class _Bounded:
             with self.changed:
                 if self.done[i] is not None:   # given up on while it was read: this thread was replaced
                     return
+                if self.taken is not None and result.ok:
+                    self.taken(result)         # under the lock: one host's timeline added at a time
                 self.done[i] = result
                 self.read += result.ok
                 self.left -= 1
@@ -355,5 +404,6 @@ class _Bounded:
 
 
 def _run_bounded(targets: list[HostTarget], fetch, parallel: int, per_host_s: float,
-                 deadline_s: float | None, after_each_s: float = 0) -> list[HostSnapshot]:
-    return _Bounded(targets, fetch, parallel, per_host_s, deadline_s, after_each_s).run()
+                 deadline_s: float | None, after_each_s: float = 0,
+                 taken: Callable[[HostSnapshot], None] | None = None) -> list[HostSnapshot]:
+    return _Bounded(targets, fetch, parallel, per_host_s, deadline_s, after_each_s, taken).run()

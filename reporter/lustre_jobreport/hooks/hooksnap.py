@@ -66,7 +66,7 @@ def _times(cfg, left: float) -> dict[str, float]:
 
 def _fetch(targets, cfg, budget: Budget, left: float, backend: str,
            metrics: tuple[str, ...] = catalog.SNAPSHOT_METRICS, after_each_s: float = 0,
-           job_id: str | None = None):
+           job_id: str | None = None, series_sum=None):
     from ..acquire import snapshot
 
     budget.step = (f"{'job view' if job_id else 'snapshot'} of {len(targets)} host(s)"
@@ -74,7 +74,7 @@ def _fetch(targets, cfg, budget: Budget, left: float, backend: str,
     # a job read through the job view has ended: its first node's cores are the epilog's
     processes = cfg.snapshot["job_view_processes" if job_id else "processes"]
     fetched = snapshot.fetch_all(targets, parallel=int(cfg.snapshot["parallel"]), backend=backend,
-                                 processes=int(processes), job_id=job_id,
+                                 processes=int(processes), job_id=job_id, series_sum=series_sum,
                                  metrics=metrics, after_each_s=after_each_s, **_times(cfg, left))
     return _taken(fetched)
 
@@ -117,7 +117,7 @@ def _stacked(taken: Taken, job_id: str) -> Taken:
     from ..acquire.snapformat import file_job_id
 
     return taken._replace(snap=Snapshot.from_hosts(taken.snap.taken_at, taken.snap.hosts, consume=True,
-                                                  job_id=file_job_id(job_id)))
+                                                  job_id=file_job_id(job_id), timeline=taken.snap.series))
 
 
 # ---- the agents' job view ----------------------------------------------------------------------
@@ -175,10 +175,13 @@ def store_begin(job, cfg, budget: Budget) -> str:
 
 
 def end_job_view(job, cfg, budget: Budget) -> Taken:
-    """The job's deltas from every node's agent (and the end metrics), stacked for the report."""
+    """The job's deltas from every node's agent (and the end metrics), and the sums of their
+    timelines, stacked for the report."""
+    from ..report.timeline import Accumulator
+
     budget.step = "reading the node list"
     taken = _fetch(_targets(job, cfg), cfg, budget, budget.left() * END_SNAPSHOT_SHARE, "auto",
-                   after_each_s=REPORT_S_PER_HOST, job_id=job.job_id)
+                   after_each_s=REPORT_S_PER_HOST, job_id=job.job_id, series_sum=Accumulator)
     return _stacked(taken, job.job_id)
 
 

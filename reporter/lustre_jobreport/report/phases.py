@@ -15,8 +15,9 @@ The method, in three steps:
    found exactly by dynamic programming over cumulative sums (O(n^2) for n bins: a series has at
    most a few hundred). The channels are taken as log2(1 + count / unit), since I/O rates vary
    multiplicatively (a burst is 10x the steady level, whatever that level is); each channel is
-   scaled by its noise, estimated robustly from its bin-to-bin differences (the median absolute
-   difference: a level change moves one difference, not the median), so that the penalty, a
+   scaled by its noise, estimated robustly from the differences of its adjacent active bins
+   (`_noise`: the smallest half of them, so that level changes, up to half of the differences
+   when checkpoints come every few bins, do not count as noise), so that the penalty, a
    BIC-like PENALTY_PER_CHANNEL x channels x log(n), is in units of the noise. This is the
    standard penalised least-squares change-point model (ruptures' "l2" cost with a penalty), in
    numpy: the node side does not have ruptures (no distribution ships it).
@@ -39,6 +40,7 @@ workloads of known phases (every phase found within one bin) and to steady I/O o
 from __future__ import annotations
 
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -51,9 +53,10 @@ UNIT_SHARE = 0.01           # counts are taken as log2(1 + count / unit), unit t
                             # median active bin
 MIN_UNIT = 10.0             # ... and at least this many: a few operations (or bytes) more or less in a
                             # bin are counting noise, not a change
-NOISE_KEEP = 0.9            # the noise is measured over this share of the smallest bin-to-bin differences
-# E[X^2 | |X| < a] for a standard normal X and a its NOISE_KEEP quantile of |X| (a = 1.645)
-_TRIMMED_SECOND_MOMENT = 1.0 - 2.0 * 1.6449 * 0.10314 / 0.9
+NOISE_KEEP = 0.5            # the noise is measured over this share of the smallest bin-to-bin differences
+                            # (the rest may be level changes: bursts every 6 bins make a third of them) ...
+NOISE_MIN_KEPT = 8          # ... and over at least this many (all of a shorter series'): the smallest half
+                            # of a few differences would often make noise look like phases
 MIN_LEVEL_RATIO = 2.0       # adjacent segments closer than this in every channel are one phase
 IDLE_SHARE = 0.05           # a segment below this share of the job's mean rate in every channel is idle
 BURST_RATIO = 4.0           # a burst: this many times its neighbours' level in its channel ...
@@ -62,6 +65,7 @@ EDGE_SHARE = 0.15           # a start-up burst starts in the job's first share, 
 MIN_REPEATS = 3             # periodic: at least this many bursts ...
 PERIOD_TOLERANCE = 0.2      # ... each gap within this share of the median gap (or one bin)
 MIN_BINS = 6                # fewer bins than this: no timeline (too short to say when)
+_NORMAL = NormalDist()
 
 
 @dataclass(frozen=True)
@@ -130,7 +134,9 @@ def _scaled(x: np.ndarray) -> np.ndarray:
             continue                                   # a channel that never moved: no signal
         unit = max(UNIT_SHARE * float(np.median(active)), MIN_UNIT)
         y = np.log2(1.0 + row / unit)
-        noise = _noise(np.diff(y))
+        # the noise of the levels the channel moves at: differences of two active bins (a run of
+        # idle bins has none, and would make any activity look like a change)
+        noise = _noise(np.diff(y)[(row[:-1] > 0) & (row[1:] > 0)])
         # at least a count's own (Poisson) noise: sqrt(m) at the mean m, in these units
         counting = 1.0 / (2.0 * np.log(2.0) * np.sqrt(np.median(active)))
         out[i] = y / max(noise, counting, NOISE_FLOOR)
@@ -139,14 +145,25 @@ def _scaled(x: np.ndarray) -> np.ndarray:
 
 def _noise(d: np.ndarray) -> float:
     """The noise of a series from its bin-to-bin differences d: their root mean square over the
-    smallest NOISE_KEEP of them (the largest are where the level changes), corrected for the
-    trimming as for normal noise, over sqrt(2) (a difference holds two bins' noise). More
-    efficient than the median absolute difference, which at a few dozen bins often comes out
-    far too low and makes noise look like phases."""
-    if not len(d):
+    smallest of them (NOISE_KEEP, at least NOISE_MIN_KEPT: the largest are where the level
+    changes, up to half of them), corrected for the trimming as for normal noise, over sqrt(2)
+    (a difference holds two bins' noise). More efficient than the median absolute difference,
+    which is 0 whenever most bins are alike."""
+    m = len(d)
+    if not m:
         return 0.0
-    small = np.sort(d * d)[:max(1, int(np.ceil(NOISE_KEEP * len(d))))]
-    return float(np.sqrt(small.mean() / _TRIMMED_SECOND_MOMENT / 2.0))
+    kept = min(m, max(int(np.ceil(NOISE_KEEP * m)), NOISE_MIN_KEPT))
+    small = np.sort(d * d)[:kept]
+    return float(np.sqrt(small.mean() / _trimmed_second_moment(kept / m) / 2.0))
+
+
+def _trimmed_second_moment(q: float) -> float:
+    """E[X^2 | |X| < a] for a standard normal X, a the q quantile of |X|: what the mean square of
+    the smallest q of normal noise is of its variance."""
+    if q >= 1.0:
+        return 1.0
+    a = _NORMAL.inv_cdf((1.0 + q) / 2.0)
+    return 1.0 - 2.0 * a * _NORMAL.pdf(a) / q
 
 
 def change_points(z: np.ndarray, penalty: float) -> list[int]:
