@@ -40,10 +40,23 @@ STORM_SHARE = 0.70           # a finding is "of a phase" when this share of its 
 MAGNITUDE_LIMIT = float(1 << 62)
 
 NVALUES = len(VALUES)
-_LLITE = {name[len("llite."):]: i for (name, bucket), i in VALUE_INDEX.items() if name.startswith("llite.")}
+
+
+def _series_name(m: catalog.Metric) -> str:
+    """A catalogued metric's name in the series table (agentcontract.JOB_SERIES)."""
+    return m.name[len(catalog.P):]
+
+
+# The series' llite values by the key aggregate keeps them under per host (read_bytes, open ...),
+# each RPC histogram direction's 64 buckets (bucket i: RPCs of 2^i pages), the metadata ops
+_LLITE = {m.key: VALUE_INDEX[(_series_name(m), None)] for m in catalog.with_role(catalog.VOLUME, catalog.OP)
+          if (_series_name(m), None) in VALUE_INDEX}
+_RPC_METRIC = {m.key: m for m in catalog.with_role(catalog.RPC_HISTOGRAM)}
+_RPC = {d: np.array([VALUE_INDEX[(_series_name(m), b)] for b in range(BUCKETS)], dtype=np.intp)
+        for d, m in _RPC_METRIC.items()}
 _METADATA = np.array([_LLITE[op] for op in catalog.METADATA_OPS if op in _LLITE], dtype=np.intp)
-_RPC = {d: np.array([VALUE_INDEX[(f"fs.rpc.{d}", b)] for b in range(BUCKETS)], dtype=np.intp)
-        for d in ("read", "write")}
+_NAME_OF = {i: key for key, i in _LLITE.items()} | {
+    int(i): f"rpc.{d} of {1 << b} pages" for d, idx in _RPC.items() for b, i in enumerate(idx)}
 # phases.find names its channels read, write and metadata (a final flush is a "write" burst)
 _CHANNELS = {"read": "read_bytes", "write": "write_bytes", "metadata": "metadata_ops"}
 _EDGE_KINDS = ("start-up burst", "final flush")
@@ -247,7 +260,7 @@ def _job_totals(fs: str, hosts: list[str], delta: JobDelta, t: FsTotals | None,
     row = {h: r for r, h in enumerate(delta.hosts)}
     rows = np.array([row[h] for h in hosts if h in row], dtype=np.intp)
     for d, idx in _RPC.items():
-        tab = delta.tables.get(catalog.P + f"fs.rpc.{d}")
+        tab = delta.tables.get(_RPC_METRIC[d].name)
         cols = np.flatnonzero(tab.fs == fs) if tab is not None and len(tab.instances) else np.zeros(0, np.intp)
         if not len(cols) or not len(rows):
             continue
@@ -269,9 +282,8 @@ def _job_totals(fs: str, hosts: list[str], delta: JobDelta, t: FsTotals | None,
 
 
 def _value_name(i: int) -> str:
-    name, bucket = VALUES[i]
-    short = name.removeprefix("llite.").removeprefix("fs.")
-    return short if bucket is None else f"{short} of {1 << bucket} pages"
+    """A value's name in a data_quality line: read_bytes, open, rpc.read of 4 pages."""
+    return _NAME_OF.get(i, VALUES[i][0])
 
 
 @dataclass
