@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from kit import snapshots, timelines
 from lustre_jobreport import config
@@ -17,7 +17,7 @@ from lustre_jobreport.report.timeline import NVALUES, POINTS, Accumulator
 
 READ, WRITE, OPEN = (VALUE_INDEX[(f"llite.{k}", None)] for k in ("read_bytes", "write_bytes", "open"))
 RPC_READ = [VALUE_INDEX[("fs.rpc.read", b)] for b in range(64)]
-LLITE_KEYS = [name[len("llite."):] for name, b in VALUES if name.startswith("llite.")]
+RPC_WRITE = [VALUE_INDEX[("fs.rpc.write", b)] for b in range(64)]
 
 
 def one_fs_series(first_bin: int, data: dict[int, np.ndarray], *, level: int = 0, interval_ms: int = 10_000,
@@ -128,6 +128,15 @@ def test_a_series_that_is_not_one_is_left_out_with_why():
     acc.add("n1", bad)
     acc.add("n2", one_fs_series(100, {READ: np.array([1, 2, 3])}))
     assert acc.hosts == ["n2"] and "n1" in acc.left_out and "3 points" in acc.left_out["n1"]
+
+
+def test_a_host_whose_clock_is_far_off_is_left_out_and_changes_nothing():
+    acc = Accumulator()
+    acc.add("n1", one_fs_series(170_000_000, {READ: np.array([1, 2, 3])}))
+    acc.add("far", one_fs_series(170_000_000 // 4 + 10 ** 4, {READ: np.array([9])}, level=2))   # coarser, 4.6 days on
+    assert acc.hosts == ["n1"] and "clock" in acc.left_out["far"]
+    assert (acc.width_ms, acc.first_bin, acc.bins) == (10_000, 170_000_000, 3)
+    assert acc.sums["scratch"][:, READ].tolist() == [1, 2, 3]
 
 
 def test_twelve_thousand_hosts_hold_one_jobs_arrays():
@@ -347,3 +356,21 @@ def test_a_record_keeps_short_job_in_its_rows_data_quality():
     old = dict(doc, notes=[], data_quality=[{"id": "SHORT_JOB", "host": None, "fs": None, "detail": "x"}])
     (old_row,) = jobrow.rows(old)
     assert old_row["data_quality"] == row["data_quality"]
+
+
+def test_small_writes_in_the_final_flush_are_said_so():
+    w = timelines.final_flush()
+    ch = w.series(np.random.default_rng(4))
+    small = np.full(w.bins, 10)
+    small[-3:] = 200_000
+    s = one_fs_series(int(T0) // 10, {READ: ch["read"].astype(np.int64), WRITE: ch["write"].astype(np.int64),
+                                      RPC_WRITE[0]: small, RPC_WRITE[8]: np.full(w.bins, 5)})
+    doc = report({"n1": s})
+    (f,) = [f for f in doc["flags"] if f["id"] == "SMALL_RPC_WRITE"]
+    kinds = [p["kind"] for p in doc["timeline"]["filesystems"]["scratch"]["phases"]]
+    assert kinds[-1] == "final flush"
+    total = int(small.sum())
+    assert f["when"]["phase"] == "final flush" and (f["when"]["count"], f["when"]["of"]) == (600_000, total)
+    assert f"{round(100 * 600_000 / total)} % of the {total:,} small write RPCs came in the last 30 s of a 1 h " \
+           "job: the final write-out" in f["finding"]
+    assert "final write-out" in f["advice"]

@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from .. import catalog
+from .. import agentcontract, catalog
 from ..acquire.hostsnap import summarise
 from ..acquire.jobseries import BUCKETS, VALUE_INDEX, VALUES, Series
 from ..config import Config
@@ -38,6 +38,9 @@ STORM_SHARE = 0.70           # a finding is "of a phase" when this share of its 
 # A filesystem's values whose absolute points add up to this much could overflow an int64 sum
 # (no job moves 4.6e18 bytes): its timeline is left out and said, never shown wrapped.
 MAGNITUDE_LIMIT = float(1 << 62)
+# The most bins the sums span: four times a slot's most points. A host whose bins would stretch
+# them further (its clock, or the others', far off) is left out: memory stays bounded.
+MAX_BINS = 4 * agentcontract.JOB_SERIES_POINTS
 
 NVALUES = len(VALUES)
 
@@ -122,15 +125,21 @@ class Accumulator:
         self.left_out[host] = why
 
     def add(self, host: str, series: Series) -> None:
-        """Sum one host's series in. A series whose width is not a power-of-two multiple (or
-        fraction) of the sums' is left out, with why: its bins cannot be aligned."""
+        """Sum one host's series in. Left out, with why: a series whose width is not a
+        power-of-two multiple (or fraction) of the sums' (its bins cannot be aligned), or whose
+        bins lie so far from the others' that the sums would pass MAX_BINS (a clock far off)."""
         why = _check(series)
-        if why is None and (shift := self._shift(series.width_ms)) is None:
+        shift = None if why is not None else self._shift(series.width_ms)
+        if why is None and shift is None:
             why = (f"its points of {series.width_ms / 1000:g} s do not align with the other hosts' "
                    f"{self.width_ms / 1000:g} s")
+        if why is None:
+            why = self._too_far(series, shift)
         if why is not None:
             self.left_out[host] = why
             return
+        if self.width_ms is None:
+            self.width_ms = series.width_ms
         if shift < 0:                    # the host's bins are coarser: the sums go to them
             self._coarsen(1 << -shift)
             shift = 0
@@ -142,8 +151,8 @@ class Accumulator:
             self.gap[at:at + len(gap)] |= gap
         for fs, cols in series.filesystems.items():
             data, _ = _rebin(np.asarray(cols.data, dtype=np.int64), series.first_bin, factor)
-            idx = np.asarray(cols.index, dtype=np.intp)
             sums = self._fs(fs)
+            idx = np.asarray(cols.index, dtype=np.intp)
             if len(data):
                 sums[at:at + len(data), idx] += data
             self.magnitude[fs][idx] += np.abs(cols.data.astype(np.float64)).sum(axis=0)
@@ -152,13 +161,27 @@ class Accumulator:
     def _shift(self, width_ms: int) -> int | None:
         """k: the host's bins are 2^k of the sums' (k > 0: finer, k < 0: coarser); None when
         neither width is a power-of-two multiple of the other."""
-        if self.width_ms is None:
-            self.width_ms = width_ms
+        if self.width_ms is None or width_ms == self.width_ms:
             return 0
-        if width_ms <= self.width_ms:
+        if width_ms < self.width_ms:
             return _power_of_two_shift(self.width_ms, width_ms)
         k = _power_of_two_shift(width_ms, self.width_ms)
         return None if k is None else -k
+
+    def _too_far(self, series: Series, shift: int) -> str | None:
+        """Why the series' bins would stretch the sums past MAX_BINS bins, or None."""
+        if not series.npoints:
+            return None
+        to_host, to_sums = max(shift, 0), max(-shift, 0)      # each side's bins at the common width
+        lo, hi = series.first_bin >> to_host, (series.first_bin + series.npoints - 1) >> to_host
+        if self.bins:
+            lo = min(lo, self.first_bin >> to_sums)
+            hi = max(hi, (self.first_bin + self.bins - 1) >> to_sums)
+        if hi - lo + 1 <= MAX_BINS:
+            return None
+        width = (self.width_ms or series.width_ms) << to_sums
+        return (f"its points span {(hi - lo + 1) * width / 1000:,.0f} s with the other hosts': its clock or "
+                "theirs is off")
 
     def _fs(self, fs: str) -> np.ndarray:
         if fs not in self.sums:
