@@ -187,13 +187,19 @@ def totals_of(s: Series, fs: str = "scratch") -> tuple[dict[str, int], dict[tupl
 
 
 def report(series: dict[str, Series], *, begin: float = T0, elapsed: float = 3600.0, extra_hosts=(),
-           end_values: dict[str, dict] | None = None, acc: Accumulator | None = None, cfg=None) -> dict:
-    """The report of a job whose hosts' deltas are their series' sums (or end_values[host])."""
+           end_values: dict[str, dict] | None = None, rpc_extra: dict[str, dict[int, int]] | None = None,
+           acc: Accumulator | None = None, cfg=None) -> dict:
+    """The report of a job whose hosts' deltas are their series' sums (or end_values[host]:
+    llite key -> value; rpc_extra[host]: value index -> what its bucket's total is off by)."""
     names = list(series) + list(extra_hosts)
     starts, ends = [], []
     for h in names:
         llite, rpc = totals_of(series[h]) if h in series else ({"read_bytes": 1 << 20}, {})
         llite = {**llite, **(end_values or {}).get(h, {})}
+        for v, off in (rpc_extra or {}).get(h, {}).items():
+            name, bucket = VALUES[v]
+            key = (name.rsplit(".", 1)[1], f"{4 << bucket}K")
+            rpc[key] = rpc.get(key, 0) + off
         starts.append(node(h, rpc=dict.fromkeys(rpc, 0)))
         ends.append(node(h, llite, rpc))
     b = snapshots.snap(begin, *starts)
@@ -243,6 +249,46 @@ def test_sums_to_totals_on_consistent_hosts_and_one_without():
     assert sum(fs["small_rpcs"]) == sum(int(s.filesystems["scratch"].data[:, 2].sum()) for s in hosts.values())
     partial = [q for q in doc["data_quality"] if q["id"] == "TIMELINE_PARTIAL"]
     assert len(partial) == 1 and "n9" in partial[0]["detail"] and partial[0]["fs"] is None
+
+
+CHECKED = [READ, WRITE, OPEN, VALUE_INDEX[("llite.getattr", None)], RPC_READ[0], RPC_READ[8], RPC_WRITE[2]]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.integers(0, 1000), min_size=len(CHECKED), max_size=len(CHECKED)),
+                          st.lists(st.sampled_from([0, 0, 0, -1, 1, 7]), min_size=len(CHECKED), max_size=len(CHECKED))),
+                min_size=1, max_size=3))
+def test_sums_to_totals_is_whether_every_value_adds_up_over_the_hosts(hosts):
+    """Each host: a level per value over 30 points, and what its totals differ from its series
+    by (0 mostly). The timeline sums to its totals when, value by value, the differences over
+    the hosts add up to 0; the values that do not are named."""
+    series, end_values, rpc_off = {}, {}, {}
+    for h, (levels, off) in enumerate(hosts):
+        name = f"n{h}"
+        series[name] = one_fs_series(int(T0) // 10, {v: np.full(30, lv) for v, lv in zip(CHECKED, levels)})
+        sums = {v: 30 * lv for v, lv in zip(CHECKED, levels)}
+        end_values[name] = {VALUES[v][0][len("llite."):]: max(sums[v] + o, 0) for v, o in zip(CHECKED, off)
+                            if VALUES[v][1] is None}
+        rpc_off[name] = {v: max(sums[v] + o, 0) - sums[v] for v, o in zip(CHECKED, off) if VALUES[v][1] is not None}
+    differ = []
+    for v in CHECKED:
+        total_off = 0
+        for h, s in series.items():
+            if VALUES[v][1] is None:
+                total_off += end_values[h][VALUES[v][0][len("llite."):]] - int(s.filesystems["scratch"].data[:, CHECKED.index(v)].sum())
+            else:
+                total_off += rpc_off[h][v]
+        if total_off:
+            differ.append(v)
+    doc = report(series, end_values=end_values, rpc_extra=rpc_off)
+    fs = doc["timeline"]["filesystems"]["scratch"]
+    assert fs["sums_to_totals"] is (not differ)
+    partial = [q["detail"] for q in doc["data_quality"] if q["id"] == "TIMELINE_PARTIAL"]
+    assert len(partial) == (1 if differ else 0)
+    if differ:
+        said = partial[0].split(": the agents' series")[0]
+        named = {v for v in CHECKED if any(timeline._value_name(v) + end in said for end in (" ", ":", ","))}
+        assert named <= set(differ) and len(named) >= min(len(differ), 3)
 
 
 def test_a_host_whose_series_does_not_sum_to_its_totals_is_said():

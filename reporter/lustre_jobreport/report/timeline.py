@@ -390,7 +390,8 @@ def _sums_to_totals(f: _Fs, tl: Timeline, acc: Accumulator, delta: JobDelta, t: 
     if differ:
         i = differ[0]
         names = summarise([_value_name(j) for j in differ], 3) if len(differ) > 1 else _value_name(i)
-        parts.append(f"{names} do not add up to the totals of its {len(acc.hosts):,} hosts "
+        parts.append(f"{names} do not add up to the totals of its {len(acc.hosts):,} "
+                     f"host{'s' if len(acc.hosts) != 1 else ''} "
                      f"({_value_name(i)}: {int(got[i]):,} in the timeline, {expected[i]:,} in the totals): "
                      "the agents' series and their deltas disagree")
     if untold:
