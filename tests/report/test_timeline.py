@@ -302,6 +302,16 @@ def test_a_host_whose_series_does_not_sum_to_its_totals_is_said():
     assert "read_bytes" not in partial[0]["detail"]
 
 
+@pytest.mark.parametrize("shift_bins, said", [(0, False), (-1, False), (1, False), (3, True), (-3, True)])
+def test_a_timeline_outside_the_jobs_time_is_said(shift_bins, said):
+    """A bin of slack either side (the job's begin and end fall inside bins); more is a clock off."""
+    s = one_fs_series(int(T0) // 10 + shift_bins, {READ: np.full(60, 5)})
+    doc = report({"n1": s}, begin=T0, elapsed=600)
+    partial = [q["detail"] for q in doc["data_quality"] if q["id"] == "TIMELINE_PARTIAL"]
+    assert bool(partial) is said
+    assert not partial or "clocks" in partial[0]
+
+
 def test_a_negative_point_is_kept():
     reads = np.array([5, 5, -3, 5, 5, 5, 5, 5], dtype=np.int64)
     doc = report({"n1": one_fs_series(int(T0) // 10, {READ: reads})}, elapsed=80)

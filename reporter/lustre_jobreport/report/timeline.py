@@ -342,6 +342,8 @@ def section(acc: Accumulator | None, delta: JobDelta, totals: dict[str, FsTotals
         return tl
     if without:
         tl.issues.append(_without_issue(without, acc, len(delta.hosts)))
+    if (outside := _outside_the_job(acc, delta)) is not None:
+        tl.issues.append(outside)
     k = _points_factor(acc.first_bin, acc.bins)
     gap, first = _rebin(acc.gap, acc.first_bin, k)
     start_s = first * k * width_s
@@ -375,6 +377,22 @@ def _without_issue(without: list[str], acc: Accumulator, n_hosts: int) -> Issue:
                  f"{len(without):,} of the job's {n_hosts:,} hosts {'is' if len(without) == 1 else 'are'} not in the "
                  f"timeline ({summarise(without)}): "
                  f"{'; '.join(whys)}. The timeline is of the other hosts, checked against their totals")
+
+
+def _outside_the_job(acc: Accumulator, delta: JobDelta) -> Issue | None:
+    """TIMELINE_PARTIAL when the bins run more than a bin before the job's begin or after its
+    end: the hosts' clocks and the reporter's disagree, and a phase's times, clipped to the job,
+    may be off by as much."""
+    width_s = acc.width_ms / 1000.0
+    lo, hi = acc.first_bin * width_s, (acc.first_bin + acc.bins) * width_s
+    early, late = delta.begin - width_s - lo, hi - (delta.end + width_s)
+    if early <= 0 and late <= 0:
+        return None
+    off = f"{span(early)} before its begin" if early > 0 else f"{span(late)} past its end"
+    return Issue("TIMELINE_PARTIAL", None, None,
+                 f"the timeline runs {off} ({_iso(lo)} to {_iso(hi)}, the job {_iso(delta.begin)} to "
+                 f"{_iso(delta.end)}): the hosts' clocks and the reporter's disagree; the phases' times, "
+                 "clipped to the job, may be off by as much")
 
 
 def _sums_to_totals(f: _Fs, tl: Timeline, acc: Accumulator, delta: JobDelta, t: FsTotals | None,
