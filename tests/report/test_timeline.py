@@ -364,6 +364,9 @@ def test_an_open_storm_at_start_up_is_said_so(seed):
     assert f"{round(100 * early / opens)} % of the {opens:,} opens came in the first 2 min of a 1 h job: " \
            "a start-up storm" in f["finding"]
     assert "start-up" in f["advice"]
+    # a host without a timeline: the count said is the timeline's hosts'
+    partial = storm(report({"n1": s}, extra_hosts=["n2"]))
+    assert f"% of the {opens:,} opens on the 1 host with a timeline came in the first 2 min" in partial["finding"]
     # the same finding without a timeline: flagged all the same, no time said
     none = storm(report({"n1": s}, acc=Accumulator()))
     assert none["when"] is None and "start-up" not in none["finding"] and none["severity"] == f["severity"]

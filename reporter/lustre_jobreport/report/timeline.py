@@ -509,6 +509,9 @@ def with_time(flags: list[Flag], tl: Timeline | None) -> None:
             if p.kind not in _EDGE_KINDS or amount is None or amount < STORM_SHARE * total:
                 continue
             share = amount / total
+            hosts = tl.json["hosts"]
+            if tl.json["hosts_without"]:     # the count is the timeline's, not the finding's
+                what += f" on the {hosts:,} host{'s' if hosts != 1 else ''} with a timeline"
             if p.kind == "start-up burst":
                 said = (f"{100 * share:.0f} % of the {total:,} {what} came in the first {span(p.end_s)} "
                         f"of a {span(tl.elapsed_s)} job: a start-up storm, not a steady pattern")
