@@ -357,14 +357,16 @@ def section(acc: Accumulator | None, delta: JobDelta, totals: dict[str, FsTotals
                                    "keep exactly: its timeline is left out"))
             continue
         full = acc.sums.get(fs, np.zeros((acc.bins, NVALUES), dtype=np.int64))
-        small = None
-        if pagesize is not None:
-            small = {d: full[:, idx[[is_small_rpc((1 << b) * pagesize, cfg) for b in range(BUCKETS)]]].sum(axis=1)
-                     for d, idx in _RPC.items()}
-        f = _Fs(fs, full, small)
+        f = _Fs(fs, full, None if pagesize is None else _small_rpcs(full, pagesize, cfg))
         whole = _sums_to_totals(f, tl, acc, delta, totals.get(fs), pagesize, no_pagesize)
         tl.json["filesystems"][fs] = _fs_json(f, acc, k, whole, tl, delta)
     return tl
+
+
+def _small_rpcs(full: np.ndarray, pagesize: int, cfg: Config) -> dict[str, np.ndarray]:
+    """Per direction, the RPCs per bin of the sizes the SMALL_RPC findings count as small."""
+    small = np.array([is_small_rpc((1 << b) * pagesize, cfg) for b in range(BUCKETS)])
+    return {d: full[:, idx[small]].sum(axis=1) for d, idx in _RPC.items()}
 
 
 def _without_issue(without: list[str], acc: Accumulator, n_hosts: int) -> Issue:
@@ -419,52 +421,68 @@ def _sums_to_totals(f: _Fs, tl: Timeline, acc: Accumulator, delta: JobDelta, t: 
     return False
 
 
-def _fs_json(f: _Fs, acc: Accumulator, k: int, whole: bool, tl: Timeline, delta: JobDelta) -> dict:
-    """One filesystem's arrays (at k bins a point), its phases and periodic bursts."""
+def _channels(f: _Fs) -> dict[str, np.ndarray]:
+    """The filesystem's per-bin counts the JSON and the phases use, at full resolution."""
     full = f.full
-    cols = {"read_bytes": full[:, _LLITE["read_bytes"]], "write_bytes": full[:, _LLITE["write_bytes"]],
-            "read_calls": full[:, _LLITE["read_calls"]], "write_calls": full[:, _LLITE["write_calls"]],
-            "metadata_ops": full[:, _METADATA].sum(axis=1), "opens": full[:, _LLITE["open"]]}
-    small_all = None if f.small is None else f.small["read"] + f.small["write"]
+    out = {"read_bytes": full[:, _LLITE["read_bytes"]], "write_bytes": full[:, _LLITE["write_bytes"]],
+           "read_calls": full[:, _LLITE["read_calls"]], "write_calls": full[:, _LLITE["write_calls"]],
+           "metadata_ops": full[:, _METADATA].sum(axis=1), "opens": full[:, _LLITE["open"]],
+           "rpcs": full[:, np.concatenate(list(_RPC.values()))].sum(axis=1)}
+    if f.small is not None:
+        out |= {f"small_rpcs_{d}": a for d, a in f.small.items()}
+        out["small_rpcs"] = f.small["read"] + f.small["write"]
+    return out
+
+
+def _fs_json(f: _Fs, acc: Accumulator, k: int, whole: bool, tl: Timeline, delta: JobDelta) -> dict:
+    """One filesystem's arrays (at k bins a point), its phases and periodic bursts; its phases'
+    counts kept for with_time when its sums match the totals."""
+    ch = _channels(f)
 
     def points(a: np.ndarray) -> list[int]:
         return _rebin(a, acc.first_bin, k)[0].tolist()
 
-    out: dict = {name: points(a) for name, a in cols.items()}
+    out: dict = {name: points(ch[name]) for name in ("read_bytes", "write_bytes", "read_calls", "write_calls",
+                                                      "metadata_ops", "opens")}
     for d, idx in _RPC.items():
-        used = np.flatnonzero(full[:, idx].any(axis=0))
-        out[f"rpc_{d}"] = {str(1 << int(b)): points(full[:, idx[b]]) for b in used}
-    out["small_rpcs"] = None if small_all is None else points(small_all)
+        used = np.flatnonzero(f.full[:, idx].any(axis=0))
+        out[f"rpc_{d}"] = {str(1 << int(b)): points(f.full[:, idx[b]]) for b in used}
+    out["small_rpcs"] = points(ch["small_rpcs"]) if "small_rpcs" in ch else None
     out["sums_to_totals"] = whole
-    width_s = acc.width_ms / 1000.0
-    found = phasefinder.find({c: cols[name] for c, name in _CHANNELS.items()}, width_s)
-
-    def since_begin(b: int) -> float:
-        return round(min(max((acc.first_bin + b) * width_s - delta.begin, 0.0), delta.elapsed_s), 3)
-
-    rpcs = full[:, np.concatenate(list(_RPC.values()))].sum(axis=1)
-    phase_json, counted = [], []
-    for p in found.phases:
-        def amount(a: np.ndarray | None) -> int | None:
-            return None if a is None else int(a[p.first:p.end].sum())
-        entry = {"kind": p.kind, "start_s": since_begin(p.first), "end_s": since_begin(p.end),
-                 "channel": _CHANNELS.get(p.channel) if p.channel else None,
-                 "read_bytes": amount(cols["read_bytes"]), "write_bytes": amount(cols["write_bytes"]),
-                 "metadata_ops": amount(cols["metadata_ops"]), "opens": amount(cols["opens"]),
-                 "small_rpcs": amount(small_all), "rpcs": amount(rpcs)}
-        phase_json.append(entry)
-        counted.append(PhaseCounts(p.kind, entry["start_s"], entry["end_s"], {
-            "opens": entry["opens"],
-            **({} if f.small is None else {f"small_rpcs_{d}": amount(a) for d, a in f.small.items()})}))
-    out["phases"] = phase_json
-    out["periodic"] = [{"channel": _CHANNELS[r.channel], "period_s": round(r.period_bins * width_s, 3),
-                        "count": r.count, "mean_amount": r.mean_amount, "first_s": since_begin(r.starts[0])}
-                       for r in found.periodic]
+    found = phasefinder.find({c: ch[name] for c, name in _CHANNELS.items()}, acc.width_ms / 1000.0)
+    out["phases"], counted = _phases_json(found, ch, acc, delta)
+    out["periodic"] = [{"channel": _CHANNELS[r.channel], "period_s": round(r.period_bins * acc.width_ms / 1000.0, 3),
+                        "count": r.count, "mean_amount": r.mean_amount,
+                        "first_s": _since_begin(r.starts[0], acc, delta)} for r in found.periodic]
     if whole:
         tl.phases[f.name] = counted
-        tl.counts[f.name] = {"opens": int(cols["opens"].sum()),
-                             **({} if f.small is None else {f"small_rpcs_{d}": int(a.sum()) for d, a in f.small.items()})}
+        tl.counts[f.name] = {key: int(ch[key].sum()) for key in _COUNTED if key in ch}
     return out
+
+
+_COUNTED = ("opens", "small_rpcs_read", "small_rpcs_write")     # what with_time weighs
+_PHASE_AMOUNTS = ("read_bytes", "write_bytes", "metadata_ops", "opens", "small_rpcs", "rpcs")
+
+
+def _since_begin(b: int, acc: Accumulator, delta: JobDelta) -> float:
+    """Row b's start in seconds since the job's begin, clipped to [0, elapsed]."""
+    t = (acc.first_bin + b) * acc.width_ms / 1000.0 - delta.begin
+    return round(min(max(t, 0.0), delta.elapsed_s), 3)
+
+
+def _phases_json(found: phasefinder.Phases, ch: dict[str, np.ndarray], acc: Accumulator,
+                 delta: JobDelta) -> tuple[list[dict], list[PhaseCounts]]:
+    """The phases in seconds since the job's begin with their amounts (JSON), and the counts
+    with_time weighs."""
+    out, counted = [], []
+    for p in found.phases:
+        amounts = {key: int(ch[key][p.first:p.end].sum()) if key in ch else None for key in _PHASE_AMOUNTS}
+        entry = {"kind": p.kind, "start_s": _since_begin(p.first, acc, delta), "end_s": _since_begin(p.end, acc, delta),
+                 "channel": _CHANNELS[p.channel] if p.channel else None, **amounts}
+        out.append(entry)
+        counted.append(PhaseCounts(p.kind, entry["start_s"], entry["end_s"],
+                                   {key: int(ch[key][p.first:p.end].sum()) for key in _COUNTED if key in ch}))
+    return out, counted
 
 
 # What each finding's count is in the timeline, in words, and the advice when most of it came
