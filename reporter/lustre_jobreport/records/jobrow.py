@@ -45,8 +45,12 @@ SETTINGS = ("pagesize", "max_pages_per_rpc", "max_rpcs_in_flight", "max_dirty_mb
 
 # data_quality ids that make a filesystem's numbers unfit for comparing jobs: values left out,
 # reset or not the job's own. SHORT_JOB only stops rates being judged; compare uses no rates.
+# TIMELINE_PARTIAL is of the report's timeline only: the totals a row keeps stand.
 UNTRUSTED = ("VALUES_MISSING", "COUNTER_RESET", "REMOUNT", "HOST_UNREACHABLE", "METRIC_TYPE",
              "SHARED_NODE", "VALUE_TOO_LARGE", "VALUE_NEGATIVE", "NO_LUSTRE")
+
+# notes (report JSON "notes") a row's data_quality column names all the same
+NOTES_KEPT = ("SHORT_JOB",)
 
 INT64_MAX = (1 << 63) - 1
 INT32_MAX = (1 << 31) - 1
@@ -238,6 +242,9 @@ def _rows(doc: dict) -> list[dict[str, Any]]:
     if end is None:
         raise RecordError("record without a valid job end time")
     dq = [i for i in doc.get("data_quality") or [] if isinstance(i, dict)]
+    # a row's data_quality column keeps the report's notes kept there (SHORT_JOB), where rows of
+    # reports that had them among data_quality have them too
+    dq += [n for n in doc.get("notes") or [] if isinstance(n, dict) and n.get("id") in NOTES_KEPT]
     flags = [f for f in doc.get("flags") or [] if isinstance(f, dict)]
     incomplete = job.get("hosts_incomplete") or {}
     job_unfit: set[str] = set()          # data_quality ids of the job's values no count can be

@@ -15,6 +15,7 @@ from ..config import Config
 from .diff import Issue, JobDelta, diff
 from ..errors import JobReportError
 from .flags import JobContext, evaluate
+from .timeline import Accumulator, section, with_time
 from ..acquire.snapfile import Snapshot
 
 
@@ -66,24 +67,32 @@ def build(begin: Snapshot, end: Snapshot, cfg: Config, **kw) -> dict:
 
 def from_delta(delta: JobDelta, cfg: Config, *, job_id: str | None = None,
                user: str | None = None, shared_hosts: dict[str, str] | None = None,
-               facts: dict | None = None) -> dict:
+               facts: dict | None = None, timeline: Accumulator | None = None) -> dict:
     """The report document of a job's deltas (diff.diff's, or jobview.delta's: the agents' job
     view). shared_hosts: hosts the scheduler says other jobs used meanwhile; facts: the
-    scheduler's JOB_FACTS of the job (job name, partition ...)."""
+    scheduler's JOB_FACTS of the job (job name, partition ...); timeline: the job's hosts' series
+    summed (None: no timeline was had, "timeline": null)."""
     end = delta.end_snapshot
     totals = aggregate(delta)
     min_elapsed = cfg.values["flags"]["min_elapsed_s"]
     rates_judged = delta.elapsed_s >= min_elapsed
+    notes = []
     if not rates_judged and delta.hosts:
-        delta.issues.append(Issue("SHORT_JOB", None, None,
-                                  f"the job ran {delta.elapsed_s:.1f} s, under {min_elapsed:g} s: "
-                                  f"per-second rates are not judged"))
+        notes.append({"id": "SHORT_JOB", "fs": None,
+                      "detail": f"the job ran {delta.elapsed_s:.1f} s, under {min_elapsed:g} s: "
+                                "per-second rates are not judged"})
     for host, why in sorted((shared_hosts or {}).items()):
         if host in delta.hosts:
             delta.issues.append(Issue("SHARED_NODE", host, None,
                                       f"{host} ran other jobs too ({why}): its counters include their I/O"))
+    client_facts = clients(end, delta.hosts, sorted(totals), delta.versions)
+    tl = section(timeline, delta, totals, cfg, {h: c["pagesize"] for h, c in client_facts.items()})
+    if tl is not None:
+        delta.issues.extend(tl.issues)
+        notes.extend(tl.notes)
     ctx = JobContext(elapsed_s=delta.elapsed_s, n_hosts=len(delta.hosts), rates_judged=rates_judged)
     flags = evaluate(totals, ctx, cfg, delta.issues)
+    with_time(flags, tl)
     facts = facts or {}
     return {
         "schema": REPORT_SCHEMA,
@@ -93,8 +102,10 @@ def from_delta(delta: JobDelta, cfg: Config, *, job_id: str | None = None,
                 "begin": _iso(delta.begin), "end": _iso(delta.end),
                 "elapsed_s": round(delta.elapsed_s, 3)},
         "lustre_versions": delta.versions,
-        "clients": clients(end, delta.hosts, sorted(totals), delta.versions),
+        "clients": client_facts,
         "filesystems": {fs: t.to_json() for fs, t in totals.items()},
         "flags": [f.to_json() for f in flags],
+        "timeline": None if tl is None else tl.json,
         "data_quality": [i.to_json() for i in delta.issues],
+        "notes": notes,
     }

@@ -50,11 +50,12 @@ class Flag:
     evidence: dict = field(default_factory=dict)
     rests_on: tuple[str, ...] = ()     # the totals (aggregate.total_name) the finding is made from
     basis: Basis | None = None         # the same-hosts basis it was judged over, if one
+    when: dict | None = None           # the phase of the job's timeline most of it came in, if one
 
     def to_json(self) -> dict:
         return {"id": self.id, "severity": self.severity, "fs": self.fs, "finding": self.finding,
                 "why": self.why, "advice": self.advice, "evidence": self.evidence,
-                "rests_on": list(self.rests_on)}
+                "rests_on": list(self.rests_on), "when": self.when}
 
 
 Rule = Callable[[FsTotals, JobContext, Config], "Flag | None"]
@@ -72,6 +73,11 @@ def _rate(count: int, ctx: JobContext) -> float | None:
     return count / ctx.elapsed_s if ctx.rates_judged and ctx.elapsed_s > 0 else None
 
 
+def is_small_rpc(nbytes: int, cfg: Config) -> bool:
+    """An RPC of this many bytes is one the SMALL_RPC findings count as small."""
+    return nbytes <= cfg.flag("SMALL_RPC")["max_rpc_bytes"]
+
+
 def _small_rpc(direction: str, advice: str) -> Rule:
     flag_id = f"SMALL_RPC_{direction.upper()}"
 
@@ -81,7 +87,7 @@ def _small_rpc(direction: str, advice: str) -> Rule:
         if hist is None:
             return None
         total = sum(hist.values())
-        small = sum(n for label, n in hist.items() if size_bytes(label) <= p["max_rpc_bytes"])
+        small = sum(n for label, n in hist.items() if is_small_rpc(size_bytes(label), cfg))
         if total == 0 or small < p["min_rpcs"] or small / total < p["min_share"]:
             return None
         limit = f"{p['max_rpc_bytes'] // 1024} KiB"
