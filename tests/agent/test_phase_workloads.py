@@ -5,12 +5,16 @@ read phase then a write phase; steady small reads), a private pmcd running the a
 every WIDTH seconds, one job over all of it. The series the agent serves, read plainly
 (tests/kit/seriesread), goes to the phase finder (report/phases.py): every phase of every
 schedule is found within one bin, with its kind, the checkpoints as periodic at their period,
-and the steady schedule as one steady phase."""
+and the steady schedule as one steady phase. The same job read as the epilog reads it (the
+fan-out with the timeline's sums, the job view's deltas, the report document): its timeline
+sums to its totals on every filesystem, and its phases are the schedule's, in seconds since
+the job began, within one bin."""
 
 from __future__ import annotations
 
 import subprocess
 import time
+from datetime import datetime
 
 import numpy as np
 import pytest
@@ -51,8 +55,25 @@ def driven(tmp_path_factory):
         assert done.returncode == 0, done.stderr
         first = phaseload.drive(client, plan, WIDTH)
         time.sleep(WIDTH)        # the last bin's timed sample
-        values, _ = fetch_together(pmcd.spec, [f"{SLOT}.series"])
-    return plan, decode(values[f"{SLOT}.series"][""]), first
+        values, _ = fetch_together(pmcd.spec, [f"{SLOT}.series", "lustreclient.job.begin_time"])
+        doc = epilog_report(pmcd.spec)
+    doc["begin_time"] = values["lustreclient.job.begin_time"][JOB]     # the report's is in whole seconds
+    return plan, decode(values[f"{SLOT}.series"][""]), first, doc
+
+
+def epilog_report(spec: str) -> dict:
+    """The job's report document as the epilog makes it from the job view (hooksnap.end_job_view,
+    epilog._report), the host named n1."""
+    from lustre_jobreport import config
+    from lustre_jobreport.acquire import snapshot
+    from lustre_jobreport.acquire.snapfile import Snapshot
+    from lustre_jobreport.report import document, jobview
+    from lustre_jobreport.report.timeline import Accumulator
+
+    fetched = snapshot.fetch_all([snapshot.HostTarget("n1", spec)], connect_timeout_s=5, fetch_timeout_s=20,
+                                 job_id=JOB, series_sum=Accumulator)
+    end = Snapshot.from_hosts(fetched.taken_at, fetched.hosts, job_id=JOB, timeline=fetched.series)
+    return document.from_delta(jobview.delta(end, JOB), config.load(None), job_id=JOB, timeline=end.timeline)
 
 
 def channels(series, fs: str, first: int) -> dict[str, np.ndarray]:
@@ -66,7 +87,7 @@ def channels(series, fs: str, first: int) -> dict[str, np.ndarray]:
 
 @pytest.mark.parametrize("which", range(4))
 def test_every_phase_of_the_schedule_is_found_within_one_bin(driven, which):
-    plan, series, first = driven
+    plan, series, first, _ = driven
     s = plan[which]
     found = phases.find(channels(series, s.fs, first), WIDTH)
     cuts = {p.first for p in found.phases[1:]}
@@ -84,6 +105,31 @@ def test_every_phase_of_the_schedule_is_found_within_one_bin(driven, which):
 
 
 def test_steady_small_reads_are_one_steady_phase(driven):
-    plan, series, first = driven
+    plan, series, first, _ = driven
     found = phases.find(channels(series, "steady", first), WIDTH)
     assert [(p.kind, p.first, p.end, p.channel) for p in found.phases] == [("steady", 0, BINS, "read_bytes")]
+
+
+def test_the_reports_timeline_sums_to_its_totals_and_has_the_schedules_phases_in_seconds(driven):
+    plan, _, first, doc = driven
+    tl = doc["timeline"]
+    assert tl["hosts"] == 1 and tl["hosts_without"] == [] and tl["note"] is None
+    assert not [q for q in doc["data_quality"] if q["id"] == "TIMELINE_PARTIAL"], doc["data_quality"]
+    begin = doc["begin_time"]
+    assert abs(datetime.fromisoformat(doc["job"]["begin"].replace("Z", "+00:00")).timestamp() - begin) <= 0.5
+    for s in plan:
+        fs = tl["filesystems"][s.fs]
+        assert fs["sums_to_totals"] is True
+        assert sum(fs["read_bytes"]) == doc["filesystems"][s.fs]["read_bytes"]
+        assert sum(fs["write_bytes"]) == doc["filesystems"][s.fs]["write_bytes"]
+        slack = WIDTH * 1.01     # within one bin (and the JSON's rounding to milliseconds)
+        starts = [p["start_s"] for p in fs["phases"][1:]]
+        due = [(first + b) * WIDTH - begin for b in s.boundaries]
+        assert all(any(abs(t - d) <= slack for t in starts) for d in due), (s.fs, due, starts)
+        for b, kind in s.kinds:
+            at = (first + b + 0.5) * WIDTH - begin
+            assert [p["kind"] for p in fs["phases"] if p["start_s"] <= at < p["end_s"]] == [kind], (s.fs, fs["phases"])
+        if s.periodic is not None:
+            channel, period, count = s.periodic
+            (p,) = fs["periodic"]
+            assert p["channel"] == channel and p["count"] == count and abs(p["period_s"] - period * WIDTH) <= WIDTH

@@ -68,8 +68,9 @@ def read(spec: str, *, by_answer: bool, monkeypatch, stacked: bool = False) -> t
     with monkeypatch.context() as m:
         m.setattr(pcpfetch, "_from_answer", counted)
         if not by_answer:     # a PMID no agent has: refused, as an agent older than the answer does
-            m.setattr(pcpfetch, "_ANSWER_PMIDS", [(pcpfetch.ctypes.c_uint * 1)(
-                (catalog.DOMAIN << 22) | (511 << 10) | s) for s in range(catalog.JOB_SLOTS)])
+            m.setattr(pcpfetch, "_ANSWER_PMIDS", [(pcpfetch.ctypes.c_uint * 2)(
+                (catalog.DOMAIN << 22) | (511 << 10) | s, (catalog.DOMAIN << 22) | (510 << 10) | s)
+                for s in range(catalog.JOB_SLOTS)])
         job = pcpfetch.JobCatalogs(JOB)
         if stacked:
             from lustre_jobreport.acquire.snapfile import Snapshot
@@ -235,8 +236,9 @@ def read_all(specs: list[str], *, by_answer: bool, monkeypatch) -> list:
 
     with monkeypatch.context() as m:
         if not by_answer:
-            m.setattr(pcpfetch, "_ANSWER_PMIDS", [(pcpfetch.ctypes.c_uint * 1)(
-                (catalog.DOMAIN << 22) | (511 << 10) | s) for s in range(catalog.JOB_SLOTS)])
+            m.setattr(pcpfetch, "_ANSWER_PMIDS", [(pcpfetch.ctypes.c_uint * 2)(
+                (catalog.DOMAIN << 22) | (511 << 10) | s, (catalog.DOMAIN << 22) | (510 << 10) | s)
+                for s in range(catalog.JOB_SLOTS)])
         got = snapshot.fetch_all([snapshot.HostTarget(f"node{i}", spec) for i, spec in enumerate(specs)], parallel=2,
                                  connect_timeout_s=5, fetch_timeout_s=20, job_id=JOB).hosts
     assert all(h.ok for h in got), [h.error for h in got]

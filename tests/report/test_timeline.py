@@ -433,3 +433,36 @@ def test_small_writes_in_the_final_flush_are_said_so():
     assert f"{round(100 * 600_000 / total)} % of the {total:,} small write RPCs came in the last 30 s of a 1 h " \
            "job: the final write-out" in f["finding"]
     assert "final write-out" in f["advice"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(hosts_of_a_job(), st.lists(st.integers(0, 2), min_size=8, max_size=8))
+def test_shares_summed_apart_and_merged_are_the_sums_of_all(hosts, share_of):
+    """A fan-out over worker processes sums each one's share of the hosts apart, then merges:
+    the same sums, gaps, hosts and hosts left out as one accumulator given every host (hosts
+    that all align: a host that cannot is judged against the first share's width instead)."""
+    hosts = [(h, s) for h, s in hosts if h != "odd"]
+    whole = Accumulator()
+    shares = [Accumulator() for _ in range(3)]
+    for i, (h, s) in enumerate(hosts):
+        whole.add(h, s)
+        shares[share_of[i]].add(h, s)
+    merged = Accumulator()
+    for part in shares:
+        merged.merge(part)
+    assert merged.width_ms == whole.width_ms and sorted(merged.hosts) == sorted(whole.hosts)
+    assert merged.left_out == whole.left_out
+    assert (merged.first_bin, merged.bins) == (whole.first_bin, whole.bins) or whole.bins == 0
+    assert merged.gap.tolist() == whole.gap.tolist()
+    for fs in set(merged.sums) | set(whole.sums):
+        assert merged.sums[fs].tolist() == whole.sums[fs].tolist()
+        assert merged.magnitude[fs].tolist() == pytest.approx(whole.magnitude[fs].tolist())
+
+
+def test_sums_that_do_not_align_leave_the_shares_hosts_out_with_why():
+    a, b = Accumulator(), Accumulator()
+    a.add("n1", one_fs_series(100, {READ: np.array([1, 2])}, interval_ms=10_000))
+    b.add("n2", one_fs_series(70, {READ: np.array([3, 4])}, interval_ms=15_000))
+    a.merge(b)
+    assert a.hosts == ["n1"] and "do not align" in a.left_out["n2"]
+    assert a.sums["scratch"][:, READ].tolist() == [1, 2]

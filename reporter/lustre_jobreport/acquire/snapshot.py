@@ -262,18 +262,22 @@ class SeriesSink(Protocol):
 
     def add(self, host: str, series: Any) -> None: ...
 
+    def leave_out(self, host: str, why: str) -> None: ...
+
     def merge(self, other: "SeriesSink") -> None: ...
 
 
 def _keeping_series(sink: SeriesSink) -> Callable[[HostSnapshot], None]:
-    """What the fan-out does with each host it takes: its timeline added to the sink and let go
-    (a reason for having none stays on the host, for the report to name)."""
+    """What the fan-out does with each host it takes: its timeline added to the sink and let go,
+    or why it has none told to the sink."""
     from .jobseries import Series
 
     def take(h: HostSnapshot) -> None:
         if isinstance(h.series, Series):
             sink.add(h.host, h.series)
             h.series = None
+        elif isinstance(h.series, str):
+            sink.leave_out(h.host, h.series)
     return take
 
 

@@ -61,7 +61,7 @@ def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin, argv: li
              else jobenv.pbs_epilogue_facts(argv, job))
     doc = attempt(log, budget, "building the report", lambda: report.from_delta(
         hooksnap.job_delta(begin, end.snap, job.job_id), cfg, job_id=job.job_id, user=job.user,
-        shared_hosts=shared or None, facts=facts))
+        shared_hosts=shared or None, facts=facts, timeline=end.snap.timeline))
     if doc is None:
         return
     text = attempt(log, budget, "rendering the report", render.render_text, doc)

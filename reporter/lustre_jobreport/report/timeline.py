@@ -134,7 +134,7 @@ class Accumulator:
             why = (f"its points of {series.width_ms / 1000:g} s do not align with the other hosts' "
                    f"{self.width_ms / 1000:g} s")
         if why is None:
-            why = self._too_far(series, shift)
+            why = self._too_far(series.first_bin, series.npoints, series.width_ms, shift)
         if why is not None:
             self.left_out[host] = why
             return
@@ -168,20 +168,59 @@ class Accumulator:
         k = _power_of_two_shift(width_ms, self.width_ms)
         return None if k is None else -k
 
-    def _too_far(self, series: Series, shift: int) -> str | None:
-        """Why the series' bins would stretch the sums past MAX_BINS bins, or None."""
-        if not series.npoints:
+    def _too_far(self, first_bin: int, npoints: int, width_ms: int, shift: int) -> str | None:
+        """Why npoints bins from first_bin, of width_ms (2^shift of the sums' bins), would
+        stretch the sums past MAX_BINS bins, or None."""
+        if not npoints:
             return None
         to_host, to_sums = max(shift, 0), max(-shift, 0)      # each side's bins at the common width
-        lo, hi = series.first_bin >> to_host, (series.first_bin + series.npoints - 1) >> to_host
+        lo, hi = first_bin >> to_host, (first_bin + npoints - 1) >> to_host
         if self.bins:
             lo = min(lo, self.first_bin >> to_sums)
             hi = max(hi, (self.first_bin + self.bins - 1) >> to_sums)
         if hi - lo + 1 <= MAX_BINS:
             return None
-        width = (self.width_ms or series.width_ms) << to_sums
+        width = (self.width_ms or width_ms) << to_sums
         return (f"its points span {(hi - lo + 1) * width / 1000:,.0f} s with the other hosts': its clock or "
                 "theirs is off")
+
+    def merge(self, other: "Accumulator") -> None:
+        """Another accumulator's sums added in (a worker process's share of the job's hosts):
+        its hosts judged against these sums as one host added here would be (widths that do
+        not align, bins too far off: its hosts left out, with why)."""
+        self.left_out.update(other.left_out)
+        if other.width_ms is None:                   # none of its hosts was added
+            self.hosts.extend(other.hosts)
+            return
+        if self.width_ms is None:                    # nothing here yet: its sums are the sums
+            self.width_ms, self.first_bin, self.gap = other.width_ms, other.first_bin, other.gap.copy()
+            self.sums = {fs: a.copy() for fs, a in other.sums.items()}
+            self.magnitude = {fs: m.copy() for fs, m in other.magnitude.items()}
+            self.hosts.extend(other.hosts)
+            return
+        shift = self._shift(other.width_ms)
+        why = (f"its points of {other.width_ms / 1000:g} s do not align with the other hosts' "
+               f"{self.width_ms / 1000:g} s") if shift is None else \
+            self._too_far(other.first_bin, other.bins, other.width_ms, shift)
+        if why is not None:
+            self.left_out.update(dict.fromkeys(other.hosts, why))
+            return
+        if shift < 0:
+            self._coarsen(1 << -shift)
+            shift = 0
+        factor = 1 << shift
+        gap, first = _rebin(other.gap, other.first_bin, factor)
+        if len(gap):
+            self._cover(first, len(gap))
+            at = first - self.first_bin
+            self.gap[at:at + len(gap)] |= gap
+            for fs, a in other.sums.items():
+                data, _ = _rebin(a, other.first_bin, factor)
+                self._fs(fs)[at:at + len(data)] += data
+        for fs, m in other.magnitude.items():
+            self._fs(fs)
+            self.magnitude[fs] += m
+        self.hosts.extend(other.hosts)
 
     def _fs(self, fs: str) -> np.ndarray:
         if fs not in self.sums:
