@@ -22,6 +22,11 @@ largest, on a simulated 2.15 client of 600 OSCs (4 filesystems x 150 OSTs) and o
    not zero at some point), the bytes a point a filesystem against the 8 x 157 = 1,256 of
    sending every value, and the served value against what every value would have made; the
    same for a 1 h job at the shipped 10 s (360 points), the epilog's fetch per node.
+4. The epilog's side, at 600 OSCs: that job's series stretched to a 1 h job at 10 s (its points
+   repeated to 360: the values it sends, as many points), HOSTS hosts' worth decoded
+   (jobseries.decode) and summed (report.timeline.Accumulator.add) as the fan-out does, one
+   host after another: the CPU this adds to a 12,000-node epilog, as a share of its 30 s bound
+   (the epilog's other work, with the series' fetch: bench_scale).
 Runs in about 3 minutes; the system pmcd is not touched.
 """
 
@@ -40,7 +45,7 @@ sys.path[:0] = [str(REPO / "tests"), str(REPO / "sim")]
 
 from lustre_sim import SimClient  # noqa: E402
 from kit.privpmcd import PrivatePmcd, children_of, cpu_seconds  # noqa: E402
-from kit.seriesread import decode, fetch_together  # noqa: E402
+from kit.seriesread import decode, fetch_together, pack  # noqa: E402
 from figures import against_goal  # noqa: E402
 
 SECONDS = int(os.environ.get("BENCH_TIMELINE_S", "30"))
@@ -130,7 +135,7 @@ def sparse_size(s, npoints: int) -> int:
                       for fs in s.points)
 
 
-def wire_size(tree: Path, work: Path, client: SimClient) -> None:
+def wire_size(tree: Path, work: Path, client: SimClient) :
     """A job's served timeline against every value sent (see the module's docstring, 3)."""
     client.run("hold-open", fs="fs1", count=10000)     # the files each Enzo step closes, held open
     with PrivatePmcd(work, tree, interval=0.2) as pmcd:
@@ -150,6 +155,32 @@ def wire_size(tree: Path, work: Path, client: SimClient) -> None:
     say(f"    a 1 h job at {SHIPPED_S} s (360 points) touching the same: {sparse_size(s, 360):,} bytes "
         f"a node, every value {dense_size(s, 360):,}; at 12,000 nodes {12000 * sparse_size(s, 360) / 1e9:.2f} GB "
         f"against {12000 * dense_size(s, 360) / 1e9:.2f} GB")
+    return s
+
+
+HOSTS = 2000
+EPILOG_HOSTS, EPILOG_BOUND_S = 12000, 30.0
+
+
+def epilog_side(s) -> None:
+    """Decoding and summing HOSTS hosts' 360-point series (see the module's docstring, 4)."""
+    from lustre_jobreport.acquire import jobseries
+    from lustre_jobreport.report.timeline import Accumulator
+
+    n = 360
+    stretched = {fs: [points[i % len(points)] for i in range(n)] for fs, points in s.points.items()}
+    raw = pack(s.metrics, [1] * n, stretched, level=0, interval_ms=SHIPPED_S * 1000,
+               first_bin=int(time.time()) // SHIPPED_S - n)
+    acc = Accumulator()
+    t0 = time.process_time()
+    for h in range(HOSTS):
+        acc.add(f"n{h}", jobseries.decode(raw))
+    per_host = (time.process_time() - t0) / HOSTS
+    say(f"    {len(raw):,} bytes a host: decoded and summed in {1e6 * per_host:.0f} us of CPU a host, "
+        f"{HOSTS:,} hosts; the sums {sum(a.nbytes for a in acc.sums.values()) / 2**20:.2f} MiB")
+    say("  " + against_goal(f"the epilog's decode and sum of {EPILOG_HOSTS:,} hosts' timelines, one core", f"{EPILOG_HOSTS * per_host:.2f} s",
+                            EPILOG_HOSTS * per_host / EPILOG_BOUND_S, f"the epilog's {EPILOG_BOUND_S:g} s bound",
+                            " (the share it takes of it; bench_scale the rest)"))
 
 
 def run(work: Path) -> int:
@@ -177,7 +208,9 @@ def run(work: Path) -> int:
                                 "the 8 MiB goal"))
         if nosc == 600:
             say(f"[3] {nosc} OSCs: the served timeline of a job running Enzo on fs1 (-T 0.2) ...")
-            wire_size(tree, work / f"wire{nosc}", client)
+            served = wire_size(tree, work / f"wire{nosc}", client)
+            say(f"[4] {nosc} OSCs: the epilog decoding and summing {HOSTS:,} hosts' timelines of that job at 1 h ...")
+            epilog_side(served)
     return 0
 
 

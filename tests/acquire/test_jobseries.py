@@ -23,6 +23,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from kit.proptest import runs
+from kit.seriesread import pack
 from lustre_jobreport import agentcontract
 from lustre_jobreport.acquire import jobseries
 from lustre_jobreport.acquire.jobseries import VALUES, SeriesError, decode
@@ -31,38 +32,7 @@ MAGIC = 0x3253434C          # "LCS2"
 I64 = st.integers(-(1 << 63), (1 << 63) - 1)
 
 
-# ---- a plain packer and a plain reference --------------------------------------------------
-
-def pack(table, samples, filesystems, *, level=0, interval_ms=10000, first_bin=1000,
-         magic=MAGIC) -> bytes:
-    """The layout of §2.5: table [(pmid, values)], samples [n], filesystems {name: points, each
-    a list of nvalues ints}; a value zero at every point is not sent."""
-    nvalues = sum(n for _, n in table)
-    npoints = len(samples)
-    out = struct.pack("<IIIIQIIII", magic, level, interval_ms, npoints, first_bin,
-                      len(filesystems), nvalues, len(table), 0)
-    for p, n in table:
-        out += struct.pack("<II", p, n)
-    for n in samples:
-        out += struct.pack("<I", n)
-    if npoints % 2:
-        out += bytes(4)
-    for name, points in filesystems.items():
-        raw = name.encode()
-        out += struct.pack("<I", len(raw)) + raw
-        while len(out) % 8:
-            out += b"\0"
-        sent = [v for v in range(nvalues) if any(point[v] != 0 for point in points)]
-        words = [0] * ((nvalues + 63) // 64)
-        for v in sent:
-            words[v // 64] |= 1 << (v % 64)
-        for w in words:
-            out += struct.pack("<Q", w)
-        for v in sent:
-            for point in points:
-                out += struct.pack("<q", point[v])
-    return out
-
+# ---- a plain reference (the plain packer: kit.seriesread.pack) ---------------------------------
 
 def known_by_pmid() -> dict[int, tuple[str, bool]]:
     """The reporter's series metrics by PMID (domain << 22 | cluster << 10 | item): (name,

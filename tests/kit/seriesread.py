@@ -89,6 +89,37 @@ def decode(raw: bytes) -> Series:
     return Series(level, interval_ms, first, samples, metrics, points, sent)
 
 
+def pack(table, samples, filesystems, *, level=0, interval_ms=10000, first_bin=1000,
+         magic=int.from_bytes(MAGIC, "little")) -> bytes:
+    """The layout of §2.5, written plainly: table [(pmid, values)], samples [n], filesystems
+    {name: points, each a list of nvalues ints}; a value zero at every point is not sent."""
+    nvalues = sum(n for _, n in table)
+    npoints = len(samples)
+    out = struct.pack("<IIIIQIIII", magic, level, interval_ms, npoints, first_bin,
+                      len(filesystems), nvalues, len(table), 0)
+    for p, n in table:
+        out += struct.pack("<II", p, n)
+    for n in samples:
+        out += struct.pack("<I", n)
+    if npoints % 2:
+        out += bytes(4)
+    for name, points in filesystems.items():
+        raw = name.encode()
+        out += struct.pack("<I", len(raw)) + raw
+        while len(out) % 8:
+            out += b"\0"
+        sent = [v for v in range(nvalues) if any(point[v] != 0 for point in points)]
+        words = [0] * ((nvalues + 63) // 64)
+        for v in sent:
+            words[v // 64] |= 1 << (v % 64)
+        for w in words:
+            out += struct.pack("<Q", w)
+        for v in sent:
+            for point in points:
+                out += struct.pack("<q", point[v])
+    return out
+
+
 def fetch_together(spec: str, names: list[str]) -> tuple[dict[str, dict[str, object]], dict[str, int]]:
     """These metrics in one pmFetch: ({metric: {instance name or "": value}}, {metric: PMID});
     an aggregate's value is its bytes, a metric without values is left out."""
