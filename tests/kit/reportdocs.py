@@ -9,6 +9,7 @@ it, its totals the arrays' sums (so "sums_to_totals" holds unless a test says ot
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
 
 MIB, GIB = 1 << 20, 1 << 30
 
@@ -60,12 +61,17 @@ def fs_totals(tl_fs: dict | None, read: int = GIB, write: int = 0) -> dict:
 
 def report_doc(tl: dict | None, filesystems: Sequence[str] = ("scratch",), elapsed_s: float = 11_400.0,
                notes: list[dict] | None = None, data_quality: list[dict] | None = None) -> dict:
-    """A report of the job n1, n2 with the timeline tl (None: an older document, no key at all)."""
+    """A report of the job n1, n2 from 2026-11-26 12:00:00 UTC for elapsed_s, with the timeline tl
+    (None: an older document, no key at all)."""
     tl_fss = (tl or {}).get("filesystems") or {}
+    begin = datetime(2026, 11, 26, 12, 0, 0, tzinfo=timezone.utc)
+    try:
+        end = (begin + timedelta(seconds=elapsed_s)).isoformat(timespec="seconds").replace("+00:00", "Z")
+    except OverflowError:           # an elapsed time past the year 9999
+        end = "9999-12-31T23:59:59Z"
     doc = {"schema": "lustre-jobreport/3",
            "job": {"id": "77", "user": "ann", "name": "sim", "hosts": ["n1", "n2"], "hosts_missing": [],
-                   "hosts_incomplete": {}, "begin": "2026-11-26T12:00:00Z", "end": "2026-11-26T15:10:00Z",
-                   "elapsed_s": elapsed_s},
+                   "hosts_incomplete": {}, "begin": "2026-11-26T12:00:00Z", "end": end, "elapsed_s": elapsed_s},
            "lustre_versions": {"n1": "2.15.4", "n2": "2.15.4"},
            "filesystems": {name: fs_totals(tl_fss.get(name)) for name in filesystems},
            "flags": [], "data_quality": data_quality or []}

@@ -191,8 +191,9 @@ def test_a_partial_timeline_says_so_in_its_heading():
     doc = startup_then_steady()
     doc["timeline"]["filesystems"]["scratch"]["sums_to_totals"] = False
     doc["timeline"]["hosts_without"] = ["n07"]
+    doc["timeline"]["gaps"] = 3
     heading = whenview.block(doc, "scratch")[0]
-    assert heading == "  When (4.8 min a point, 12:00–15:10 UTC, 2 of 3 hosts, partial):"
+    assert heading == "  When (4.8 min a point, 12:00–15:10 UTC, 2 of 3 hosts, 3 gaps, partial):"
 
 
 def test_a_timeline_with_a_note_is_one_line_and_its_note_is_not_said_twice():
@@ -274,6 +275,7 @@ def test_the_html_escapes_the_timeline_and_notes_and_draws_when():
     assert page.count("<svg") == 2                                     # RPC sizes, and when
     assert "<li>0–1.6 min &lt;script&gt;al…&lt;/script&gt;: 88 % of the opens" in page     # a long kind shortened
     assert "Ran 2026-11-26 12:00:00 – 15:10:00 UTC (3:10:00)" in page
+    assert "its phases shaded (1.6 min a point, 12:00–15:10 UTC)" in page   # the chart draws every point
 
 
 def test_an_older_html_page_has_no_when_chart():
@@ -290,3 +292,9 @@ def test_times_and_spans_read_in_their_unit():
         ["0.2 s", "40 s", "21 min", "3.5 h", "2.3 d"]
     assert [timewords.op_rate(n, 10.0) for n in (3, 8_800, 10**30, -5_000)] == \
         ["0.3 op/s", "880 op/s", "1e29 op/s", "-500 op/s"]
+
+
+def test_the_job_s_begin_and_end_in_utc_and_its_elapsed_time():
+    job = {"begin": "2026-11-26T23:10:00Z", "end": "2026-11-27T01:20:05Z", "elapsed_s": 7805.0}
+    assert render.job_times(job) == "2026-11-26 23:10:00 – 2026-11-27 01:20:05 UTC (2:10:05)"
+    assert render.job_times(job | {"end": None}) == "" and render.job_times(job | {"begin": "yesterday"}) == ""

@@ -269,6 +269,7 @@ def html_view(doc: dict) -> dict:
         whole_rpc = rpc.get("read") is not None and rpc.get("write") is not None
         html_fs.append(dict(fs, rows=rows, when_chart=_timeline_chart(doc, fs["name"]),
                             when_lines=whenview.words(doc, fs["name"]),
+                            when_facts=whenview.heading_facts(doc, fs["name"]),
                             rpc_chart=charts.rpc_histogram(rpc, [r["label"] for r in rows]) if rows and whole_rpc else "",
                             ost_chart=charts.ost_bytes(osts) if osts else "",
                             host_chart=charts.host_spread(hosts) if len(hosts) > 1 else ""))

@@ -1,5 +1,6 @@
-"""When a job did its I/O, in the text report: the "When" block under each filesystem of the
-report's "timeline" (DESIGN §3.1), and the timeline's own note when it has none.
+"""When a job did its I/O, as the reports say it: the text's "When" block under each filesystem
+of the report's "timeline" (DESIGN §3.1), the timeline's own note when it has none, and what
+the HTML's chart of it draws (chart_data) and says beside it (heading_facts, words).
 
 A block is at most MAX_LINES lines of at most WIDTH columns:
 
@@ -51,6 +52,7 @@ class Shape:
 
 
 def _ints(values: object, points: int) -> list[int] | None:
+    """values when they are a list of `points` integers (the contract's arrays), else None."""
     if (isinstance(values, list) and len(values) == points
             and all(isinstance(v, int) and not isinstance(v, bool) for v in values)):
         return values
@@ -88,19 +90,38 @@ def _shape(timeline: object, elapsed: object) -> Shape | None:
     return Shape(width, points, elapsed_s)
 
 
-def _heading(shape: Shape, timeline: dict, fs: dict, per: int) -> str:
+def _of(doc: dict, name: str) -> tuple[Shape, dict, dict] | None:
+    """The document's timeline, its shape and filesystem `name`'s entry; None when it has no
+    timeline of the contract's shape, or none of that filesystem."""
+    timeline = doc.get("timeline")
+    shape = _shape(timeline, (doc.get("job") or {}).get("elapsed_s"))
+    filesystems = timeline.get("filesystems") if shape else None
+    fs = filesystems.get(name) if isinstance(filesystems, dict) else None
+    return (shape, timeline, fs) if isinstance(fs, dict) else None
+
+
+def _facts(shape: Shape, timeline: dict, fs: dict, per: int) -> list[str]:
+    """What a heading says of the timeline: a glyph's (a point's) width, its span in UTC, the
+    hosts it is of, its gaps, whether its arrays are whole."""
     facts = [f"{time_words(shape.width_s * per)} a point"]
     start = utc(timeline.get("start"))
     span = clock_range(start, shape.width_s * shape.points) if start is not None else ""
     if span:
         facts.append(span)
-    without = timeline.get("hosts_without") or []
-    hosts = timeline.get("hosts")
-    if without and isinstance(hosts, int):
+    without, hosts = timeline.get("hosts_without"), timeline.get("hosts")
+    if isinstance(without, list) and without and isinstance(hosts, int):
         facts.append(f"{hosts} of {hosts + len(without)} hosts")
+    gaps = timeline.get("gaps")
+    if isinstance(gaps, int) and not isinstance(gaps, bool) and gaps > 0:
+        # a point some host had no sample in: its I/O is in a later point, whose rate it raises
+        facts.append(f"{gaps:,} gap{'s' * (gaps != 1)}")
     if fs.get("sums_to_totals") is False:
         facts.append("partial")        # TIMELINE_PARTIAL under Not trusted says which values and why
-    return f"  When ({', '.join(facts)}):"
+    return facts
+
+
+def _heading(shape: Shape, timeline: dict, fs: dict, per: int) -> str:
+    return f"  When ({', '.join(_facts(shape, timeline, fs, per))}):"
 
 
 def _peak_words(values: list[int], width_s: float, is_bytes: bool) -> str:
@@ -197,11 +218,10 @@ def _phase_lines(fs: dict, shape: Shape, room: int) -> list[str]:
 def block(doc: dict, name: str, full: bool = True) -> list[str]:
     """The "When" lines of filesystem `name` ([] when the report has no timeline of it); only
     the heading and the sparklines unless `full`."""
-    timeline = doc.get("timeline")
-    shape = _shape(timeline, (doc.get("job") or {}).get("elapsed_s"))
-    fs = (timeline.get("filesystems") or {}).get(name) if shape else None
-    if not isinstance(fs, dict):
+    found = _of(doc, name)
+    if found is None:
         return []
+    shape, timeline, fs = found
     sparks, per = _spark_lines(shape, fs)
     if not sparks:
         return _fitted([_heading(shape, timeline, fs, 1), INDENT + "no I/O in any point"])
@@ -225,11 +245,10 @@ def chart_data(doc: dict, name: str) -> dict | None:
     arrays, the RPC sizes' (pages -> array) whose keys are page counts and arrays of the
     timeline's length, its phases of finite times (kind, start_s, end_s); None when the report
     has no timeline of it of that shape."""
-    timeline = doc.get("timeline")
-    shape = _shape(timeline, (doc.get("job") or {}).get("elapsed_s"))
-    fs = (timeline.get("filesystems") or {}).get(name) if shape else None
-    if not isinstance(fs, dict):
+    found = _of(doc, name)
+    if found is None:
         return None
+    shape, timeline, fs = found
     arrays = {k: _ints(fs.get(k), shape.points) for k in ("read_bytes", "write_bytes", "metadata_ops")}
     if any(v is None for v in arrays.values()):
         return None
@@ -249,3 +268,10 @@ def words(doc: dict, name: str) -> list[str]:
     """The block's phases and periodic bursts without the heading and sparklines (the HTML draws
     those as a chart), unindented."""
     return [line.strip() for line in block(doc, name)[len(block(doc, name, full=False)):]]
+
+
+def heading_facts(doc: dict, name: str) -> str:
+    """The heading's facts for the HTML's chart, which draws every point ("" without a timeline
+    of the filesystem)."""
+    found = _of(doc, name)
+    return ", ".join(_facts(*found, 1)) if found else ""
