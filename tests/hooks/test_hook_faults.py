@@ -82,15 +82,17 @@ def test_prolog_then_epilog_appends_the_report_with_the_right_numbers(wdir, node
     assert (fs["rpc"]["read"]["4K"], fs["rpc"]["read"]["1M"], fs["rpc"]["write"]["1M"]) == \
         (ran["rpc_pages"]["read"][1], ran["rpc_pages"]["read"][256], ran["rpc_pages"]["write"][256])
     assert doc["job"]["id"] == "7" and doc["job"]["user"] == job_user.pw_name and doc["job"]["hosts"] == ["vm"]
-    # the text at the end of the job's output is the report of exactly this record
-    assert appended(rig) == "\n" + render.render_text(doc)
+    # the text at the end of the job's output is the report of exactly this record, its last
+    # line where its HTML report is
+    html = rig.home / "slurm-7.out.lustre.html"
+    assert appended(rig) == "\n" + render.render_text(doc, html_path=str(html))
+    assert appended(rig).endswith(f"\nHTML report: {html}\n")
     assert f"job 7 'my job=x' ({job_user.pw_name})" in appended(rig)   # the name as scontrol has it
     assert (doc["job"]["name"], doc["job"]["num_nodes"]) == ("my job=x", 1)
     client = doc["clients"]["vm"]
     assert client["lustre"] == "2.15.4" and client["kernel"] and client["settings"]["scratch"]["max_pages_per_rpc"] == 256
     st = os.stat(rig.out)
     assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (job_user.pw_uid, 0o644)
-    html = rig.home / "slurm-7.out.lustre.html"
     st = os.stat(html)
     assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (job_user.pw_uid, job_user.pw_gid, 0o644)
     assert html.read_text().startswith("<!DOCTYPE html>")
@@ -108,6 +110,20 @@ def test_only_the_first_node_acts(rig):
     assert rc == 0 and not rig.spool.exists() and rig.log_lines() == []
     rc, took, out, err = rig.epilog(nodelist="vm0,vm", node="vm")
     assert rc == 0 and appended(rig) == "" and rig.log_lines() == []
+
+
+def test_an_html_report_already_there_is_kept_and_the_text_says_it_has_none(rig, job_user):
+    """A requeued job has its output file and id again: the first run's HTML report is not
+    replaced, and the text, which named the path, says its own was not written there."""
+    html = rig.home / "slurm-7.out.lustre.html"
+    html.write_text("the first run's report")
+    os.chown(html, job_user.pw_uid, job_user.pw_gid)
+    assert rig.prolog()[0] == 0
+    rc, took, out, err = rig.epilog()
+    assert rc == 0 and html.read_text() == "the first run's report"
+    lines = appended(rig).splitlines()
+    assert lines[-2:] == [f"HTML report: {html}", render.HTML_NOT_WRITTEN]
+    assert any("HTML report not written to" in line and "already exists" in line for line in rig.errors())
 
 
 def test_pmcd_down(wdir, job_user):

@@ -100,9 +100,10 @@ def test_prologue_and_epilogue_put_the_report_in_the_job_output(wdir, job_user, 
     assert fs["hosts"]["nodeB"]["write_bytes"] == ran_b["write_bytes"]
     assert fs["write_bytes"] == ran_a["write_bytes"] + ran_b["write_bytes"]
     assert doc["record"]["exit_code"] == "0" and doc["record"]["job_name"] == "myjob"
-    assert rig.out.read_text() == "job output\n" + "\n" + render.render_text(doc), log_lines(rig.log)
-    assert "2 hosts" in rig.out.read_text()
     html = rig.workdir / f"{JOB}.lustre.html"
+    assert rig.out.read_text() == "job output\n" + "\n" + render.render_text(doc, html_path=str(html)), \
+        log_lines(rig.log)
+    assert "2 hosts" in rig.out.read_text()
     st = os.stat(html)
     assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (job_user.pw_uid, 0o600)
     assert rig.errors() == [] and os.listdir(rig.spool) == []
@@ -186,5 +187,8 @@ def test_a_hung_group_lookup_costs_the_epilogue_its_html_only(wdir, job_user, tw
     assert line.endswith("; no HTML report beside the output"), line
     assert took < HANG_S - 1, took
     [rec] = sorted(rig.records.rglob("*.json"))
-    assert rig.out.read_text() == "job output\n" + "\n" + render.render_text(records.load(rec))
-    assert not (rig.workdir / f"{JOB}.lustre.html").exists()
+    # the text said where the HTML report would be, and then that it is not there
+    html = rig.workdir / f"{JOB}.lustre.html"
+    assert rig.out.read_text() == ("job output\n" + "\n" + render.render_text(records.load(rec), html_path=str(html))
+                                   + render.HTML_NOT_WRITTEN + "\n")
+    assert not html.exists()

@@ -70,8 +70,9 @@ def test_the_report_arrives_at_the_end_of_the_job_output(cluster, jobs):
     head = f"job {jobs.enzo_id} starts on {cluster.node} as {cluster.pw.pw_name}\njob {jobs.enzo_id} done\n"
     assert text.startswith(head), text[:500]
     doc = record_of(cluster, jobs.enzo_id)
-    # the appended text is exactly the rendered report of this job's record, at the very end
-    assert text == head + "\n" + render.render_text(doc), cluster.logs()
+    # the appended text is exactly the rendered report of this job's record, at the very end,
+    # its last line where the HTML report is
+    assert text == head + "\n" + render.render_text(doc, html_path=out_path + ".lustre.html"), cluster.logs()
     # ... with the Enzo job's numbers (notes/io-findings.md Table I/II), measured through
     # the agent in pmcd on the sim tree that the job itself drove
     fs = doc["filesystems"]["scratch"]

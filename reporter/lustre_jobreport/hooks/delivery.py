@@ -1,12 +1,15 @@
 """Where the epilog's report goes: the text to the job's output (Slurm: appended to the StdOut
 file of `scontrol show job`, as the job user; PBS: standard output, which MoM appends to the
 job's output), the HTML beside it (as the job user, never replacing anything) or into
-[hooks] html_dir (root's). Never a word of error to the job: every refusal is one log line.
+[hooks] html_dir (root's). The HTML's path is known before the text is written (html_target),
+so the text's last line says it; if the HTML then cannot be written there, one more line says
+so (html_not_written). Never a word of error to the job: every refusal is one log line.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -53,35 +56,64 @@ def to_pbs(text: str, out: TextIO) -> Delivered:
     return Delivered("standard output")
 
 
+def html_target(job, hk: dict, output: str | None, cluster: str) -> str | None:
+    """Where html() writes the HTML report, before anything is written: [hooks] html_dir's
+    <cluster>-<jobid>.html; beside the output, Slurm: <output>.lustre.html (output: the job's
+    output file, None when it has none), PBS: $PBS_O_WORKDIR/<jobid>.lustre.html; None: nowhere."""
+    if hk["html"] == "off":
+        return None
+    if hk["html"] == "dir":
+        return str(Path(hk["html_dir"], _dir_name(job, cluster)))     # as securedir.write names it
+    if job.scheduler == "slurm":
+        return f"{output}.lustre.html" if output else None
+    if not job.workdir or not job.workdir.startswith("/"):
+        return None
+    return os.path.join(job.workdir, f"{job.job_id}.lustre.html")
+
+
+def _dir_name(job, cluster: str) -> str:
+    return f"{cluster}-{job.job_id}.html"
+
+
 def html(job, doc: dict, hk: dict, delivered: Delivered | None, cluster: str, budget: Budget,
          log: HookLog) -> str | None:
-    """Write the HTML report where [hooks] html says; its path, or None (logged if refused)."""
+    """Write the HTML report where [hooks] html says (html_target); its path, or None (logged if
+    refused)."""
     from ..report import view as render
 
     if hk["html"] == "off":
         return None
     if hk["html"] == "beside":
-        target = _beside(job, delivered, log)
+        # Slurm: no output file, or one we refused: nothing to put HTML beside
+        target = html_target(job, hk, delivered.where if delivered else None, cluster)
         if target is None:
+            if job.scheduler == "pbs":
+                log.info("no PBS_O_WORKDIR to put the HTML report beside the output; none written")
             return None
     budget.step = "rendering the HTML report"
     data = render.render_html(doc).encode()
     if hk["html"] == "dir":   # root's, checked like the records
         from ..safeio import securedir
         budget.step = f"writing into {hk['html_dir']}"
-        return str(securedir.write(hk["html_dir"], (), f"{cluster}-{job.job_id}.html", data))
+        return str(securedir.write(hk["html_dir"], (), _dir_name(job, cluster), data))
     return _create_as_user(job, target, data, delivered, budget, log)
 
 
-def _beside(job, delivered: Delivered | None, log: HookLog) -> str | None:
-    """Slurm: <output>.lustre.html; PBS: $PBS_O_WORKDIR/<jobid>.lustre.html."""
-    if job.scheduler == "slurm":
-        # no output file, or one we refused: nothing to put HTML beside
-        return f"{delivered.where}.lustre.html" if delivered else None
-    if not job.workdir or not job.workdir.startswith("/"):
-        log.info("no PBS_O_WORKDIR to put the HTML report beside the output; none written")
-        return None
-    return os.path.join(job.workdir, f"{job.job_id}.lustre.html")
+def html_not_written(job, delivered: Delivered, out: TextIO, budget: Budget, log: HookLog) -> None:
+    """The text said where its HTML report would be and it is not there: one more line says so."""
+    from ..report import view as render
+
+    line = render.HTML_NOT_WRITTEN + "\n"
+    if delivered.where == "standard output":
+        out.write(line)
+        out.flush()
+        return
+    from ..safeio import safeappend
+    budget.step = f"appending to {delivered.where}"
+    res = safeappend.append_as_user(delivered.where, line.encode(), delivered.uid, delivered.gid, job.user,
+                                    timeout_s=budget.for_writer())
+    if not res.ok:
+        log.error(f"line on the HTML report not appended to {delivered.where}: {res.reason}")
 
 
 def _create_as_user(job, target: str, data: bytes, delivered: Delivered | None, budget: Budget,

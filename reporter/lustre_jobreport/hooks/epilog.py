@@ -64,7 +64,8 @@ def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin, argv: li
         shared_hosts=shared or None, facts=facts, timeline=end.snap.timeline))
     if doc is None:
         return
-    text = attempt(log, budget, "rendering the report", render.render_text, doc)
+    planned = delivery.html_target(job, hk, jobenv.slurm_stdout(fields) if fields else None, cluster)
+    text = attempt(log, budget, "rendering the report", render.render_text, doc, planned)
     delivered = None
     if text is not None and job.scheduler == "pbs":
         delivered = attempt(log, budget, "writing the report to standard output", delivery.to_pbs, text, out)
@@ -79,6 +80,9 @@ def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin, argv: li
                           hk["records_dir"], cluster, job.job_id, meta)
     html = (owner := jobenv.with_owner(job, hk, log, budget)) and attempt(   # PBS: its ids from NSS, now
         log, budget, "writing the HTML report", delivery.html, owner, doc, hk, delivered, cluster, budget, log)
+    if delivered and planned and html != planned:
+        attempt(log, budget, "saying the HTML report is missing", delivery.html_not_written, job, delivered, out,
+                budget, log)
     log.info(f"report {'to ' + delivered.where if delivered else 'not delivered'}; "
              f"HTML {html or 'none'}; record {record or 'none'}; {budget.elapsed():.2f} s")
 

@@ -1,4 +1,5 @@
-"""Charts of a job's HTML report: its RPC sizes, bytes per OST and per host.
+"""Charts of a job's HTML report: its RPC sizes, bytes per OST and per host, and when it did
+its I/O (a filesystem's timeline: rates, metadata operations and RPC sizes over time, phases shaded).
 
 Each function takes the report document's numbers and returns one <svg> element
 (present.chartkit: colours, plain-text labels, axes); long names are shortened.
@@ -6,10 +7,12 @@ Each function takes the report document's numbers and returns one <svg> element
 
 from __future__ import annotations
 
+import matplotlib
+from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogFormatter
 
-from ..present.chartkit import (LABEL_COLS, READ, WRITE, byte_unit, count_label, figure, floats, plain_text,
-                                 set_xlabels, svg)
+from ..present.chartkit import (LABEL_COLS, READ, WRITE, byte_unit, count_label, figure, floats, plain_label,
+                                 plain_text, set_xlabels, svg)
 from ..present.text import shorten
 
 
@@ -68,4 +71,107 @@ def host_spread(hosts: dict[str, dict]) -> str:
                    key=lambda t: -(t[1] + t[2]))[:64]
     fig, ax = figure(max(5.0, 0.3 * len(moved) + 1.5))
     _stacked(ax, [h for h, _, _ in moved], floats(r for _, r, _ in moved), floats(w for _, _, w in moved))
+    return svg(fig)
+
+
+# -- when: a filesystem's timeline ------------------------------------------------------------------
+
+PHASE_SHADE = {"start-up burst": "#d9e4f5", "burst": "#f6e2c6", "final flush": "#f6e2c6", "steady": "#eeeeee",
+               "idle": "#ffffff"}
+
+
+def _size_label(pages: int, pagesize: int | None) -> str:
+    """An RPC size class: 4K, 1M ... with the clients' page size, else pages."""
+    if not pagesize:
+        return f"{pages} page{'s' * (pages != 1)}"
+    n = pages * pagesize
+    for unit, size in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size}{unit}"
+    return f"{n}"
+
+
+METADATA = "#5c8a2e"      # the metadata operations' steps (read and write keep theirs)
+
+
+def _steps(ax, edges: list[float], values: list[float], colour: str, label: str) -> None:
+    """One value a point, drawn as a step over its span, lightly filled beneath (matplotlib 3.3
+    has no stairs): a series drawn over another leaves it visible."""
+    ys = values + values[-1:]
+    ax.fill_between(edges, ys, step="post", color=colour, alpha=0.25, lw=0)
+    ax.step(edges, ys, where="post", color=colour, lw=1.4, label=label)
+
+
+LABEL_GAP = 0.1          # phase labels closer than this share of the time axis: the later one left out
+
+
+def _phases(axes, phases: list[dict], x_scale: float, x_range: float) -> None:
+    """Each phase (kind, start_s, end_s: whenview.chart_data's) a shaded span on every axis, its kind written above the top one where it does
+    not run into the last label written (the list under the chart names every phase)."""
+    last = None
+    for p in phases:
+        a, b, kind = p["start_s"], p["end_s"], p["kind"]
+        for ax in axes:
+            ax.axvspan(a / x_scale, b / x_scale, color=PHASE_SHADE.get(kind, "#eeeeee"), zorder=0, lw=0)
+            ax.axvline(a / x_scale, color="#999999", lw=0.6, zorder=0)
+        middle = (a + b) / 2
+        if last is None or middle - last >= LABEL_GAP * x_range:
+            axes[0].text(middle / x_scale, 1.02, plain_label(shorten(str(kind), 16)),
+                         transform=axes[0].get_xaxis_transform(), ha="center", va="bottom", fontsize=7,
+                         color="#444444", clip_on=False)
+            last = middle
+
+
+def _time_axis(elapsed: float) -> tuple[float, str]:
+    for size, unit in ((86400.0, "days"), (3600.0, "hours"), (60.0, "minutes")):
+        if elapsed >= 3 * size:
+            return size, unit
+    return 1.0, "seconds"
+
+
+@plain_text
+def timeline(fs: dict, pagesize: int | None) -> str:
+    """Read and write rates, metadata operations a second, and the RPCs a second stacked by size
+    (both directions), over the job's time; its phases shaded. fs: whenview.chart_data's (arrays
+    of one length, the point's width, the first point's start since the job's)."""
+    width_s, offset_s, elapsed_s = fs["width_s"], fs["offset_s"], fs["elapsed_s"]
+    n = len(fs["read_bytes"])
+    scale, unit = _time_axis(max(elapsed_s, n * width_s))
+    edges = [(offset_s + i * width_s) / scale for i in range(n + 1)]
+    fig = Figure(figsize=(9.0, 6.6), dpi=96)
+    if hasattr(fig, "set_layout_engine"):
+        fig.set_layout_engine("tight")
+    else:
+        fig.set_tight_layout(True)
+    rates, meta, mix = fig.subplots(3, 1, sharex=True)
+    for ax in (rates, meta, mix):
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+    peak = max([float(v) / width_s for k in ("read_bytes", "write_bytes") for v in fs[k]] + [0.0])
+    size, byte_units = byte_unit(peak)
+    for key, colour, label in (("read_bytes", READ, "read"), ("write_bytes", WRITE, "write")):
+        _steps(rates, edges, [v / width_s / size for v in floats(fs[key])], colour, label)
+    rates.set_ylabel(f"{byte_units}/s")
+    rates.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _steps(meta, edges, [v / width_s for v in floats(fs["metadata_ops"])], METADATA, "metadata")
+    meta.set_ylabel("metadata op/s")
+    meta.yaxis.set_major_formatter(FuncFormatter(count_label))
+    sizes = sorted({int(p) for d in ("rpc_read", "rpc_write") for p in (fs.get(d) or {})})
+    per_size = [[a + b for a, b in zip(floats((fs.get("rpc_read") or {}).get(str(p)) or [0] * n),
+                                       floats((fs.get("rpc_write") or {}).get(str(p)) or [0] * n))] for p in sizes]
+    bottom = [0.0] * n
+    for i, (pages, counts) in enumerate(zip(sizes, per_size)):
+        top = [b + c / width_s for b, c in zip(bottom, counts)]
+        colour = matplotlib.colormaps["viridis"](i / max(1, len(sizes) - 1)) if hasattr(matplotlib, "colormaps") \
+            else matplotlib.cm.get_cmap("viridis")(i / max(1, len(sizes) - 1))
+        mix.fill_between(edges, bottom + bottom[-1:], top + top[-1:], step="post", color=colour, lw=0,
+                         label=_size_label(pages, pagesize))
+        bottom = top
+    mix.set_ylabel("RPCs/s")
+    mix.yaxis.set_major_formatter(FuncFormatter(count_label))
+    if sizes:
+        mix.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, title="RPC size",
+                   title_fontsize=7)
+    mix.set_xlabel(f"{unit} since the job's start")
+    _phases((rates, meta, mix), fs["phases"], scale, max(elapsed_s, n * width_s))
     return svg(fig)

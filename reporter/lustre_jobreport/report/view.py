@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 
+from . import whenview
 from .. import catalog
 from ..catalog import size_bytes
 from ..present.text import (MAX_LINES, WIDTH, bar, columns, compact, displayable, duration, environment, fold,
                             human_bytes, render_as, shorten, wrap_words)
+from ..present.timewords import utc
 
 SEV_LABEL = {"high": "HIGH", "warn": "WARN", "info": "INFO"}
 
@@ -91,7 +93,7 @@ def _volume(fs: dict, direction: str) -> str:
     return f"{direction} {human_bytes(nbytes)} in {calls:,} calls{mean}"
 
 
-def _fs_view(name: str, fs: dict) -> dict:
+def _fs_view(name: str, fs: dict, when: list[str]) -> dict:
     ops = fs.get("ops") or {}
     ops_line = "  ".join(f"{op} {_count(ops.get(op, 0))}" for op in catalog.SHOWN_OPS)
     not_read = set(fs.get("not_read") or ())
@@ -109,7 +111,7 @@ def _fs_view(name: str, fs: dict) -> dict:
             "osts": osts_line, "per_host": per_host, "hist": _histogram(rpc),
             "no_hist": (f"{NOT_READ} (see Not trusted)" if rpc.get("read") is None and rpc.get("write") is None
                         else "none reported"),
-            "partly": f"partly read (see Not trusted): {partly}" if partly else ""}
+            "partly": f"partly read (see Not trusted): {partly}" if partly else "", "when": when}
 
 
 def _finding(f: dict, detail: bool) -> list[str]:
@@ -123,7 +125,42 @@ def _finding(f: dict, detail: bool) -> list[str]:
     return lines
 
 
-def _text_view(doc: dict, detail: bool) -> dict:
+# data_quality ids that do not make a number untrusted: shown as notes (an older document has
+# SHORT_JOB among its data_quality; a newer one has it in "notes").
+NOTE_IDS = frozenset({"SHORT_JOB"})
+
+
+def notes(doc: dict) -> list[dict]:
+    """The document's notes, with those of its data_quality entries that are notes (NOTE_IDS),
+    and without one that says again what the timeline's own note says."""
+    timeline = doc.get("timeline")
+    said = timeline.get("note") if isinstance(timeline, dict) else None
+    items = [n for n in doc.get("notes") or [] if isinstance(n, dict)]
+    items += [q for q in doc.get("data_quality") or [] if q.get("id") in NOTE_IDS]
+    return [n for n in items if not (said and n.get("detail") == said)]
+
+
+def untrusted(doc: dict) -> list[dict]:
+    """The data_quality entries that make numbers untrusted (not the notes)."""
+    return [q for q in doc.get("data_quality") or [] if q.get("id") not in NOTE_IDS]
+
+
+def job_times(job: dict) -> str:
+    """ "2026-11-26 12:00:05 – 15:10:09 UTC (3:10:04)": the job's begin and end, the end's date
+    written when it is another day; "" when either is unknown."""
+    begin, end = utc(job.get("begin")), utc(job.get("end"))
+    if begin is None or end is None:
+        return ""
+    end_words = end.strftime("%H:%M:%S" if end.date() == begin.date() else "%Y-%m-%d %H:%M:%S")
+    took = duration(job.get("elapsed_s") if job.get("elapsed_s") is not None else (end - begin).total_seconds())
+    return f"{begin.strftime('%Y-%m-%d %H:%M:%S')} – {end_words} UTC" + (f" ({took})" if took else "")
+
+
+# How much of the "When" blocks the text shows: all, the heading and sparklines, nothing.
+WHEN_FULL, WHEN_SPARKS, WHEN_NONE = "full", "sparks", "none"
+
+
+def _text_view(doc: dict, detail: bool, when: str = WHEN_FULL, html_path: str | None = None) -> dict:
     job = doc.get("job") or {}
     hosts, missing = job.get("hosts") or [], job.get("hosts_missing") or []
     versions = sorted({shorten(str(v), 20) for v in (doc.get("lustre_versions") or {}).values() if v is not None})
@@ -144,25 +181,38 @@ def _text_view(doc: dict, detail: bool) -> dict:
     if versions:
         facts.append("Lustre " + ", ".join(versions))
     findings = [_finding(f, detail) for f in doc.get("flags") or []]
-    quality = [line for q in doc.get("data_quality") or []
+    quality = [line for q in untrusted(doc)
                for line in wrap_words("! ", q.get("detail") or str(q.get("id")), 1)]
+    note_lines = [line for n in notes(doc)
+                  for line in wrap_words("Note: ", str(n.get("detail") or n.get("id")), 0)]
     # Busiest filesystem first; the ones this job did not touch get one line at the end.
     filesystems = doc.get("filesystems") or {}
     by_volume = sorted(filesystems.items(),
                        key=lambda kv: (-((kv[1].get("read_bytes") or 0) + (kv[1].get("write_bytes") or 0)), kv[0]))
-    active = [_fs_view(k, v) for k, v in by_volume if _touched(v)]
+    active = [_fs_view(k, v, [] if when == WHEN_NONE else whenview.block(doc, k, full=when == WHEN_FULL))
+              for k, v in by_volume if _touched(v)]
     idle = [shorten(k) for k, v in by_volume if not _touched(v)]
     empty = ("" if filesystems else "No Lustre filesystem was mounted on the job's hosts." if hosts
              else "No host of the job could be read.")
     # with nothing read, nothing was judged; with values left out, only what was read was
     left_out = missing or job.get("hosts_incomplete") or any(v.get("left_out") for v in filesystems.values()) or any(
-        q.get("id") == "METRIC_TYPE" for q in doc.get("data_quality") or [])
+        q.get("id") == "METRIC_TYPE" for q in untrusted(doc))
     verdict = ("" if not hosts else "No I/O problems found." if not left_out
                else "No I/O problems found in what could be read (see Not trusted).")
     return {"title": title, "facts": " | ".join(facts), "rule": "-" * WIDTH,
             "findings": findings, "verdict": verdict, "filesystems": active,
             "idle": wrap_words("Not used by this job: ", ", ".join(idle), 0) if idle else [],
-            "empty": empty, "quality": quality, "detail": detail}
+            "empty": empty, "quality": quality, "detail": detail, "notes": note_lines,
+            "when_note": whenview.note_line(doc), "times": job_times(job),
+            "html_line": html_line(html_path) if html_path else ""}
+
+
+HTML_NOT_WRITTEN = "(The HTML report could not be written there: the node's hook log says why.)"
+
+
+def html_line(path: str) -> str:
+    """The text report's last line: where its HTML report is (the path shown safe)."""
+    return "HTML report: " + displayable({"p": path})["p"]
 
 
 def text_view(doc: dict, detail: bool = True) -> dict:
@@ -205,7 +255,8 @@ def html_view(doc: dict) -> dict:
     view["flags"] = [{"severity": f.get("severity") or "", "id": f.get("id"), "fs": f.get("fs"),
                       "finding": f.get("finding"), "why": f.get("why"), "advice": f.get("advice")}
                      for f in doc.get("flags") or []]
-    view["quality_items"] = [{"id": q.get("id"), "detail": q.get("detail")} for q in doc.get("data_quality") or []]
+    view["quality_items"] = [{"id": q.get("id"), "detail": q.get("detail")} for q in untrusted(doc)]
+    view["note_items"] = [{"id": n.get("id"), "fs": n.get("fs"), "detail": n.get("detail")} for n in notes(doc)]
     html_fs = []
     for fs in view["filesystems"]:
         data = doc["filesystems"][fs["name"]]
@@ -216,7 +267,9 @@ def html_view(doc: dict) -> dict:
         osts = {} if not_read & {"osts.read_bytes", "osts.write_bytes"} else data.get("osts") or {}
         hosts = {h: v for h, v in (data.get("hosts") or {}).items() if "read_bytes" in v and "write_bytes" in v}
         whole_rpc = rpc.get("read") is not None and rpc.get("write") is not None
-        html_fs.append(dict(fs, rows=rows,
+        html_fs.append(dict(fs, rows=rows, when_chart=_timeline_chart(doc, fs["name"]),
+                            when_lines=whenview.words(doc, fs["name"]),
+                            when_facts=whenview.heading_facts(doc, fs["name"]),
                             rpc_chart=charts.rpc_histogram(rpc, [r["label"] for r in rows]) if rows and whole_rpc else "",
                             ost_chart=charts.ost_bytes(osts) if osts else "",
                             host_chart=charts.host_spread(hosts) if len(hosts) > 1 else ""))
@@ -224,23 +277,47 @@ def html_view(doc: dict) -> dict:
     return view
 
 
+def _pagesize(doc: dict) -> int | None:
+    """The clients' page size when they all gave the same one (RPC sizes in bytes), else None."""
+    sizes = {c.get("pagesize") for c in (doc.get("clients") or {}).values() if isinstance(c, dict)}
+    size = sizes.pop() if len(sizes) == 1 else None
+    return size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
+
+
+def _timeline_chart(doc: dict, name: str) -> str:
+    """The filesystem's chart of when (charts.timeline), or "" without a timeline of it."""
+    from . import charts
+
+    data = whenview.chart_data(doc, name)
+    return charts.timeline(data, _pagesize(doc)) if data else ""
+
+
 def render_html(doc: dict) -> str:
     """One self-contained page (no scripts, no network fetches)."""
     return environment(autoescape=True).get_template("report.html.j2").render(**html_view(doc))
 
 
-def render_text(doc: dict) -> str:
+# What render_text gives up, in turn, to fit MAX_LINES: the "When" blocks' phases, the findings'
+# why and what to do, the "When" blocks. (detail, when)
+FITS = ((True, WHEN_FULL), (True, WHEN_SPARKS), (False, WHEN_SPARKS), (False, WHEN_NONE))
+
+
+def render_text(doc: dict, html_path: str | None = None) -> str:
+    """The text report in at most MAX_LINES lines of WIDTH columns; html_path: where the HTML
+    report of the same document is, said in its last line."""
     template = environment().get_template("report.txt.j2")
     doc = displayable(doc)
 
-    def lines(detail: bool) -> list[str]:
-        text = template.render(**_text_view(doc, detail=detail))
+    def lines(detail: bool, when: str) -> list[str]:
+        text = template.render(**_text_view(doc, detail=detail, when=when, html_path=html_path))
         return [folded for line in text.splitlines() for folded in fold(line)]
-    out = lines(detail=True)
-    if len(out) > MAX_LINES:  # too many findings for the job log: drop why/advice
-        out = lines(detail=False)
-    if len(out) > MAX_LINES:
-        out = out[:MAX_LINES - 1] + ["... (truncated: the JSON/HTML report has everything)"]
+    for detail, when in FITS:
+        out = lines(detail, when)
+        if len(out) <= MAX_LINES:
+            break
+    else:
+        tail = out[-1:] if html_path else []
+        out = out[:MAX_LINES - 1 - len(tail)] + ["... (truncated: the JSON/HTML report has everything)"] + tail
     return "\n".join(out) + "\n"
 
 
