@@ -1,0 +1,248 @@
+"""A restart of the agent keeps its running jobs (docs/design.md §2.4, "A restart keeps the
+jobs"), through real pmcds running the real agent on one sim client: one agent keeps its slots in
+a directory (-S) and is stopped and started again during the job; a second agent on the same
+tree, begun on the same job at the same moment and never restarted, is the reference.
+
+- stopped with its pmcd (by PID) and started again, with I/O before and while it was down: the
+  slot's job_id, every delta and every left_out value equal the reference's; the timeline keeps
+  the points from before the stop and sums to the deltas of its fetch;
+- killed (SIGKILL, no last checkpoint) and started again by pmcd: the deltas still equal the
+  reference's and the timeline still sums to them (the I/O since the checkpoint lands in a
+  later point);
+- osc stats cleared while the agent was down: those OSCs left out as CLEARED, as the reference
+  (up all along) leaves them out; every OSC of a filesystem given another device directory while
+  it was down: REPLACED, as the reference says;
+- the slot's file corrupted while the agent was down: the slot is not taken up, one log line says
+  why, the file is removed and the agent serves;
+- a state directory open to others: one log line, nothing kept, the agent serves its jobs;
+- the files: mode 0600 in a 0700 directory while the job runs, gone after its job_end.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from lustre_jobreport import agentcontract
+
+pytest.importorskip("pcp.pmapi")
+
+from kit.privpmcd import PrivatePmcd, alive, children_of  # noqa: E402
+from kit.seriesread import bucket_label, decode, fetch_together  # noqa: E402
+
+JOB = "8123"
+SLOT = "lustreclient.job.slot0"
+PAGE = 4096
+INTERVAL = 0.2
+
+
+def store(pmcd, control: str, job: str) -> None:
+    done = subprocess.run(["pmstore", "-h", pmcd.local_spec, f"lustreclient.control.{control}", job],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+
+
+def slot_names() -> list[str]:
+    return ([f"{SLOT}.job_id", f"{SLOT}.series"] + [f"{SLOT}.{m}" for m, _ in agentcontract.JOB_METRICS]
+            + [f"{SLOT}.left_out.{s}" for s in agentcontract.JOB_SOURCES])
+
+
+def read_slot(pmcd) -> dict:
+    return fetch_together(pmcd.spec, slot_names())[0]
+
+
+def without_series(values: dict) -> dict:
+    return {k: v for k, v in values.items() if not k.endswith(".series")}
+
+
+def check_series_sums(values: dict) -> dict:
+    """Per filesystem, each series value summed over the points equals the slot's delta of the
+    same fetch (0 where it has none); returns the series."""
+    series = decode(values[f"{SLOT}.series"][""])
+    for fs in series.points:
+        want = []
+        for metric, (_, n) in zip(agentcontract.JOB_SERIES, series.metrics):
+            got = values.get(f"{SLOT}.{metric}", {})
+            if n == 1:
+                want.append(int(got.get(fs, 0)))
+            else:
+                want += [int(got.get(f"{fs}:{bucket_label(PAGE << b)}", 0)) for b in range(n)]
+        assert series.totals(fs) == want, fs
+    return series
+
+
+class Node:
+    """One sim client, the agent that keeps its slots (restarted) and the reference agent."""
+
+    def __init__(self, tmp_path: Path, state: Path):
+        from lustre_sim import SimClient
+
+        self.client = SimClient.create(tmp_path / "tree", version="2.15.4",
+                                       filesystems=[("scratch", 4, 1), ("home", 2, 1)], seed=23)
+        self.state = state
+        self.kept = PrivatePmcd(tmp_path / "kept", tmp_path / "tree", interval=INTERVAL,
+                                extra_agent_args=("-S", str(state), "-K", "0.2"))
+        self.reference = PrivatePmcd(tmp_path / "reference", tmp_path / "tree", interval=INTERVAL)
+
+    @property
+    def log(self) -> str:
+        return (self.kept.workdir / "lustreclient.log").read_text()
+
+    def begin(self) -> None:
+        store(self.kept, "job_begin", JOB)
+        store(self.reference, "job_begin", JOB)
+
+    def stop_kept(self) -> None:
+        """pmcd stopped by its PID: it closes the agent's pipe, the agent writes its slots and exits."""
+        [agent] = children_of(self.kept.proc.pid)
+        self.kept.stop()
+        deadline = time.monotonic() + 10
+        while alive(agent) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(agent)
+
+
+@pytest.fixture
+def node(tmp_path):
+    n = Node(tmp_path, tmp_path / "state")
+    with n.reference, n.kept:
+        yield n
+        if n.kept.proc is None:
+            n.kept.start()      # for the with block's stop
+
+
+def test_a_restart_keeps_the_job_and_its_timeline(node):
+    node.begin()
+    node.client.run("overflow", fs="scratch")
+    node.client.run("background", fs="home")
+    time.sleep(5 * INTERVAL)                    # timed samples and a checkpoint of them
+    node.stop_kept()
+    node.client.run("overflow", fs="scratch")   # while the agent is down
+    node.kept.start()
+    node.client.run("background", fs="home")
+    time.sleep(3 * INTERVAL)
+    kept, ref = read_slot(node.kept), read_slot(node.reference)
+    assert kept[f"{SLOT}.job_id"][""] == JOB
+    assert without_series(kept) == without_series(ref)
+    assert int(kept[f"{SLOT}.llite.write_bytes"]["scratch"]) > 0
+    series = check_series_sums(kept)
+    # the points from before the stop are still there: more than one point holds writes
+    at = agentcontract.JOB_SERIES.index("llite.write_bytes")
+    assert sum(1 for p in series.points["scratch"] if p[at] > 0) >= 2
+    assert f"job {JOB}: taken up again in slot 0" in node.log
+
+
+def test_a_crash_loses_no_io(node):
+    node.begin()
+    node.client.run("overflow", fs="scratch")
+    time.sleep(5 * INTERVAL)
+    node.client.run("overflow", fs="home")      # after the last checkpoint, likely
+    node.kept.restart_agent()                   # SIGKILL: no last checkpoint
+    node.client.run("background", fs="scratch")
+    kept, ref = read_slot(node.kept), read_slot(node.reference)
+    assert kept[f"{SLOT}.job_id"][""] == JOB
+    assert without_series(kept) == without_series(ref)
+    check_series_sums(kept)
+
+
+def test_counters_cleared_while_down_are_left_out_as_cleared(node):
+    node.begin()
+    node.client.run("overflow", fs="scratch")
+    time.sleep(2 * INTERVAL)
+    node.stop_kept()
+    node.client.fault("clear", fs="scratch", what="osc")
+    node.client.run("overflow", fs="scratch")
+    node.kept.start()
+    kept, ref = read_slot(node.kept), read_slot(node.reference)
+    left = kept[f"{SLOT}.left_out.osc_stats"]
+    assert left and set(left.values()) == {1} and all(k.startswith("scratch-OST") for k in left)  # CLEARED
+    assert without_series(kept) == without_series(ref)
+    check_series_sums(kept)
+    assert "left out: CLEARED" in node.log
+
+
+def rename_oscs(root: Path, fs: str) -> None:
+    """Every OSC of fs gets another device directory (another <sbi>), in every tree the agent
+    lists: the same OSTs, new devices."""
+    for base in ("proc/fs/lustre/osc", "sys/fs/lustre/osc", "sys/kernel/debug/lustre/osc"):
+        for d in sorted((root / base).glob(f"{fs}-OST*-osc-*")):
+            d.rename(d.with_name(d.name[:-4] + "beef"))
+
+
+def test_oscs_replaced_while_down_are_left_out_as_replaced(node):
+    node.begin()
+    node.client.run("overflow", fs="home")
+    time.sleep(2 * INTERVAL)
+    node.stop_kept()
+    rename_oscs(node.client.root, "home")
+    node.kept.start()
+    kept, ref = read_slot(node.kept), read_slot(node.reference)
+    left = kept[f"{SLOT}.left_out.osc_stats"]
+    assert left and set(left.values()) == {2} and all(k.startswith("home-OST") for k in left)  # REPLACED
+    assert kept[f"{SLOT}.left_out.osc_rpc_stats"] == {"home": 2}
+    assert without_series(kept) == without_series(ref)
+    assert "left out: REPLACED" in node.log
+
+
+def test_a_corrupt_file_is_not_taken_up(node):
+    node.begin()
+    node.client.run("overflow", fs="scratch")
+    node.stop_kept()
+    path = node.state / "slot0"
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    path.write_bytes(bytes(data))
+    node.kept.start()
+    values = read_slot(node.kept)
+    assert f"{SLOT}.job_id" not in values
+    said = [line for line in node.log.splitlines() if "slot0" in line]
+    assert len(said) == 1 and "CRC" in said[0] and "not taken up" in said[0], said
+    assert not path.exists()
+    # and it serves: a new job begins and is counted
+    store(node.kept, "job_begin", "8124")
+    node.client.run("overflow", fs="scratch")
+    values = read_slot(node.kept)
+    assert values[f"{SLOT}.job_id"][""] == "8124" and int(values[f"{SLOT}.llite.write_bytes"]["scratch"]) > 0
+
+
+def test_the_files_are_private_and_go_with_the_job(node):
+    node.begin()
+    path = node.state / "slot0"
+    assert stat.S_IMODE(node.state.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    store(node.kept, "job_end", JOB)
+    assert not path.exists() and list(node.state.iterdir()) == []
+
+
+def test_a_state_directory_open_to_others_is_not_used(tmp_path):
+    state = tmp_path / "state"
+    state.mkdir(mode=0o755)
+    os.chmod(state, 0o755)
+    n = Node(tmp_path, state)
+    with n.kept:
+        store(n.kept, "job_begin", JOB)
+        n.client.run("overflow", fs="scratch")
+        values = read_slot(n.kept)
+        said = [line for line in n.log.splitlines() if "job state directory" in line]
+    assert values[f"{SLOT}.job_id"][""] == JOB
+    assert len(said) == 1 and "mode 0700" in said[0] and "0755" in said[0], said
+    assert list(state.iterdir()) == []
+
+
+def test_a_state_directory_that_is_a_link_is_not_used(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    (tmp_path / "state").symlink_to(real)
+    n = Node(tmp_path, tmp_path / "state")
+    with n.kept:
+        store(n.kept, "job_begin", JOB)
+        said = [line for line in n.log.splitlines() if "job state directory" in line]
+    assert len(said) == 1 and "symbolic link" in said[0], said
+    assert list(real.iterdir()) == []
+    shutil.rmtree(real)
