@@ -352,21 +352,91 @@ device_name(int s, unsigned kind, int inst)
 
 static const struct lc_jobres *outcome(int s);
 
+/* the begin record's device of filesystem name, or NULL */
+static struct lc_jobdev *
+begin_fs(int s, const char *name)
+{
+    struct lc_jobrec	*r = &slots[s].rec;
+
+    for (size_t i = 0; i < r->n[LC_JK_FS]; i++)
+	if (strcmp(r->dev[LC_JK_FS][i].name, name) == 0)
+	    return &r->dev[LC_JK_FS][i];
+    return NULL;
+}
+
+/*
+ * The sources of filesystem i of now whose counted deltas are below those
+ * of slot s's timeline's last sample: a counter that went back while the
+ * agent was down and grew past its begin value again, which the begin
+ * values alone cannot show.  A bit per source (enum lc_jobsrc).
+ */
+static unsigned
+below_timeline(int s, const struct lc_jobres *r, size_t i)
+{
+    const struct lc_series_fs	*fs = NULL;
+    unsigned			nvfs = lc_job_kind_nval(LC_JK_FS), v = 0, found = 0;
+
+    for (size_t f = 0; f < series[s].nfs; f++)
+	if (strcmp(series[s].fs[f].name, now.dev[LC_JK_FS][i].name) == 0)
+	    fs = &series[s].fs[f];
+    if (fs == NULL)
+	return 0;
+    for (unsigned j = 0; j < LC_JOB_NSERIES; j++) {
+	unsigned k = lc_job_series[j];
+
+	for (unsigned b = 0; b < lc_job_nval(k); b++, v++) {
+	    size_t at = i * nvfs + lc_job_off(k) + b;
+
+	    if (r->counted[LC_JK_FS][at] && r->delta[LC_JK_FS][at] < fs->last[v])
+		found |= 1u << lc_job_metrics[k].src;
+	}
+    }
+    return found;
+}
+
+/*
+ * A reset the timeline shows (below_timeline) leaves its source of that
+ * filesystem out, CLEARED, as the begin values would had they shown it;
+ * kept in the begin record (reset_seen), so in the slot's file too.
+ * Returns whether there was one.
+ */
+static int
+timeline_resets(int s)
+{
+    const struct lc_jobres	*r = outcome(s);
+    struct lc_jobdev		*bd;
+    unsigned			found;
+    int				any = 0;
+
+    if (r == NULL)
+	return 0;
+    for (size_t i = 0; i < now.n[LC_JK_FS]; i++) {
+	if ((found = below_timeline(s, r, i)) == 0 || (bd = begin_fs(s, now.dev[LC_JK_FS][i].name)) == NULL)
+	    continue;
+	for (unsigned src = 0; src < LC_JOB_NSOURCES; src++)
+	    if (found >> src & 1)
+		pmNotifyErr(LOG_WARNING, "job %s: taken up again, its %s of %s is below its timeline's "
+			    "last sample: reset while the agent was down", slots[s].id,
+			    lc_job_sources[src].name, bd->name);
+	bd->reset_seen |= found;
+	any = 1;
+    }
+    return any;
+}
+
 /*
  * A slot taken up again, judged against the values now as a fetch would
- * judge it: each device left out said in the log, with why.  And its
- * timeline against them: a filesystem whose deltas now are below those of
- * the timeline's last sample had a counter reset that the begin values
- * cannot show (it grew past them again): said in the log.
+ * judge it, its timeline's last sample too (timeline_resets): each device
+ * left out said in the log, with why.
  */
 static void
 check_restored(int s)
 {
-    const struct lc_jobres	*r = outcome(s);
-    unsigned			nv = lc_job_series_nval();
-    uint64_t			*cum;
+    const struct lc_jobres	*r;
 
-    if (r == NULL)
+    if (timeline_resets(s))
+	lc_jobs_changed();
+    if ((r = outcome(s)) == NULL)
 	return;
     for (size_t i = 0; i < r->nleft; i++) {
 	const struct lc_jobleft *l = &r->left[i];
@@ -375,23 +445,6 @@ check_restored(int s)
 		    lc_job_sources[l->src].name, device_name(s, lc_job_sources[l->src].kind, l->inst),
 		    lc_job_reasons[l->reason].name);
     }
-    if ((cum = calloc(nv ? nv : 1, sizeof(*cum))) == NULL)
-	return;
-    for (size_t i = 0; i < now.n[LC_JK_FS]; i++) {
-	lc_job_series_values(&now, r, i, cum);
-	for (size_t f = 0; f < series[s].nfs; f++) {
-	    if (strcmp(series[s].fs[f].name, now.dev[LC_JK_FS][i].name) != 0)
-		continue;
-	    for (unsigned v = 0; v < nv; v++)
-		if (cum[v] != 0 && cum[v] < series[s].fs[f].last[v]) {
-		    pmNotifyErr(LOG_WARNING, "job %s: taken up again, %s's counters are below its "
-				"timeline's last sample: reset while the agent was down", slots[s].id,
-				series[s].fs[f].name);
-		    break;
-		}
-	}
-    }
-    free(cum);
 }
 
 /* slot file s taken up into slot s: 1, or 0 (none, or refused: logged, removed) */

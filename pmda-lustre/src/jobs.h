@@ -153,6 +153,9 @@ struct lc_jobdev {
     uint64_t	*val;
     uint8_t	*pres;
     int		*binst;		/* FS: FS_BUCKET instance id of each bucket, -1 none */
+    unsigned	reset_seen;	/* begin record: bit src, a reset of that source of this
+				   device was seen by other means than these values (a
+				   restarted agent's timeline): CLEARED from then on */
 };
 
 struct lc_jobrec {

@@ -11,6 +11,8 @@
 #define FLAG_LISTED	1u
 #define FLAG_START0	2u
 #define FLAG_START1	4u
+#define FLAG_RESET0	256u	/* FLAG_RESET0 << src: reset_seen */
+#define FLAG_KNOWN	(FLAG_LISTED | FLAG_START0 | FLAG_START1 | ((1u << LC_JOB_NSOURCES) - 1) * FLAG_RESET0)
 #define HEADER_BYTES	48
 
 /* ---- CRC-32 -------------------------------------------------------------- */
@@ -101,7 +103,7 @@ put_dev(unsigned char *o, unsigned kind, const struct lc_jobdev *d)
     uint64_t	mask = 0;
 
     o = lc_put32(o, (d->listed ? FLAG_LISTED : 0) | (d->start_ok[0] ? FLAG_START0 : 0) |
-		 (d->start_ok[1] ? FLAG_START1 : 0));
+		 (d->start_ok[1] ? FLAG_START1 : 0) | d->reset_seen * FLAG_RESET0);
     o = lc_put32(o, (uint32_t)d->fs);
     o = put_double(o, d->start[0]);
     o = put_double(o, d->start[1]);
@@ -275,7 +277,7 @@ get_dev(struct in *in, struct lc_jobrec *rec, unsigned kind)
 	return -1;
     if ((id = get_str(in)) == NULL)
 	goto out;
-    if (flags & ~(FLAG_LISTED | FLAG_START0 | FLAG_START1)) {
+    if (flags & ~FLAG_KNOWN) {
 	bad(in, "unknown device flags");
 	goto out;
     }
@@ -286,6 +288,7 @@ get_dev(struct in *in, struct lc_jobrec *rec, unsigned kind)
     d->listed = (flags & FLAG_LISTED) != 0;
     d->start_ok[0] = (flags & FLAG_START0) != 0;
     d->start_ok[1] = (flags & FLAG_START1) != 0;
+    d->reset_seen = flags / FLAG_RESET0;
     d->start[0] = start[0];
     d->start[1] = start[1];
     d->fs = (int32_t)fs;

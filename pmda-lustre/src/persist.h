@@ -12,7 +12,8 @@
  *            series values per point u32, histogram buckets u32
  *   job      id (string), begin_time (a double's bits, u64)
  *   devices  per kind (FS, OSC, MDC): count u32, then per device
- *            flags u32 (1 listed, 2 start[0] given, 4 start[1] given),
+ *            flags u32 (1 listed, 2 start[0] given, 4 start[1] given,
+ *            256 << src a reset of source src seen: reset_seen),
  *            fs index i32 (-1 none), start[0], start[1] (doubles' bits),
  *            instance name (string), identity (string), values u64 each,
  *            presence one byte each (0 or 1); an FS device then its

@@ -12,6 +12,10 @@ tree, begun on the same job at the same moment and never restarted, is the refer
 - osc stats cleared while the agent was down: those OSCs left out as CLEARED, as the reference
   (up all along) leaves them out; every OSC of a filesystem given another device directory while
   it was down: REPLACED, as the reference says;
+- on a Lustre whose stats have no start time (2.12), llite stats cleared while the agent was down
+  and grown past their begin values again: the begin values cannot show it, the timeline's last
+  sample does: left out as CLEARED (the reference, up all along but with no fetch between the
+  clear and the growth, counts it: this is what only the timeline sees);
 - the slot's file corrupted while the agent was down: the slot is not taken up, one log line says
   why, the file is removed and the agent serves;
 - a state directory open to others: one log line, nothing kept, the agent serves its jobs;
@@ -80,10 +84,10 @@ def check_series_sums(values: dict) -> dict:
 class Node:
     """One sim client, the agent that keeps its slots (restarted) and the reference agent."""
 
-    def __init__(self, tmp_path: Path, state: Path):
+    def __init__(self, tmp_path: Path, state: Path, version: str = "2.15.4"):
         from lustre_sim import SimClient
 
-        self.client = SimClient.create(tmp_path / "tree", version="2.15.4",
+        self.client = SimClient.create(tmp_path / "tree", version=version,
                                        filesystems=[("scratch", 4, 1), ("home", 2, 1)], seed=23)
         self.state = state
         self.kept = PrivatePmcd(tmp_path / "kept", tmp_path / "tree", interval=INTERVAL,
@@ -165,6 +169,26 @@ def test_counters_cleared_while_down_are_left_out_as_cleared(node):
     assert without_series(kept) == without_series(ref)
     check_series_sums(kept)
     assert "left out: CLEARED" in node.log
+
+
+def test_a_reset_only_the_timeline_shows_is_left_out_as_cleared(tmp_path):
+    n = Node(tmp_path, tmp_path / "state", version="2.12.9")
+    with n.reference, n.kept:
+        n.begin()
+        n.client.run("overflow", fs="scratch")
+        time.sleep(3 * INTERVAL)                # the timeline's last sample has the writes
+        n.stop_kept()
+        n.client.fault("clear", fs="scratch", what="llite")
+        n.client.run("background", fs="scratch")
+        n.client.run("background", fs="scratch")   # past the begin values, below the last sample
+        n.kept.start()
+        kept, ref = read_slot(n.kept), read_slot(n.reference)
+        log = n.log
+    assert kept[f"{SLOT}.left_out.llite_stats"] == {"scratch": 1}        # CLEARED
+    assert f"{SLOT}.llite.write_bytes" not in kept or "scratch" not in kept[f"{SLOT}.llite.write_bytes"]
+    assert f"{SLOT}.left_out.llite_stats" not in ref and int(ref[f"{SLOT}.llite.write_bytes"]["scratch"]) > 0
+    check_series_sums(kept)
+    assert "llite_stats of scratch is below its timeline's last sample" in log
 
 
 def rename_oscs(root: Path, fs: str) -> None:

@@ -29,6 +29,7 @@ make_slot(struct lc_persist_slot *p, uint64_t seed)
     d->listed = 1;
     d->start_ok[0] = 1;
     d->start[0] = 1763990000.5;
+    d->reset_seen = 1u << LC_JS_OSC_RPC;
     nv = lc_job_kind_nval(LC_JK_FS);
     for (unsigned v = 0; v < nv; v++) {
 	d->val[v] = h_rand(&r);
@@ -79,7 +80,7 @@ same_dev(unsigned kind, const struct lc_jobdev *a, const struct lc_jobdev *b)
 
     if (strcmp(a->name, b->name) || strcmp(a->id, b->id) || a->listed != b->listed || a->fs != b->fs ||
 	a->start_ok[0] != b->start_ok[0] || a->start_ok[1] != b->start_ok[1] ||
-	a->start[0] != b->start[0] || a->start[1] != b->start[1] ||
+	a->start[0] != b->start[0] || a->start[1] != b->start[1] || a->reset_seen != b->reset_seen ||
 	memcmp(a->val, b->val, nv * sizeof(*a->val)) || memcmp(a->pres, b->pres, nv))
 	return 0;
     if (kind == LC_JK_FS)
