@@ -721,7 +721,7 @@ lc_jobs_nvalues(unsigned cluster, unsigned item)
     int		s;
 
     if (cluster == CL_JOB)
-	return item == JOB_BEGIN_TIME ? LC_JOB_SLOTS : 1;
+	return item == JOB_BEGIN_TIME || item == JOB_RESTARTS ? LC_JOB_SLOTS : 1;
     s = (int)cluster - CL_JOB_SLOT0;
     if (s < 0 || s >= LC_JOB_SLOTS)
 	return 0;
@@ -785,6 +785,15 @@ lc_jobs_values(unsigned cluster, unsigned item, lc_jobs_fn fn, void *arg)
 		if (!slots[s].used)
 		    continue;
 		atom.d = slots[s].begin_time;
+		if (fn(arg, s, &atom) < 0)
+		    return -ENOMEM;
+	    }
+	    return 0;
+	case JOB_RESTARTS:
+	    for (s = 0; s < LC_JOB_SLOTS; s++) {
+		if (!slots[s].used)
+		    continue;
+		atom.ul = restarts[s];
 		if (fn(arg, s, &atom) < 0)
 		    return -ENOMEM;
 	    }

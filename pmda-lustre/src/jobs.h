@@ -33,7 +33,7 @@
 #define LC_JOB_K_RPC_WRITE 43
 
 /* PMID clusters (lustreclient.h has the base ones, 0..20) */
-#define CL_JOB		21		/* control.job_begin/job_end, job.begin_time, job.slots */
+#define CL_JOB		21		/* control.job_begin/job_end, job.begin_time, job.slots, job.restarts */
 #define CL_JOB_SLOT0	22		/* slot s: cluster CL_JOB_SLOT0 + s */
 #define JOB_CTL_BEGIN	0
 #define JOB_CTL_END	1
@@ -43,6 +43,7 @@
 /* item s: slot s's timeline, one aggregate (series.h) */
 #define CL_JOB_SERIES	(CL_JOB_ANSWER + 1)
 #define JOB_NSLOTS	3
+#define JOB_RESTARTS	4		/* per slot in use: how often an agent took its job up again */
 
 /* the kinds of device a job metric is kept for */
 enum lc_jobkind { LC_JK_FS, LC_JK_OSC, LC_JK_MDC, LC_JK_N };

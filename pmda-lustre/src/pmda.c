@@ -176,6 +176,7 @@ static const struct {
     { CL_JOB, JOB_CTL_END, PM_TYPE_STRING, -1, PM_SEM_DISCRETE, U_NONE },
     { CL_JOB, JOB_BEGIN_TIME, PM_TYPE_DOUBLE, JOB_INDOM, PM_SEM_DISCRETE, U_SEC },
     { CL_JOB, JOB_NSLOTS, PM_TYPE_U32, -1, PM_SEM_DISCRETE, U_NONE },
+    { CL_JOB, JOB_RESTARTS, PM_TYPE_U32, JOB_INDOM, PM_SEM_DISCRETE, U_COUNT },
 };
 
 /* the descriptor of a metric already in the table */

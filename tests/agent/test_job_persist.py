@@ -5,7 +5,9 @@ tree, begun on the same job at the same moment and never restarted, is the refer
 
 - stopped with its pmcd (by PID) and started again, with I/O before and while it was down: the
   slot's job_id, every delta and every left_out value equal the reference's; the timeline keeps
-  the points from before the stop and sums to the deltas of its fetch;
+  the points from before the stop and sums to the deltas of its fetch; job.restarts says 1 for
+  the job (0 on the reference), and the reporter's job view names the host in data_quality
+  (AGENT_RESTARTED, "agent restarted during the job: ...") and no other;
 - killed (SIGKILL, no last checkpoint) and started again by pmcd: the deltas still equal the
   reference's and the timeline still sums to them (the I/O since the checkpoint lands in a
   later point);
@@ -140,6 +142,27 @@ def test_a_restart_keeps_the_job_and_its_timeline(node):
     at = agentcontract.JOB_SERIES.index("llite.write_bytes")
     assert sum(1 for p in series.points["scratch"] if p[at] > 0) >= 2
     assert f"job {JOB}: taken up again in slot 0" in node.log
+    restarts = {name: fetch_together(pmcd.spec, ["lustreclient.job.restarts"])[0]["lustreclient.job.restarts"]
+                for name, pmcd in (("kept", node.kept), ("reference", node.reference))}
+    assert restarts == {"kept": {JOB: 1}, "reference": {JOB: 0}}
+    said = reported_quality(node)
+    assert [(q["id"], q["host"]) for q in said if q["id"] != "SHORT_JOB"] == [("AGENT_RESTARTED", "kept")]
+    assert [q for q in said if q["id"] == "AGENT_RESTARTED"][0]["detail"].startswith("agent restarted during the job: ")
+
+
+def reported_quality(node) -> list[dict]:
+    """The data_quality of the job's report read through the job view of both agents (two hosts)."""
+    from lustre_jobreport import config
+    from lustre_jobreport.acquire import snapshot
+    from lustre_jobreport.acquire.snapfile import Snapshot
+    from lustre_jobreport.report import document, jobview
+
+    fetched = snapshot.fetch_all([snapshot.HostTarget("kept", node.kept.spec),
+                                  snapshot.HostTarget("reference", node.reference.spec)],
+                                 connect_timeout_s=5, fetch_timeout_s=20, job_id=JOB)
+    assert all(h.ok for h in fetched.hosts), [h.error for h in fetched.hosts]
+    viewed = Snapshot.from_hosts(fetched.taken_at, fetched.hosts)
+    return document.from_delta(jobview.delta(viewed, JOB), config.Config(), job_id=JOB, user="u")["data_quality"]
 
 
 def test_a_crash_loses_no_io(node):
