@@ -447,63 +447,79 @@ check_restored(int s)
     }
 }
 
-/* slot file s taken up into slot s: 1, or 0 (none, or refused: logged, removed) */
+/*
+ * Slot file s read into *p: 1, or 0 (none, or refused: logged, removed).
+ * loaded: the slots read before it, so that a job is taken up once.
+ */
 static int
-restore(unsigned s)
+load(unsigned s, struct lc_persist_slot *p, const struct lc_persist_slot *loaded, const int *ok)
 {
-    struct lc_persist_slot p;
-    const char		*why = NULL;
-    size_t		len = 0;
-    void		*buf = lc_jobstate_read(s, &len);
-    int			sts;
+    const char	*why = NULL;
+    size_t	len = 0;
+    void	*buf = lc_jobstate_read(s, &len);
+    int		sts;
 
     if (buf == NULL)
 	return 0;
-    sts = lc_persist_decode(buf, len, &p, &why);
+    sts = lc_persist_decode(buf, len, p, &why);
     free(buf);
-    if (sts == 0 && p.slot != s) {
+    if (sts == 0 && p->slot != s)
 	why = "of another slot";
-	lc_persist_free(&p);
-	sts = -1;
-    }
-    if (sts == 0 && lc_job_find(slots, p.id) >= 0) {
-	why = "a job another slot holds";
-	lc_persist_free(&p);
+    for (unsigned t = 0; sts == 0 && why == NULL && t < s; t++)
+	if (ok[t] && strcmp(loaded[t].id, p->id) == 0)
+	    why = "a job another slot holds";
+    if (sts == 0 && why != NULL) {
+	lc_persist_free(p);
 	sts = -1;
     }
     if (sts < 0) {
 	lc_jobstate_refuse(s, why);
 	return 0;
     }
-    instances(&p.rec);
-    lc_jobrec_move(&slots[s].rec, &p.rec);
-    slots[s].used = 1;
-    strcpy(slots[s].id, p.id);
-    slots[s].begin_time = p.begin_time;
-    series_clear((int)s);
-    series[s] = p.series;
-    restarts[s] = p.restarts + 1;
-    pmNotifyErr(LOG_INFO, "job %s: taken up again in slot %u from %s (begun %.3f, restart %u)",
-		p.id, s, lc_jobstate_dir(), p.begin_time, restarts[s]);
     return 1;
 }
 
+/* slot s holds the job read from its file (p's record and series moved into it) */
+static void
+take_up(unsigned s, struct lc_persist_slot *p)
+{
+    instances(&p->rec);
+    lc_jobrec_move(&slots[s].rec, &p->rec);
+    slots[s].used = 1;
+    strcpy(slots[s].id, p->id);
+    slots[s].begin_time = p->begin_time;
+    series_clear((int)s);
+    series[s] = p->series;
+    restarts[s] = p->restarts + 1;
+    pmNotifyErr(LOG_INFO, "job %s: taken up again in slot %u from %s (begun %.3f, restart %u)",
+		p->id, s, lc_jobstate_dir(), p->begin_time, restarts[s]);
+}
+
+/*
+ * The slots' files, each into its slot; the devices are listed and read
+ * (as for a job_begin) only when there is one, to find their instance ids
+ * and judge them.
+ */
 void
 lc_jobs_restore(void)
 {
-    int		any = 0;
+    struct lc_persist_slot loaded[LC_JOB_SLOTS];
+    int			ok[LC_JOB_SLOTS] = { 0 }, any = 0;
 
     if (!lc_jobstate_enabled())
 	return;
-    lc_refresh_job_files();
     for (unsigned s = 0; s < LC_JOB_SLOTS; s++)
-	any |= restore(s);
+	any |= ok[s] = load(s, &loaded[s], loaded, ok);
     if (!any)
 	return;
+    lc_refresh_job_files();
+    for (unsigned s = 0; s < LC_JOB_SLOTS; s++)
+	if (ok[s])
+	    take_up(s, &loaded[s]);
     indom_update();
     lc_jobs_changed();
     for (int s = 0; s < LC_JOB_SLOTS; s++)
-	if (slots[s].used && restarts[s] > 0) {
+	if (ok[s]) {
 	    check_restored(s);
 	    keep(s);	/* the restart counted */
 	}

@@ -456,7 +456,7 @@ get_header(struct in *in, const unsigned char *buf, size_t len, struct lc_persis
 int
 lc_persist_decode(const void *buf, size_t len, struct lc_persist_slot *p, const char **why)
 {
-    struct in	in = { buf, len - 4, NULL };	/* the CRC aside */
+    struct in	in;
     uint32_t	nvalues;
     char	*id = NULL;
 
@@ -466,6 +466,9 @@ lc_persist_decode(const void *buf, size_t len, struct lc_persist_slot *p, const 
 	*why = len > LC_PERSIST_MAX_BYTES ? "too large" : "truncated";
 	return -1;
     }
+    in.p = buf;
+    in.left = len - 4;		/* the CRC aside: checked whole */
+    in.why = NULL;
     if (get_header(&in, buf, len, p, &nvalues) < 0 || (id = get_str(&in)) == NULL)
 	goto fail;
     if (!lc_job_id_ok(id)) {

@@ -8,6 +8,9 @@ tree, begun on the same job at the same moment and never restarted, is the refer
   the points from before the stop and sums to the deltas of its fetch; job.restarts says 1 for
   the job (0 on the reference), and the reporter's job view names the host in data_quality
   (AGENT_RESTARTED, "agent restarted during the job: ...") and no other;
+- with no checkpoint due (-K 3600), stopped with its pmcd or by SIGTERM (by PID, pmcd starting it
+  again): the agent writes its slots as it leaves, so the timeline's points from before the stop
+  hold the I/O done then, not the first point after the restart;
 - killed (SIGKILL, no last checkpoint) and started again by pmcd: the deltas still equal the
   reference's and the timeline still sums to them (the I/O since the checkpoint lands in a
   later point);
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import time
@@ -86,14 +90,14 @@ def check_series_sums(values: dict) -> dict:
 class Node:
     """One sim client, the agent that keeps its slots (restarted) and the reference agent."""
 
-    def __init__(self, tmp_path: Path, state: Path, version: str = "2.15.4"):
+    def __init__(self, tmp_path: Path, state: Path, version: str = "2.15.4", checkpoint: float = 0.2):
         from lustre_sim import SimClient
 
         self.client = SimClient.create(tmp_path / "tree", version=version,
                                        filesystems=[("scratch", 4, 1), ("home", 2, 1)], seed=23)
         self.state = state
         self.kept = PrivatePmcd(tmp_path / "kept", tmp_path / "tree", interval=INTERVAL,
-                                extra_agent_args=("-S", str(state), "-K", "0.2"))
+                                extra_agent_args=("-S", str(state), "-K", f"{checkpoint:g}"))
         self.reference = PrivatePmcd(tmp_path / "reference", tmp_path / "tree", interval=INTERVAL)
 
     @property
@@ -163,6 +167,48 @@ def reported_quality(node) -> list[dict]:
     assert all(h.ok for h in fetched.hosts), [h.error for h in fetched.hosts]
     viewed = Snapshot.from_hosts(fetched.taken_at, fetched.hosts)
     return document.from_delta(jobview.delta(viewed, JOB), config.Config(), job_id=JOB, user="u")["data_quality"]
+
+
+def terminate_agent(pmcd) -> None:
+    """SIGTERM to the agent by its PID; pmcd starts it again (SIGHUP, as for an agent that exited)."""
+    [agent] = children_of(pmcd.proc.pid)
+    os.kill(agent, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while alive(agent) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(agent)
+    os.kill(pmcd.proc.pid, signal.SIGHUP)
+    while time.monotonic() < deadline:
+        if children_of(pmcd.proc.pid) not in ([], [agent]) and "value" in subprocess.run(
+                ["pminfo", "-h", pmcd.spec, "-f", "lustreclient.version"], capture_output=True, text=True).stdout:
+            return
+        time.sleep(0.1)
+    raise RuntimeError("the agent did not come back")
+
+
+@pytest.mark.parametrize("how", ["pmcd stopped", "SIGTERM"])
+def test_the_agent_writes_its_slots_as_it_leaves(tmp_path, how):
+    n = Node(tmp_path, tmp_path / "state", checkpoint=3600)
+    with n.reference, n.kept:
+        n.begin()
+        n.client.run("overflow", fs="scratch")
+        time.sleep(4 * INTERVAL)                # timed samples of the writes, no checkpoint
+        stopped_ms = time.time() * 1000
+        if how == "SIGTERM":
+            terminate_agent(n.kept)
+        else:
+            n.stop_kept()
+            n.kept.start()
+        time.sleep(3 * INTERVAL)
+        n.client.run("overflow", fs="scratch")
+        kept, ref = read_slot(n.kept), read_slot(n.reference)
+    assert kept[f"{SLOT}.job_id"][""] == JOB
+    assert without_series(kept) == without_series(ref)
+    series = check_series_sums(kept)
+    at = agentcontract.JOB_SERIES.index("llite.write_bytes")
+    # the writes before the stop are in the points of bins that ended before it
+    before = [p[at] for p, b in zip(series.points["scratch"], series.bins) if (b + 1) * series.width_ms <= stopped_ms]
+    assert sum(before) > 0
 
 
 def test_a_crash_loses_no_io(node):
