@@ -273,6 +273,9 @@ keep(int s)
     lc_persist_encode(&p, buf);
     sts = lc_jobstate_write((unsigned)s, buf, size);
     free(buf);
+    /* -Dappl3: the benchmark counts the slots kept and their bytes */
+    if (pmDebugOptions.appl3)
+	pmNotifyErr(LOG_DEBUG, "job %s: slot %d kept, %zu bytes", slots[s].id, s, size);
     return sts;
 }
 

@@ -818,8 +818,9 @@ main(int argc, char **argv)
 		pmprintf("%s: -K wants seconds (0.01 .. 86400), got \"%s\"\n",
 			 pmGetProgname(), opts.optarg);
 		opts.errors++;
+	    } else {
+		checkpoint_ms = (uint64_t)(sec * 1000 + 0.5);
 	    }
-	    checkpoint_ms = (uint64_t)(sec * 1000 + 0.5);
 	    break;
 	}
 	case 'C':

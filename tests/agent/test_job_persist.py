@@ -24,7 +24,8 @@ tree, begun on the same job at the same moment and never restarted, is the refer
 - the slot's file corrupted while the agent was down: the slot is not taken up, one log line says
   why, the file is removed and the agent serves;
 - a state directory open to others: one log line, nothing kept, the agent serves its jobs;
-- the files: mode 0600 in a 0700 directory while the job runs, gone after its job_end.
+- the files: mode 0600 in a 0700 directory while the job runs, gone after its job_end;
+- -K outside 0.01 .. 86400 s: the agent says so in one line and does not start.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from lustre_jobreport import agentcontract
 
 pytest.importorskip("pcp.pmapi")
 
-from kit.privpmcd import PrivatePmcd, alive, children_of  # noqa: E402
+from kit.privpmcd import AGENT, PrivatePmcd, alive, children_of  # noqa: E402
 from kit.seriesread import bucket_label, decode, fetch_together  # noqa: E402
 
 JOB = "8123"
@@ -339,3 +340,11 @@ def test_a_state_directory_that_is_a_link_is_not_used(tmp_path):
     assert len(said) == 1 and "symbolic link" in said[0], said
     assert list(real.iterdir()) == []
     shutil.rmtree(real)
+
+
+@pytest.mark.parametrize("bad", ["0", "0.001", "86401", "ten", "", "nan"])
+def test_a_checkpoint_period_out_of_range_is_refused_in_one_line(bad):
+    done = subprocess.run([str(AGENT), "-K", bad], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1
+    said = [line for line in done.stderr.splitlines() if "-K wants" in line]
+    assert len(said) == 1 and repr(bad)[1:-1] in said[0], done.stderr
