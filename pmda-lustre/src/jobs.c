@@ -551,7 +551,10 @@ lc_jobs_begin(const char *id)
     series_clear(s);
     lc_series_init(&series[s], lc_job_series_nval(), interval_ms);
     restarts[s] = 0;
-    keep(s);
+    /* not kept: no file of the slot may stay, not even the evicted job's, or a restart
+     * would take that job up in this one's place */
+    if (keep(s) < 0)
+	lc_jobstate_remove((unsigned)s);
     if (evicted[0])
 	pmNotifyErr(LOG_INFO, "job %s: no free slot, evicting job %s (the oldest, slot %d)",
 		    id, evicted, s);

@@ -25,6 +25,8 @@ tree, begun on the same job at the same moment and never restarted, is the refer
   why, the file is removed and the agent serves;
 - a state directory open to others: one log line, nothing kept, the agent serves its jobs;
 - the files: mode 0600 in a 0700 directory while the job runs, gone after its job_end;
+- all 8 slots in use and a ninth job begun: the oldest job's file is the new job's; after a
+  restart the agent holds the 8 newest jobs, the evicted one not;
 - -K outside 0.01 .. 86400 s: the agent says so in one line and does not start.
 """
 
@@ -340,6 +342,18 @@ def test_a_state_directory_that_is_a_link_is_not_used(tmp_path):
     assert len(said) == 1 and "symbolic link" in said[0], said
     assert list(real.iterdir()) == []
     shutil.rmtree(real)
+
+
+def test_an_evicted_jobs_file_is_the_new_jobs(node):
+    jobs = [f"90{i}" for i in range(agentcontract.JOB_SLOTS + 1)]
+    for job in jobs:
+        store(node.kept, "job_begin", job)
+        time.sleep(0.01)        # begin times in order: the first is the oldest
+    assert sorted(p.name for p in node.state.iterdir()) == [f"slot{s}" for s in range(agentcontract.JOB_SLOTS)]
+    node.stop_kept()
+    node.kept.start()
+    held = fetch_together(node.kept.spec, ["lustreclient.job.begin_time"])[0]["lustreclient.job.begin_time"]
+    assert sorted(held) == sorted(jobs[1:])
 
 
 @pytest.mark.parametrize("bad", ["0", "0.001", "86401", "ten", "", "nan"])
