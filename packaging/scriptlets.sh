@@ -21,8 +21,9 @@ agent_pids() {
 }
 
 # Upgrade: pmcd restarts its agent with the new binary and the pmcd.conf line (and options)
-# the admin's ./Install wrote (pmcd(1): stop the agent, then SIGHUP pmcd). Jobs running
-# meanwhile lose the start the agent kept; their reports name the host.
+# the admin's ./Install wrote (pmcd(1): stop the agent, then SIGHUP pmcd). The agent writes
+# its running jobs as it leaves (SIGTERM) and the new one takes them up (design.md §2.4); their
+# reports name the host as restarted.
 agent_restart() {
     agent_in_pmcd || return 0
     # the pmcd that local clients reach, by its own metric (a pmcd run in the foreground
@@ -48,10 +49,11 @@ agent_remove() {
         echo "pcp-pmda-lustreclient: ./Remove failed; take lustreclient out of $PCP_PMCDCONF_PATH by hand" >&2
 }
 
-# After removal: what the agent wrote while it ran, its instance caches (domain 220) and its
-# logs in pmcd's log directory.
+# After removal: what the agent wrote while it ran, its instance caches (domain 220), the
+# running jobs it kept (jobs/, design.md §2.4) and its logs in pmcd's log directory.
 agent_purge() {
     rm -f /var/lib/pcp/config/pmda/220.[0-9]*
+    rm -rf /var/lib/pcp/pmdas/lustreclient/jobs
     rm -f /var/log/pcp/pmcd/lustreclient.log /var/log/pcp/pmcd/lustreclient.log.prev
     rm -f /var/lib/pcp/pmdas/lustreclient/.NeedInstall
     rmdir /var/lib/pcp/pmdas/lustreclient 2>/dev/null || true

@@ -34,6 +34,7 @@ lc_answer_members(unsigned slot, int used, pmID out[LC_ANSWER_MAX_MEMBERS])
 	out[n++] = pmid_of(cluster, k);
     for (k = 0; k < LC_JOB_NSOURCES; k++)
 	out[n++] = pmid_of(cluster, LC_JOB_LEFT_OUT_ITEM + k);
+    out[n++] = pmid_of(CL_JOB, JOB_RESTARTS);
     return n;
 }
 

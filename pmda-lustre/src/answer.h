@@ -4,8 +4,8 @@
  * so that the reporter decodes one value per host rather than one value
  * set per metric (docs/design.md §2.4).  The members, in order: the slot's
  * job_id, the job end metrics (lc_job_end_metrics), job.begin_time, the
- * slot's deltas and left_out values; a slot not in use answers its job_id
- * alone (no value).  Each member is the value set a fetch of it alone
+ * slot's deltas and left_out values, job.restarts; a slot not in use
+ * answers its job_id alone (no value).  Each member is the value set a fetch of it alone
  * would give, and the answer lists the instances of each instance domain
  * the members use (FS, OSC, MDC, FS_BUCKET, OSC_BUCKET) as an instance
  * request would, so that the reader needs no listing of its own.
@@ -34,8 +34,8 @@
 
 #define LC_ANSWER_MAGIC		0x3141434cu	/* "LCA1" */
 #define LC_ANSWER_HEADER	8		/* u32 words */
-/* the members of a slot's answer: job_id, end metrics, begin_time, deltas, left_out */
-#define LC_ANSWER_MAX_MEMBERS	(1 + LC_JOB_NEND + 1 + LC_JOB_NMETRICS + LC_JOB_NSOURCES)
+/* the members of a slot's answer: job_id, end metrics, begin_time, deltas, left_out, restarts */
+#define LC_ANSWER_MAX_MEMBERS	(1 + LC_JOB_NEND + 1 + LC_JOB_NMETRICS + LC_JOB_NSOURCES + 1)
 
 struct lc_answer_set {
     const pmValueSet	*vs;	/* numval < 0: the error a fetch of it gives */

@@ -503,6 +503,7 @@ one(const struct lc_jobrec *b, const struct lc_jobrec *e, unsigned src,
 	    lost_end |= bp && !ep;
 	}
     }
+    reset |= bd && (bd->reset_seen >> src & 1);
     lost_begin |= e_read && !b_read && b_known;
     lost_end |= b_read && !e_read;
     /* a file every layout has, of a device new during the job, not read now: its I/O is

@@ -103,7 +103,9 @@ pmns(void)
 	   "}\n\n", CL_JOB, JOB_CTL_BEGIN, CL_JOB, JOB_CTL_END);
     printf("lustreclient.job {\n"
 	   "    begin_time\t\tLUSTRECLIENT:%d:%d\n"
-	   "    slots\t\tLUSTRECLIENT:%d:%d\n", CL_JOB, JOB_BEGIN_TIME, CL_JOB, JOB_NSLOTS);
+	   "    slots\t\tLUSTRECLIENT:%d:%d\n"
+	   "    restarts\t\tLUSTRECLIENT:%d:%d\n", CL_JOB, JOB_BEGIN_TIME, CL_JOB, JOB_NSLOTS,
+	   CL_JOB, JOB_RESTARTS);
     for (s = 0; s < LC_JOB_SLOTS; s++)
 	printf("    slot%d\n", s);
     printf("}\n\n");
@@ -136,7 +138,8 @@ help(void)
 	       "A job's slot is found by its id (the instance of lustreclient.job.begin_time\n"
 	       "named by it), but between that lookup and a fetch the slot can change\n"
 	       "hands: a newer job's job_begin takes the slot of the oldest job when all\n"
-	       "%d are in use, job_end frees it, an agent restart forgets it.  So a\n"
+	       "%d are in use, job_end frees it, an agent restart that keeps no state\n"
+	       "(option -S) forgets it.  So a\n"
 	       "reader fetches this metric with the slot's deltas and takes them as the\n"
 	       "job's only when it names the job.  Read from memory: no file is read.\n\n",
 	       s, LC_JOB_SLOTS);
@@ -145,6 +148,7 @@ help(void)
 	       "job in slot %d, in one aggregate value: the slot's job_id, the job end\n"
 	       "metrics (version, osc.device, osc.state, the OSC and read-ahead\n"
 	       "settings ...), job.begin_time, the slot's deltas and left_out values,\n"
+	       "job.restarts,\n"
 	       "and the instances of the FS, OSC, MDC and bucket domains they use.\n"
 	       "Only the job_id while the slot is not in use.  Layout: docs/design.md\n"
 	       "section 2.4.  The slot's other metrics give the same numbers one\n"
@@ -231,7 +235,8 @@ python(void)
     constant("DOMAIN", LUSTRECLIENT, "pmdalustreclient's PMDA domain");
     constant("JOB_INDOM_SERIAL", JOB_INDOM, "the job slots in use, named by their job ids");
     constant("JOB_SLOTS", LC_JOB_SLOTS, "slots 0 .. JOB_SLOTS-1");
-    constant("JOB_CLUSTER", CL_JOB, "control.job_begin/job_end, job.begin_time, job.slots");
+    constant("JOB_CLUSTER", CL_JOB, "control.job_begin/job_end, job.begin_time, job.slots, job.restarts");
+    constant("JOB_RESTARTS_ITEM", JOB_RESTARTS, "job.restarts: how often an agent took the job up again");
     constant("JOB_SLOT_CLUSTER0", CL_JOB_SLOT0, "slot S: cluster JOB_SLOT_CLUSTER0 + S");
     printf("\n# item k of a slot's cluster: the deltas of lustreclient.<name>, whose values the\n"
 	   "# left_out source <source> leaves out: (name, source)\n"
@@ -263,7 +268,7 @@ python(void)
 	printf("    (\"%s\", %u, %u),\n", m->path, m->cluster, m->item);
     }
     printf(")\n");
-    printf("\n# what a slot's answer holds beside the slot's own metrics and job.begin_time: the\n"
+    printf("\n# what a slot's answer holds beside the slot's own metrics, job.begin_time and job.restarts: the\n"
 	   "# job end metrics, (name, cluster, item)\n"
 	   "JOB_END_METRICS = (\n");
     for (k = 0; k < LC_JOB_NEND; k++)

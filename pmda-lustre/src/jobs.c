@@ -6,7 +6,11 @@
  * jobdiff.c.  And each slot's timeline (series.h): at every sample (the
  * main loop's, pmda.c, and a fetch of the series' own) the filesystems'
  * deltas of the series metrics, as the slot serves them then, into the
- * slot's series.  Slots live in memory only: an agent restart forgets them.
+ * slot's series.  Each slot in use is kept on disk too (jobstate.c, the
+ * layout persist.c's): written at its job_begin, its timeline again at each
+ * checkpoint, removed at its job_end; an agent started again takes the
+ * files up into their slots and judges their devices against the values
+ * now, as a fetch would (lc_jobs_restore).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,6 +19,8 @@
 #include <time.h>
 #include "lustreclient.h"
 #include "jobs.h"
+#include "jobstate.h"
+#include "persist.h"
 #include "../domain.h"
 
 static struct lc_jobslot slots[LC_JOB_SLOTS];
@@ -33,6 +39,8 @@ static int		res_ok[LC_JOB_SLOTS];
 static struct lc_series	series[LC_JOB_SLOTS];
 static uint32_t		interval_ms = 10000;
 static pmValueBlock	*served[LC_JOB_SLOTS];
+/* how many times an agent took each slot's job up again from its file */
+static unsigned		restarts[LC_JOB_SLOTS];
 
 void
 lc_jobs_init(pmdaIndom *idp)
@@ -152,7 +160,7 @@ device(struct lc_jobrec *r, unsigned kind, int indom, const char *name, const ch
     struct lc_jobdev	*d;
     int			f;
 
-    if ((d = lc_jobrec_add(r, kind, inst_of(indom, name, NULL), NULL, dir)) == NULL)
+    if ((d = lc_jobrec_add(r, kind, inst_of(indom, name, NULL), name, dir)) == NULL)
 	return NULL;
     d->listed = 1;
     if ((f = fs_of(fs)) >= 0)
@@ -237,6 +245,289 @@ series_clear(int s)
     served[s] = NULL;
 }
 
+/* ---- the slots on disk ------------------------------------------------------ */
+
+/* slot s written to its file as it is now; 0, or -1 (logged) */
+static int
+keep(int s)
+{
+    struct lc_persist_slot p;
+    size_t		size;
+    void		*buf;
+    int			sts;
+
+    if (!lc_jobstate_enabled() || !slots[s].used)
+	return 0;
+    memset(&p, 0, sizeof(p));
+    p.slot = (unsigned)s;
+    p.restarts = restarts[s];
+    strcpy(p.id, slots[s].id);
+    p.begin_time = slots[s].begin_time;
+    p.rec = slots[s].rec;		/* borrowed, not freed here */
+    p.series = series[s];
+    size = lc_persist_size(&p);
+    if ((buf = malloc(size)) == NULL) {
+	pmNotifyErr(LOG_ERR, "job %s: out of memory keeping its slot on disk", slots[s].id);
+	return -1;
+    }
+    lc_persist_encode(&p, buf);
+    sts = lc_jobstate_write((unsigned)s, buf, size);
+    free(buf);
+    /* -Dappl3: the benchmark counts the slots kept and their bytes */
+    if (pmDebugOptions.appl3)
+	pmNotifyErr(LOG_DEBUG, "job %s: slot %d kept, %zu bytes", slots[s].id, s, size);
+    return sts;
+}
+
+void
+lc_jobs_checkpoint(void)
+{
+    for (int s = 0; s < LC_JOB_SLOTS; s++)
+	if (slots[s].used)
+	    keep(s);
+}
+
+/*
+ * The running agent's instance id of a device kept by name: looked up, or
+ * when the device is not there now, added as an inactive instance (so that
+ * a left_out value of it has a name an instance request gives, as for a
+ * device that went away while the agent ran).
+ */
+static int
+inst_by_name(int serial, const char *name)
+{
+    int		inst;
+
+    if (pmdaCacheLookupName(lc.indom[serial], name, &inst, NULL) >= 0)
+	return inst;
+    if ((inst = pmdaCacheStore(lc.indom[serial], PMDA_CACHE_ADD, name, NULL)) < 0)
+	return -1;
+    pmdaCacheStore(lc.indom[serial], PMDA_CACHE_HIDE, name, NULL);
+    return inst;
+}
+
+/* the instance ids of a record read from a file, by the names it keeps */
+static void
+instances(struct lc_jobrec *r)
+{
+    static const int serial[LC_JK_N] = { FS_INDOM, OSC_INDOM, MDC_INDOM };
+    char	name[LC_NAME_MAX + 32], size[32];
+
+    for (unsigned kind = 0; kind < LC_JK_N; kind++)
+	for (size_t i = 0; i < r->n[kind]; i++) {
+	    struct lc_jobdev *d = &r->dev[kind][i];
+
+	    if (d->name[0] != '\0')
+		d->inst = inst_by_name(serial[kind], d->name);
+	    if (kind != LC_JK_FS)
+		continue;
+	    for (unsigned b = 0; b < RPC_HIST_MAX; b++) {
+		if (d->binst[b] < 0)
+		    continue;
+		lc_size_label(lc.pagesize << b, size, sizeof(size));
+		pmsprintf(name, sizeof(name), "%s:%s", d->name, size);
+		d->binst[b] = inst_by_name(FS_BUCKET_INDOM, name);
+	    }
+	}
+    lc_jobrec_done(r);
+}
+
+/* the instance name of a device of a record, or NULL */
+static const char *
+name_in(const struct lc_jobrec *r, unsigned kind, int inst)
+{
+    for (size_t i = 0; i < r->n[kind]; i++)
+	if (r->dev[kind][i].inst == inst)
+	    return r->dev[kind][i].name;
+    return NULL;
+}
+
+/* the instance name of a device left out of slot s, for the log: kept at begin, or there now */
+static const char *
+device_name(int s, unsigned kind, int inst)
+{
+    const char	*name = name_in(&slots[s].rec, kind, inst);
+
+    if (name == NULL)
+	name = name_in(&now, kind, inst);
+    return name ? name : "?";
+}
+
+static const struct lc_jobres *outcome(int s);
+
+/* the begin record's device of filesystem name, or NULL */
+static struct lc_jobdev *
+begin_fs(int s, const char *name)
+{
+    struct lc_jobrec	*r = &slots[s].rec;
+
+    for (size_t i = 0; i < r->n[LC_JK_FS]; i++)
+	if (strcmp(r->dev[LC_JK_FS][i].name, name) == 0)
+	    return &r->dev[LC_JK_FS][i];
+    return NULL;
+}
+
+/*
+ * The sources of filesystem i of now whose counted deltas are below those
+ * of slot s's timeline's last sample: a counter that went back while the
+ * agent was down and grew past its begin value again, which the begin
+ * values alone cannot show.  A bit per source (enum lc_jobsrc).
+ */
+static unsigned
+below_timeline(int s, const struct lc_jobres *r, size_t i)
+{
+    const struct lc_series_fs	*fs = NULL;
+    unsigned			nvfs = lc_job_kind_nval(LC_JK_FS), v = 0, found = 0;
+
+    for (size_t f = 0; f < series[s].nfs; f++)
+	if (strcmp(series[s].fs[f].name, now.dev[LC_JK_FS][i].name) == 0)
+	    fs = &series[s].fs[f];
+    if (fs == NULL)
+	return 0;
+    for (unsigned j = 0; j < LC_JOB_NSERIES; j++) {
+	unsigned k = lc_job_series[j];
+
+	for (unsigned b = 0; b < lc_job_nval(k); b++, v++) {
+	    size_t at = i * nvfs + lc_job_off(k) + b;
+
+	    if (r->counted[LC_JK_FS][at] && r->delta[LC_JK_FS][at] < fs->last[v])
+		found |= 1u << lc_job_metrics[k].src;
+	}
+    }
+    return found;
+}
+
+/*
+ * A reset the timeline shows (below_timeline) leaves its source of that
+ * filesystem out, CLEARED, as the begin values would had they shown it;
+ * kept in the begin record (reset_seen), so in the slot's file too.
+ * Returns whether there was one.
+ */
+static int
+timeline_resets(int s)
+{
+    const struct lc_jobres	*r = outcome(s);
+    struct lc_jobdev		*bd;
+    unsigned			found;
+    int				any = 0;
+
+    if (r == NULL)
+	return 0;
+    for (size_t i = 0; i < now.n[LC_JK_FS]; i++) {
+	if ((found = below_timeline(s, r, i)) == 0 || (bd = begin_fs(s, now.dev[LC_JK_FS][i].name)) == NULL)
+	    continue;
+	for (unsigned src = 0; src < LC_JOB_NSOURCES; src++)
+	    if (found >> src & 1)
+		pmNotifyErr(LOG_WARNING, "job %s: taken up again, its %s of %s is below its timeline's "
+			    "last sample: reset while the agent was down", slots[s].id,
+			    lc_job_sources[src].name, bd->name);
+	bd->reset_seen |= found;
+	any = 1;
+    }
+    return any;
+}
+
+/*
+ * A slot taken up again, judged against the values now as a fetch would
+ * judge it, its timeline's last sample too (timeline_resets): each device
+ * left out said in the log, with why.
+ */
+static void
+check_restored(int s)
+{
+    const struct lc_jobres	*r;
+
+    if (timeline_resets(s))
+	lc_jobs_changed();
+    if ((r = outcome(s)) == NULL)
+	return;
+    for (size_t i = 0; i < r->nleft; i++) {
+	const struct lc_jobleft *l = &r->left[i];
+
+	pmNotifyErr(LOG_WARNING, "job %s: taken up again, its %s of %s left out: %s", slots[s].id,
+		    lc_job_sources[l->src].name, device_name(s, lc_job_sources[l->src].kind, l->inst),
+		    lc_job_reasons[l->reason].name);
+    }
+}
+
+/*
+ * Slot file s read into *p: 1, or 0 (none, or refused: logged, removed).
+ * loaded: the slots read before it, so that a job is taken up once.
+ */
+static int
+load(unsigned s, struct lc_persist_slot *p, const struct lc_persist_slot *loaded, const int *ok)
+{
+    const char	*why = NULL;
+    size_t	len = 0;
+    void	*buf = lc_jobstate_read(s, &len);
+    int		sts;
+
+    if (buf == NULL)
+	return 0;
+    sts = lc_persist_decode(buf, len, p, &why);
+    free(buf);
+    if (sts == 0 && p->slot != s)
+	why = "of another slot";
+    for (unsigned t = 0; sts == 0 && why == NULL && t < s; t++)
+	if (ok[t] && strcmp(loaded[t].id, p->id) == 0)
+	    why = "a job another slot holds";
+    if (sts == 0 && why != NULL) {
+	lc_persist_free(p);
+	sts = -1;
+    }
+    if (sts < 0) {
+	lc_jobstate_refuse(s, why);
+	return 0;
+    }
+    return 1;
+}
+
+/* slot s holds the job read from its file (p's record and series moved into it) */
+static void
+take_up(unsigned s, struct lc_persist_slot *p)
+{
+    instances(&p->rec);
+    lc_jobrec_move(&slots[s].rec, &p->rec);
+    slots[s].used = 1;
+    strcpy(slots[s].id, p->id);
+    slots[s].begin_time = p->begin_time;
+    series_clear((int)s);
+    series[s] = p->series;
+    restarts[s] = p->restarts + 1;
+    pmNotifyErr(LOG_INFO, "job %s: taken up again in slot %u from %s (begun %.3f, restart %u)",
+		p->id, s, lc_jobstate_dir(), p->begin_time, restarts[s]);
+}
+
+/*
+ * The slots' files, each into its slot; the devices are listed and read
+ * (as for a job_begin) only when there is one, to find their instance ids
+ * and judge them.
+ */
+void
+lc_jobs_restore(void)
+{
+    struct lc_persist_slot loaded[LC_JOB_SLOTS];
+    int			ok[LC_JOB_SLOTS] = { 0 }, any = 0;
+
+    if (!lc_jobstate_enabled())
+	return;
+    for (unsigned s = 0; s < LC_JOB_SLOTS; s++)
+	any |= ok[s] = load(s, &loaded[s], loaded, ok);
+    if (!any)
+	return;
+    lc_refresh_job_files();
+    for (unsigned s = 0; s < LC_JOB_SLOTS; s++)
+	if (ok[s])
+	    take_up(s, &loaded[s]);
+    indom_update();
+    lc_jobs_changed();
+    for (int s = 0; s < LC_JOB_SLOTS; s++)
+	if (ok[s]) {
+	    check_restored(s);
+	    keep(s);	/* the restart counted */
+	}
+}
+
 /*
  * job_begin of id, after the refresh of every job file (pmda.c): the
  * values now become the slot's begin values.
@@ -259,6 +550,11 @@ lc_jobs_begin(const char *id)
     /* a job's timeline starts with its begin values: the deltas are all 0 then */
     series_clear(s);
     lc_series_init(&series[s], lc_job_series_nval(), interval_ms);
+    restarts[s] = 0;
+    /* not kept: no file of the slot may stay, not even the evicted job's, or a restart
+     * would take that job up in this one's place */
+    if (keep(s) < 0)
+	lc_jobstate_remove((unsigned)s);
     if (evicted[0])
 	pmNotifyErr(LOG_INFO, "job %s: no free slot, evicting job %s (the oldest, slot %d)",
 		    id, evicted, s);
@@ -274,6 +570,8 @@ lc_jobs_end(const char *id)
     int		s = lc_job_end(slots, id);
 
     if (s >= 0) {
+	lc_jobstate_remove((unsigned)s);
+	restarts[s] = 0;
 	series_clear(s);
 	lc_jobres_free(&res[s]);
 	res_gen[s] = 0;
@@ -445,7 +743,7 @@ lc_jobs_nvalues(unsigned cluster, unsigned item)
     int		s;
 
     if (cluster == CL_JOB)
-	return item == JOB_BEGIN_TIME ? LC_JOB_SLOTS : 1;
+	return item == JOB_BEGIN_TIME || item == JOB_RESTARTS ? LC_JOB_SLOTS : 1;
     s = (int)cluster - CL_JOB_SLOT0;
     if (s < 0 || s >= LC_JOB_SLOTS)
 	return 0;
@@ -509,6 +807,15 @@ lc_jobs_values(unsigned cluster, unsigned item, lc_jobs_fn fn, void *arg)
 		if (!slots[s].used)
 		    continue;
 		atom.d = slots[s].begin_time;
+		if (fn(arg, s, &atom) < 0)
+		    return -ENOMEM;
+	    }
+	    return 0;
+	case JOB_RESTARTS:
+	    for (s = 0; s < LC_JOB_SLOTS; s++) {
+		if (!slots[s].used)
+		    continue;
+		atom.ul = restarts[s];
 		if (fn(arg, s, &atom) < 0)
 		    return -ENOMEM;
 	    }

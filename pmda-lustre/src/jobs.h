@@ -33,7 +33,7 @@
 #define LC_JOB_K_RPC_WRITE 43
 
 /* PMID clusters (lustreclient.h has the base ones, 0..20) */
-#define CL_JOB		21		/* control.job_begin/job_end, job.begin_time, job.slots */
+#define CL_JOB		21		/* control.job_begin/job_end, job.begin_time, job.slots, job.restarts */
 #define CL_JOB_SLOT0	22		/* slot s: cluster CL_JOB_SLOT0 + s */
 #define JOB_CTL_BEGIN	0
 #define JOB_CTL_END	1
@@ -43,6 +43,7 @@
 /* item s: slot s's timeline, one aggregate (series.h) */
 #define CL_JOB_SERIES	(CL_JOB_ANSWER + 1)
 #define JOB_NSLOTS	3
+#define JOB_RESTARTS	4		/* per slot in use: how often an agent took its job up again */
 
 /* the kinds of device a job metric is kept for */
 enum lc_jobkind { LC_JK_FS, LC_JK_OSC, LC_JK_MDC, LC_JK_N };
@@ -153,6 +154,9 @@ struct lc_jobdev {
     uint64_t	*val;
     uint8_t	*pres;
     int		*binst;		/* FS: FS_BUCKET instance id of each bucket, -1 none */
+    unsigned	reset_seen;	/* begin record: bit src, a reset of that source of this
+				   device was seen by other means than these values (a
+				   restarted agent's timeline): CLEARED from then on */
 };
 
 struct lc_jobrec {

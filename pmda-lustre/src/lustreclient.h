@@ -423,6 +423,13 @@ void lc_jobs_series_sent(void);		/* the fetch's result is sent: its series block
 uint64_t lc_jobs_clock_ms(void);	/* the time samples are binned by: ms since the epoch */
 /* the series table's base PMIDs and their values a point, once */
 void lc_jobs_series_metrics(const uint32_t **pmids, const uint32_t **nvals);
+/*
+ * The slots kept on disk (jobstate.h): each slot in use written again, its
+ * timeline as it is now (the checkpoint, and the agent's last act); the
+ * files there taken up at start, after the device listings are read.
+ */
+void lc_jobs_checkpoint(void);
+void lc_jobs_restore(void);
 static inline int
 lc_is_job_cluster(unsigned cluster)
 {

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "lustreclient.h"
 #include "answer.h"
 #include "paths.h"
+#include "jobstate.h"
 #include "parse_lnet.h"
 #include "../domain.h"
 
@@ -174,6 +176,7 @@ static const struct {
     { CL_JOB, JOB_CTL_END, PM_TYPE_STRING, -1, PM_SEM_DISCRETE, U_NONE },
     { CL_JOB, JOB_BEGIN_TIME, PM_TYPE_DOUBLE, JOB_INDOM, PM_SEM_DISCRETE, U_SEC },
     { CL_JOB, JOB_NSLOTS, PM_TYPE_U32, -1, PM_SEM_DISCRETE, U_NONE },
+    { CL_JOB, JOB_RESTARTS, PM_TYPE_U32, JOB_INDOM, PM_SEM_DISCRETE, U_COUNT },
 };
 
 /* the descriptor of a metric already in the table */
@@ -590,19 +593,56 @@ sample_jobs(uint64_t t_ms)
     lc_jobs_sample(t_ms);
 }
 
+/* the job slots are written again this often while one is in use (-K), in ms */
+static uint64_t		checkpoint_ms = 60000;
+/* SIGTERM came: the loop ends, the slots are written as they are */
+static volatile sig_atomic_t terminated;
+
+static void
+on_term(int sig)
+{
+    (void)sig;
+    terminated = 1;
+}
+
+/* SIGTERM interrupts the wait for pmcd's next request (no SA_RESTART) */
+static void
+catch_term(void)
+{
+    struct sigaction	sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_term;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* the earlier of two deadlines (ms since the epoch; 0: none) */
+static uint64_t
+earliest(uint64_t a, uint64_t b)
+{
+    if (a == 0)
+	return b;
+    if (b == 0)
+	return a;
+    return a < b ? a : b;
+}
+
 /*
  * pmdaMain's loop, with the timelines' samples between the requests: pmcd's
  * PDUs are answered as they come, and while a slot holds a job a sample is
  * taken at the first wake-up at or after each multiple of the interval
  * since the epoch (so all the nodes of a job sample into the same bins).
- * No slot in use: no timeout, the agent sleeps until pmcd asks.  Leaves
- * when pmcd has gone, as pmdaMain does.
+ * And every checkpoint_ms while a slot holds a job, the slots are written
+ * to disk (lc_jobs_checkpoint).  No slot in use: no timeout, the agent
+ * sleeps until pmcd asks.  Leaves when pmcd has gone, as pmdaMain does, or
+ * on SIGTERM, the slots written once more as they are then.
  */
 static void
 main_loop(pmdaInterface *dispatch)
 {
     int		fd = __pmdaInFd(dispatch);
-    uint64_t	next = 0, now;
+    uint64_t	next = 0, next_checkpoint = 0, now, wake;
     uint32_t	iv = lc_jobs_interval();
 
     if (fd < 0) {
@@ -614,6 +654,8 @@ main_loop(pmdaInterface *dispatch)
 	fd_set		readable;
 	int		sts;
 
+	if (terminated)
+	    break;
 	if (lc_jobs_in_use()) {
 	    now = lc_jobs_clock_ms();
 	    /* the first sample of a job, or a clock stepped back: the next multiple */
@@ -631,11 +673,22 @@ main_loop(pmdaInterface *dispatch)
 		now = lc_jobs_clock_ms();
 		next = lc_series_next(iv, now + 1);
 	    }
-	    tv.tv_sec = (time_t)((next - now) / 1000);
-	    tv.tv_usec = (suseconds_t)((next - now) % 1000 * 1000);
+	    if (lc_jobstate_enabled()) {
+		if (next_checkpoint == 0 || next_checkpoint > now + checkpoint_ms)
+		    next_checkpoint = now + checkpoint_ms;
+		if (now >= next_checkpoint) {
+		    lc_jobs_checkpoint();
+		    now = lc_jobs_clock_ms();
+		    next_checkpoint = now + checkpoint_ms;
+		}
+	    }
+	    wake = earliest(next, next_checkpoint);
+	    wake = wake > now ? wake - now : 0;
+	    tv.tv_sec = (time_t)(wake / 1000);
+	    tv.tv_usec = (suseconds_t)(wake % 1000 * 1000);
 	    timeout = &tv;
 	} else {
-	    next = 0;
+	    next = next_checkpoint = 0;
 	}
 	FD_ZERO(&readable);
 	FD_SET(fd, &readable);
@@ -649,6 +702,7 @@ main_loop(pmdaInterface *dispatch)
 	if (sts > 0 && __pmdaMainPDU(dispatch) < 0)
 	    break;
     }
+    lc_jobs_checkpoint();
 }
 
 static pmLongOptions longopts[] = {
@@ -665,12 +719,15 @@ static pmLongOptions longopts[] = {
     { "pmdafetch", 0, 'F', NULL, "build results with pmdaFetch() (slower; for tests)" },
     { "threads", 1, 't', "N", "reader threads for the per-OSC files [default 1]" },
     { "interval", 1, 'T', "SEC", "sample each job's timeline this often [default 10]" },
+    { "state", 1, 'S', "DIR", "keep the running jobs here across restarts [default: "
+      "$PCP_VAR_DIR/pmdas/lustreclient/jobs when ROOT is /, else none]; none: do not" },
+    { "checkpoint", 1, 'K', "SEC", "write the running jobs' timelines to DIR this often [default 60]" },
     PMOPT_HELP,
     PMDA_OPTIONS_END
 };
 
 static pmdaOptions opts = {
-    .short_options = "D:d:h:l:U:r:P:C:b:Ft:T:?",
+    .short_options = "D:d:h:l:U:r:P:C:b:Ft:T:S:K:?",
     .long_options = longopts,
 };
 
@@ -679,7 +736,8 @@ main(int argc, char **argv)
 {
     pmdaInterface	dispatch;
     char		helppath[MAXPATHLEN];
-    const char		*root = "/", *cachemode = "auto";
+    const char		*root = "/", *cachemode = "auto", *statedir = NULL;
+    char		statepath[MAXPATHLEN];
     long		ps;
     int			threads;
     int			c, i, sep = pmPathSeparator();
@@ -751,6 +809,24 @@ main(int argc, char **argv)
 		opts.errors++;
 	    }
 	    break;
+	case 'S':
+	    statedir = opts.optarg;
+	    break;
+	case 'K': {
+	    char	*end;
+	    double	sec;
+
+	    errno = 0;
+	    sec = strtod(opts.optarg, &end);
+	    if (errno || end == opts.optarg || *end != '\0' || !(sec >= 0.01 && sec <= 86400)) {
+		pmprintf("%s: -K wants seconds (0.01 .. 86400), got \"%s\"\n",
+			 pmGetProgname(), opts.optarg);
+		opts.errors++;
+	    } else {
+		checkpoint_ms = (uint64_t)(sec * 1000 + 0.5);
+	    }
+	    break;
+	}
 	case 'C':
 	    if (strcmp(opts.optarg, "auto") && strcmp(opts.optarg, "on") &&
 		strcmp(opts.optarg, "off")) {
@@ -821,6 +897,20 @@ main(int argc, char **argv)
 	if (lc.persist && i < LC_NCACHED)
 	    pmdaCacheOp(lc.indom[i], PMDA_CACHE_LOAD);
     }
+    /*
+     * The running jobs are kept where the agent of the real / keeps them;
+     * an agent pointed at a test tree keeps them only where it is told to.
+     */
+    if (statedir == NULL && lc_paths_root_is_slash()) {
+	pmsprintf(statepath, sizeof(statepath), "%s%cpmdas%clustreclient%cjobs",
+		  pmGetConfig("PCP_VAR_DIR"), sep, sep, sep);
+	statedir = statepath;
+    }
+    if (statedir != NULL && strcmp(statedir, "none") != 0 && lc_jobstate_open(statedir) == 0)
+	pmNotifyErr(LOG_INFO, "running jobs kept in %s, their timelines every %.3g s",
+		    statedir, checkpoint_ms / 1000.0);
+    lc_jobs_restore();
+    catch_term();
 
     pmdaConnect(&dispatch);
     main_loop(&dispatch);

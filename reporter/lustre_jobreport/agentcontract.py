@@ -10,7 +10,8 @@ it.  Items and codes are never moved or reused.
 DOMAIN = 220                # pmdalustreclient's PMDA domain
 JOB_INDOM_SERIAL = 5        # the job slots in use, named by their job ids
 JOB_SLOTS = 8               # slots 0 .. JOB_SLOTS-1
-JOB_CLUSTER = 21            # control.job_begin/job_end, job.begin_time, job.slots
+JOB_CLUSTER = 21            # control.job_begin/job_end, job.begin_time, job.slots, job.restarts
+JOB_RESTARTS_ITEM = 4       # job.restarts: how often an agent took the job up again
 JOB_SLOT_CLUSTER0 = 22      # slot S: cluster JOB_SLOT_CLUSTER0 + S
 
 # item k of a slot's cluster: the deltas of lustreclient.<name>, whose values the
@@ -153,7 +154,7 @@ JOB_SERIES_PMIDS = (
     ("fs.rpc.write", 4, 1),
 )
 
-# what a slot's answer holds beside the slot's own metrics and job.begin_time: the
+# what a slot's answer holds beside the slot's own metrics, job.begin_time and job.restarts: the
 # job end metrics, (name, cluster, item)
 JOB_END_METRICS = (
     ("version", 0, 0),

@@ -269,6 +269,8 @@ def wanted(name: str) -> bool:
 # `make -C pmda-lustre jobview` rewrites. Item numbers are never moved or reused.
 JOB_BEGIN_CONTROL = P + "control.job_begin"
 JOB_BEGIN_TIME = P + "job.begin_time"
+# per job: how often an agent restart took the job's slot up again from its file (0: none)
+JOB_RESTARTS = P + "job.restarts"
 JOB_INDOM_SERIAL = agentcontract.JOB_INDOM_SERIAL
 JOB_SLOTS = agentcontract.JOB_SLOTS
 JOB_CLUSTER = agentcontract.JOB_CLUSTER
@@ -351,5 +353,7 @@ JOB_END_METRICS = tuple(m.name for m in METRICS if m.role not in SUMMED and m.ro
 def job_view_metrics(slot: int) -> tuple[str, ...]:
     """What one fetch of a host reads for a job its agent holds in this slot: the slot's job id
     (first: whether the answer is the job's is known before anything else of it is decoded),
-    the job end metrics, the begin times, the slot's deltas and left_out values."""
-    return (job_slot_id_name(slot),) + JOB_END_METRICS + (JOB_BEGIN_TIME,) + tuple(job_slot_names(slot))
+    the job end metrics, the begin times, the slot's deltas and left_out values, the restarts
+    (the order of the slot's answer)."""
+    return ((job_slot_id_name(slot),) + JOB_END_METRICS + (JOB_BEGIN_TIME,) + tuple(job_slot_names(slot))
+            + (JOB_RESTARTS,))

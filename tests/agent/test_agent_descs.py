@@ -16,7 +16,7 @@ INSTANT = re.compile(r"\.(rpcs_in_flight\.\w+|pending_pages\.\w+|state|lnet\.msg
 # settings (tunables) and identity strings are discrete
 DISCRETE = re.compile(r"(\.version|\.pagesize|\.mount_id|\.device|_start|\.max_pages_per_rpc|\.max_rpcs_in_flight"
                       r"|\.max_dirty_mb|\.checksums|\.max_read_ahead\w*_mb|\.hybrid_io\w*|^lustreclient\.kernel"
-                      r"|^lustreclient\.os|^lustreclient\.control\.job_\w+|^lustreclient\.job\.(begin_time|slots)"
+                      r"|^lustreclient\.os|^lustreclient\.control\.job_\w+|^lustreclient\.job\.(begin_time|slots|restarts)"
                       r"|^lustreclient\.job\.slot\d+\.(job_id|answer))$")
 BYTES = re.compile(r"(_bytes|_length|\.pagesize)$")
 USEC = re.compile(r"(\.latency\.\w+|\.req_waittime)$")
@@ -61,9 +61,9 @@ def test_descriptors_help_and_rates(tmp_path):
             except pmapi.pmErr as e:
                 bad.append(f"{name}: no help ({e})")
         assert not bad, "\n".join(bad)
-        # 188 of the client, 4 of the job view's control and slots, 8 job slots of 52 deltas,
-        # 6 left_out, a job id, an answer and a series each
-        assert len(names) == 188 + 4 + 8 * (52 + 6 + 1 + 1 + 1)
+        # 188 of the client, 5 of the job view's control, slots and restarts, 8 job slots of 52
+        # deltas, 6 left_out, a job id, an answer and a series each
+        assert len(names) == 188 + 5 + 8 * (52 + 6 + 1 + 1 + 1)
         # pmval turns a counter into a rate, and shows a gauge as it is
         out = subprocess.run(["pmval", "-h", pmcd.spec, "-s", "2", "-t", "0.2",
                               "lustreclient.osc.write_bytes"], capture_output=True, text=True).stdout

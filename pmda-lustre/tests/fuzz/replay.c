@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #define TARGETS(X) X(stats) X(rpc_stats) X(version) X(import) X(names) \
-		   X(lnet) X(lockless) X(value) X(unchanged) X(osrelease)
+		   X(lnet) X(lockless) X(value) X(unchanged) X(osrelease) X(persist)
 #define DECL(t) int lcfuzz_##t(const uint8_t *data, size_t size);
 TARGETS(DECL)
 

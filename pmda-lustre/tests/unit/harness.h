@@ -78,5 +78,6 @@ void test_selfstats(void);
 void test_parse_osrelease(void);
 void test_jobs(void);
 void test_series(void);
+void test_persist(void);
 
 #endif

@@ -20,6 +20,7 @@ main(void)
     test_clients();
     test_slot_answer();
     test_series();
+    test_persist();
     printf("%d passed, %d failed\n", h_pass, h_fail);
     return h_fail ? 1 : 0;
 }

@@ -113,7 +113,8 @@ test_members(void)
     CHECK_U64(m[1], PMID(lc_job_end_metrics[0].cluster, lc_job_end_metrics[0].item));
     CHECK_U64(m[1 + LC_JOB_NEND], PMID(CL_JOB, JOB_BEGIN_TIME));
     CHECK_U64(m[2 + LC_JOB_NEND], PMID(CL_JOB_SLOT0 + 3, 0));
-    CHECK_U64(m[n - 1], PMID(CL_JOB_SLOT0 + 3, LC_JOB_LEFT_OUT_ITEM + LC_JOB_NSOURCES - 1));
+    CHECK_U64(m[n - 2], PMID(CL_JOB_SLOT0 + 3, LC_JOB_LEFT_OUT_ITEM + LC_JOB_NSOURCES - 1));
+    CHECK_U64(m[n - 1], PMID(CL_JOB, JOB_RESTARTS));
 }
 
 static void

@@ -799,6 +799,29 @@ test_series_values(void)
     done(&p);
 }
 
+/*
+ * A reset seen by other means than the values (a restarted agent's
+ * timeline, jobs.c): that source of that device is CLEARED though its
+ * values grew, the device's other sources and the other devices counted.
+ */
+static void
+test_reset_seen(void)
+{
+    struct pair p;
+
+    setup(&p);
+    setv(get(&p.e, LC_JK_FS, 0), K_READ_BYTES, 0, 100 + K_READ_BYTES + 150);
+    get(&p.b, LC_JK_FS, 0)->reset_seen = 1u << LC_JS_LLITE_STATS;
+    CHECK_INT(run(&p), 0);
+    CHECK_U64(reason(&p.res, LC_JS_LLITE_STATS, 0), LC_JR_CLEARED);
+    CHECK_INT(counted(&p.e, &p.res, K_READ_BYTES, 0, 0), 0);
+    CHECK_U64(reason(&p.res, LC_JS_OSC_RPC, 0), 0);
+    CHECK_INT(counted(&p.e, &p.res, K_RPC_READ, 0, 0), 1);
+    CHECK_U64(reason(&p.res, LC_JS_LLITE_STATS, 1), 0);
+    CHECK_INT(counted(&p.e, &p.res, K_READ_BYTES, 1, 0), 1);
+    done(&p);
+}
+
 void
 test_jobs(void)
 {
@@ -806,6 +829,7 @@ test_jobs(void)
     test_series_values();
     test_growth();
     test_cleared();
+    test_reset_seen();
     test_replaced_remounted();
     test_not_read();
     test_as_diff_py();

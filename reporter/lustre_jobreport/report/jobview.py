@@ -51,6 +51,28 @@ def begin_time(end: Snapshot, hosts: list[str], job_id: str) -> float:
     return float(t.values[rows, col][have].min()) / catalog.START_UNIT_US
 
 
+def restarted(end: Snapshot, hosts: list[str], job_id: str) -> list[Issue]:
+    """The hosts whose agent was restarted during the job and took the job up again from the
+    slot's file (job.restarts > 0): their deltas were judged against the values found at the
+    restart, which cannot show every reset (docs/design.md §2.4, "A restart keeps the jobs"),
+    and their timeline's I/O of the time the agent was down lands in one point."""
+    t = end.metrics.get(catalog.JOB_RESTARTS)
+    col = t.column(job_id) if t is not None and not t.is_string else None
+    if col is None or not hosts:
+        return []
+    rows = rows_of(end, hosts)
+    issues = []
+    for host, present, n in zip(hosts, t.present[rows, col], t.values[rows, col]):
+        if present and n > 0:
+            times = "once" if n == 1 else f"{int(n)} times"
+            issues.append(Issue("AGENT_RESTARTED", host, None,
+                                f"agent restarted during the job: {host}'s agent was restarted {times} and took the "
+                                f"job up again from its saved state; its counts were checked against the values "
+                                f"found at each restart, but a counter reset while it was down and grown past "
+                                f"them again cannot be seen, and its timeline has the I/O of that time in one point"))
+    return issues
+
+
 def _left_out(end: Snapshot, rows: np.ndarray, js: catalog.JobSource) -> LeftOutTable:
     """The devices of a source the agent left out on some host, and why (COUNTED elsewhere)."""
     t = end.metrics.get(catalog.job_left_out_name(js))
@@ -170,6 +192,7 @@ def delta(end: Snapshot, job_id: str) -> JobDelta:
     A delta the agent counted that is no count (DELTA_LIMIT or more) is left out and said, its
     device's source with it, as diff does."""
     hosts, missing, issues = host_issues({}, end, job_view=True)
+    issues += restarted(end, hosts, job_id)
     rows = rows_of(end, hosts)
     # what the agent left out, per stats file, and why
     left = {js: _left_out(end, rows, js) for js in catalog.JOB_SOURCES}
