@@ -8,6 +8,7 @@ directories that no longer exist in the state (after a remount) are removed afte
 from __future__ import annotations
 
 import os
+import stat
 import shutil
 from pathlib import Path
 
@@ -165,12 +166,16 @@ def write(root: Path, st: dict) -> list[str]:
 
 
 def _holds(path: Path, text: str) -> bool:
-    """Whether the file (not a link) already holds exactly this text: a file the state did not
-    change is left as it is, as the kernel's is (a workload changes a few dozen of a tree's
-    hundreds, and rewriting each atomically costs a test driving workloads in real time)."""
+    """Whether the path is a regular file (not a link, a FIFO or anything a fault put there)
+    that already holds exactly this text: a file the state did not change is left as it is, as
+    the kernel's is (a workload changes a few dozen of a tree's hundreds, and rewriting each
+    atomically costs a test driving workloads in real time)."""
+    data = text.encode()
     try:
+        if not stat.S_ISREG(os.lstat(path).st_mode) or os.path.getsize(path) != len(data):
+            return False
         with open(path, "rb") as f:
-            return not os.path.islink(path) and f.read(len(text) * 4 + 2) == text.encode()
+            return f.read(len(data) + 1) == data
     except OSError:
         return False
 
