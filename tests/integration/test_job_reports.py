@@ -82,7 +82,9 @@ def test_enzo_flags(enzo):
 
 
 def test_enzo_json_keys_follow_the_contract(enzo):
-    assert set(enzo) == {"schema", "job", "lustre_versions", "clients", "filesystems", "flags", "data_quality"}
+    assert set(enzo) == {"schema", "job", "lustre_versions", "clients", "filesystems", "flags", "data_quality",
+                         "notes", "timeline"}
+    assert enzo["timeline"] is None         # two snapshots: no agent kept the job's timeline
     assert set(enzo["job"]) == {"id", "user", "name", "partition", "account", "command", "num_nodes",
                                 "num_tasks", "hosts", "hosts_missing", "hosts_incomplete", "begin", "end",
                                 "elapsed_s"}
