@@ -95,7 +95,8 @@ def test_enzo_json_keys_follow_the_contract(enzo):
     assert enzo["job"]["hosts_incomplete"] == {}
     assert set(enzo["filesystems"]) == {"scratch", "home"}
     for f in enzo["flags"]:
-        assert set(f) == {"id", "severity", "fs", "finding", "why", "advice", "evidence", "rests_on"}
+        assert set(f) == {"id", "severity", "fs", "finding", "why", "advice", "evidence", "rests_on", "when"}
+        assert f["when"] is None          # no timeline: no time said
         assert f["rests_on"] and "left_out" not in f["evidence"]       # every total whole
     assert all(fs["left_out"] == {} and fs["not_read"] == [] for fs in enzo["filesystems"].values())
     home = enzo["filesystems"]["home"]
