@@ -46,7 +46,7 @@ DEFAULTS: dict[str, Any] = {
         # Slurm jobs on at least this many nodes are read through the agents' job view: each
         # node's prolog stores the job's start into its own agent, the epilog reads the deltas
         # (nothing spooled; the way a 12,000-node job fits the bounds). 0 = never.
-        "job_view_from_nodes": 512,
+        "job_view_from_nodes": 1,
         "epilog_timeout_s": 30.0,
         "scheduler_timeout_s": 10.0,   # scontrol show job, squeue; PBS: getent passwd/group
         "check_shared_nodes": True,    # Slurm: ask squeue which other jobs used the job's nodes

@@ -82,7 +82,9 @@ def test_enzo_flags(enzo):
 
 
 def test_enzo_json_keys_follow_the_contract(enzo):
-    assert set(enzo) == {"schema", "job", "lustre_versions", "clients", "filesystems", "flags", "data_quality"}
+    assert set(enzo) == {"schema", "job", "lustre_versions", "clients", "filesystems", "flags", "data_quality",
+                         "notes", "timeline"}
+    assert enzo["timeline"] is None         # two snapshots: no agent kept the job's timeline
     assert set(enzo["job"]) == {"id", "user", "name", "partition", "account", "command", "num_nodes",
                                 "num_tasks", "hosts", "hosts_missing", "hosts_incomplete", "begin", "end",
                                 "elapsed_s"}
@@ -93,7 +95,8 @@ def test_enzo_json_keys_follow_the_contract(enzo):
     assert enzo["job"]["hosts_incomplete"] == {}
     assert set(enzo["filesystems"]) == {"scratch", "home"}
     for f in enzo["flags"]:
-        assert set(f) == {"id", "severity", "fs", "finding", "why", "advice", "evidence", "rests_on"}
+        assert set(f) == {"id", "severity", "fs", "finding", "why", "advice", "evidence", "rests_on", "when"}
+        assert f["when"] is None          # no timeline: no time said
         assert f["rests_on"] and "left_out" not in f["evidence"]       # every total whole
     assert all(fs["left_out"] == {} and fs["not_read"] == [] for fs in enzo["filesystems"].values())
     home = enzo["filesystems"]["home"]

@@ -71,7 +71,12 @@ def user_file(path: Path, pw: pwd.struct_passwd, text: str = "", mode: int = 0o6
 def write_config(path: Path, *, hosts: dict[str, str], spool: Path, records: Path | str, log: Path,
                  html: str = "beside", prolog_timeout_s: float = 5.0, epilog_timeout_s: float = 30.0,
                  snapshot: str = "", hooks_extra: str = "") -> Path:
+    """A site config for a test rig; hooks_extra: more [hooks] keys."""
     host_lines = "".join(f'"{k}" = "{v}"\n' for k, v in hosts.items())
+    if "job_view_from_nodes" not in hooks_extra:
+        # the rig's jobs are snapshotted (PBS's way, and a Slurm job's without the job view),
+        # unless a test asks for the job view, every Slurm job's way by default
+        hooks_extra += "\njob_view_from_nodes = 0"
     path.write_text(
         f"[snapshot]\n{snapshot}\n"
         f"[hosts]\n{host_lines}\n"

@@ -73,8 +73,9 @@ def ALL(bins: int) -> list[Schedule]:
     return [startup_storm(bins), checkpoints(bins), read_then_write(bins), steady(bins)]
 
 
-def drive(client, schedules: list[Schedule], width_s: float, lead: float = 0.15) -> int:
-    """Run the schedules on the sim client, bin b's runs `lead` of a width into the b-th bin
+def drive(clients, schedules: list[Schedule], width_s: float, lead: float = 0.15) -> int:
+    """Run the schedules on the sim client (or on each of a list of clients: the nodes of a job
+    doing the same), bin b's runs `lead` of a width into the b-th bin
     after the next boundary of the agent's clock (bins of width_s since the epoch). Returns the
     epoch bin of schedule bin 0. A bin whose runs end after the bin is over fails the drive
     (AssertionError): the test machine was too slow for the width, and the phases would blur."""
@@ -83,8 +84,10 @@ def drive(client, schedules: list[Schedule], width_s: float, lead: float = 0.15)
     for b in range(bins):
         start = (first + b + lead) * width_s
         time.sleep(max(0.0, start - time.time()))
-        client.run_many([(workload, s.fs, dict(params, seed=f"{b}.{n}"))
-                         for s in schedules for n, (workload, params) in enumerate(s.runs[b] if b < s.bins else ())])
+        runs = [(workload, s.fs, dict(params, seed=f"{b}.{n}"))
+                for s in schedules for n, (workload, params) in enumerate(s.runs[b] if b < s.bins else ())]
+        for client in clients if isinstance(clients, (list, tuple)) else [clients]:
+            client.run_many(runs)
         late = time.time() - (first + b + 1) * width_s
         assert late < 0, f"bin {b}'s runs ended {late:.3f} s after the bin: widen the bins"
     return first

@@ -120,7 +120,8 @@ def test_any_timeline_gives_at_most_10_lines_a_filesystem_of_at_most_80_columns(
         assert all(columns(line) <= render.WIDTH for line in lines), lines
     text = render.render_text(doc, html_path="/home/ann/slurm-77.out.lustre.html")
     lines = text.splitlines()
-    assert len(lines) <= render.MAX_LINES and all(columns(line) <= render.WIDTH for line in lines), text
+    assert len(lines) <= render.line_budget(shown) and all(columns(line) <= render.WIDTH for line in lines), text
+    assert render.line_budget(shown) <= render.MAX_LINES + render.WHEN_EXTRA_FS * whenview.MAX_LINES
     assert lines[-1] == "HTML report: /home/ann/slurm-77.out.lustre.html"
 
 
@@ -244,22 +245,29 @@ def test_the_html_line_is_last_and_stays_when_the_report_is_cut():
         doc["filesystems"][f"fs{i}"] = doc["filesystems"]["scratch"]
         doc["timeline"]["filesystems"][f"fs{i}"] = doc["timeline"]["filesystems"]["scratch"]
     lines = render.render_text(doc, html_path="/h/o\x1b[2J.html").splitlines()
-    assert len(lines) == render.MAX_LINES and "truncated" in lines[-2]
+    assert len(lines) == render.line_budget(displayable(doc)) == render.MAX_LINES + 2 * whenview.MAX_LINES
+    assert "truncated" in lines[-2]
     assert lines[-1] == "HTML report: /h/o\\x1b[2J.html"
 
 
-def test_the_when_blocks_give_way_before_the_findings_why():
+def test_the_when_blocks_give_way_before_the_findings_why(monkeypatch):
+    """Past its lines (MAX_LINES, and a When block's for up to WHEN_EXTRA_FS filesystems: here
+    none), the report's When blocks give their phases way first."""
+    monkeypatch.setattr(render, "WHEN_EXTRA_FS", 0)
     doc = startup_then_steady()
+    busy = ("scratch", "fs0")
     doc["filesystems"]["fs0"] = doc["filesystems"]["scratch"]
     doc["timeline"]["filesystems"]["fs0"] = doc["timeline"]["filesystems"]["scratch"]
     doc["flags"] = [{"id": "OPEN_STORM", "severity": "warn", "fs": fs, "finding": "many opens",
-                     "why": "each open is a trip to the MDS", "advice": "open once"} for fs in ("scratch", "fs0")]
+                     "why": "each open is a trip to the MDS", "advice": "open once"} for fs in busy]
     lines = render.render_text(doc).splitlines()
-    assert len(lines) <= render.MAX_LINES
-    assert sum("why: each open is a trip to the MDS" in line for line in lines) == 2
-    assert sum(line.startswith("  When (") for line in lines) == 2          # every heading and sparkline kept
-    assert sum(line.startswith("    meta  ") for line in lines) == 2
+    assert len(lines) <= render.line_budget(displayable(doc)) == render.MAX_LINES
+    assert sum("why: each open is a trip to the MDS" in line for line in lines) == len(busy)
+    assert sum(line.startswith("  When (") for line in lines) == len(busy)          # every heading and sparkline kept
+    assert sum(line.startswith("    meta  ") for line in lines) == len(busy)
     assert not any("steady read" in line for line in lines)                 # the phases gave way
+    monkeypatch.setattr(render, "WHEN_EXTRA_FS", 2)                          # the shipped room: all of it
+    assert any("steady read" in line for line in render.render_text(doc).splitlines())
 
 
 def test_the_html_escapes_the_timeline_and_notes_and_draws_when():

@@ -1,8 +1,8 @@
 """Renderings of a report document: JSON as is, text and HTML through templates/*.j2.
 
 This module turns the document's numbers into display strings (the view); the template only
-lays them out. The text report is for the end of a job's output: at most 40 lines of at most
-80 columns. The text and HTML views are built only from displayable(doc) (present.text), so no
+lays them out. The text report is for the end of a job's output: at most 40 lines (and a
+"When" block's 10 for each of up to two filesystems: line_budget) of at most 80 columns. The text and HTML views are built only from displayable(doc) (present.text), so no
 string of the document reaches a terminal or a page with hidden characters; the JSON rendering
 keeps the data as it is (json.dumps writes every control character as a \\u escape).
 """
@@ -217,7 +217,7 @@ def html_line(path: str) -> str:
 
 def text_view(doc: dict, detail: bool = True) -> dict:
     """What templates/report.txt.j2 lays out for the document: its lines as strings, before
-    the template and the 40-line fit (render_text). The view is the place a line's words are
+    the template and the fit to line_budget (render_text). The view is the place a line's words are
     decided, so it is where they are checked (tests/report/test_left_out_property.py)."""
     return _text_view(displayable(doc), detail)
 
@@ -297,27 +297,37 @@ def render_html(doc: dict) -> str:
     return environment(autoescape=True).get_template("report.html.j2").render(**html_view(doc))
 
 
-# What render_text gives up, in turn, to fit MAX_LINES: the "When" blocks' phases, the findings'
+# What render_text gives up, in turn, to fit its lines: the "When" blocks' phases, the findings'
 # why and what to do, the "When" blocks. (detail, when)
 FITS = ((True, WHEN_FULL), (True, WHEN_SPARKS), (False, WHEN_SPARKS), (False, WHEN_NONE))
+WHEN_EXTRA_FS = 2     # the "When" blocks of at most this many filesystems add their lines to MAX_LINES
+
+
+def line_budget(doc: dict) -> int:
+    """The text report's most lines: MAX_LINES, and a "When" block's (whenview.MAX_LINES) for
+    each filesystem that has one, up to WHEN_EXTRA_FS (a job's busy filesystems are one or two:
+    the report of one on more gives its blocks' phases way first)."""
+    with_when = sum(1 for name in (doc.get("filesystems") or {}) if whenview.block(doc, name))
+    return MAX_LINES + whenview.MAX_LINES * min(with_when, WHEN_EXTRA_FS)
 
 
 def render_text(doc: dict, html_path: str | None = None) -> str:
-    """The text report in at most MAX_LINES lines of WIDTH columns; html_path: where the HTML
-    report of the same document is, said in its last line."""
+    """The text report in at most line_budget(doc) lines of WIDTH columns; html_path: where the
+    HTML report of the same document is, said in its last line."""
     template = environment().get_template("report.txt.j2")
     doc = displayable(doc)
+    most = line_budget(doc)
 
     def lines(detail: bool, when: str) -> list[str]:
         text = template.render(**_text_view(doc, detail=detail, when=when, html_path=html_path))
         return [folded for line in text.splitlines() for folded in fold(line)]
     for detail, when in FITS:
         out = lines(detail, when)
-        if len(out) <= MAX_LINES:
+        if len(out) <= most:
             break
     else:
         tail = out[-1:] if html_path else []
-        out = out[:MAX_LINES - 1 - len(tail)] + ["... (truncated: the JSON/HTML report has everything)"] + tail
+        out = out[:most - 1 - len(tail)] + ["... (truncated: the JSON/HTML report has everything)"] + tail
     return "\n".join(out) + "\n"
 
 
