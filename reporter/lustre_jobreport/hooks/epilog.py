@@ -49,6 +49,10 @@ def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin, argv: li
     if begin is not None and not any(h.ok for h in begin.hosts.values()):
         log.error("no host was read at job start; no report")
         return
+    if begin is None:
+        # what the fetch itself uses (the timeline's sums), imported before the preloading thread
+        # starts: two threads importing the same modules at once can see one half made
+        from ..report import timeline  # noqa: F401
     threading.Thread(target=_preload, args=(hk["html"] != "off",), daemon=True).start()   # during the fetch
     end = hooksnap.end(begin, job, cfg, budget) if begin is not None else hooksnap.end_job_view(job, cfg, budget)
     if not read_enough(end, "end", log, "no report"):
