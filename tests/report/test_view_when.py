@@ -165,6 +165,27 @@ def test_the_block_says_when_in_words_under_its_filesystem():
     assert lines[start - 1] == "  0 of 4 OSTs used"                      # under its filesystem
 
 
+def test_steady_io_split_by_checkpoints_is_one_steady_phase_and_the_checkpoints():
+    """The timeline's phases of steady reads between checkpoints, each a phase of its own: one
+    line from the first to the last, its rate over all of them (the checkpoints' reads too),
+    and the checkpoints' line."""
+    width, points = 10.0, 60
+    read = [MIB * 80] * points
+    write = [GIB if i % 15 == 7 else 0 for i in range(points)]
+    phases, at = [], 0
+    for burst in range(7, points, 15):
+        phases.append(phase("steady", at * width, burst * width, "read_bytes", read_bytes=MIB * 80 * (burst - at)))
+        phases.append(phase("burst", burst * width, (burst + 1) * width, "write_bytes",
+                            read_bytes=MIB * 80, write_bytes=GIB))
+        at = burst + 1
+    phases.append(phase("steady", at * width, points * width, "read_bytes", read_bytes=MIB * 80 * (points - at)))
+    periodic = [{"channel": "write_bytes", "period_s": 15 * width, "count": 4, "mean_amount": GIB, "first_s": 70.0}]
+    fs = timeline_fs(read, write, [3] * points, phases=phases, periodic=periodic)
+    lines = whenview.block(displayable(report_doc(timeline({"scratch": fs}, width_s=width), elapsed_s=points * width)),
+                           "scratch")
+    assert lines[4:] == ["    0–10 min steady read, 8.0 MiB/s", "    checkpoints: 1.0 GiB every 2.5 min, 4 times"]
+
+
 def test_a_share_that_tells_nothing_is_not_said():
     doc = startup_then_steady()
     steady = doc["timeline"]["filesystems"]["scratch"]["phases"][1]

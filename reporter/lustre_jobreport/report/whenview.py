@@ -197,14 +197,47 @@ def _weight(phase: dict, totals: dict[str, int]) -> Fraction:
                Fraction(0))
 
 
+_COUNTS = (*CHANNEL_WORDS, "opens", "small_rpcs", "rpcs")
+
+
+def _bridged(phases: list[dict], periodic: set) -> list[dict]:
+    """The phases without the bursts a periodic line tells of; the phases of one kind and
+    channel such a burst split are one again, holding the burst's counts too (its span is
+    theirs: "steady read" from the first to the last, its rate over all of it)."""
+    out: list[dict] = []
+    bridge: dict | None = None          # the periodic bursts since the last phase kept
+    for p in phases:
+        if p.get("kind") == "burst" and p.get("channel") in periodic:
+            bridge = _added(bridge or {}, p)
+            continue
+        last = out[-1] if out else None
+        if bridge is not None and last is not None and \
+                (last.get("kind"), last.get("channel")) == (p.get("kind"), p.get("channel")):
+            out[-1] = dict(_added(_added(last, bridge), p), start_s=last.get("start_s"), end_s=p.get("end_s"))
+        else:
+            out.append(p)
+        bridge = None
+    return out
+
+
+def _added(a: dict, b: dict) -> dict:
+    """a with b's counts added (a count that is not an integer in either is left as a's)."""
+    out = dict(a)
+    for k in _COUNTS:
+        x, y = a.get(k, 0), b.get(k)
+        if isinstance(x, int) and isinstance(y, int) and not isinstance(x, bool) and not isinstance(y, bool):
+            out[k] = x + y
+    return out
+
+
 def _phase_lines(fs: dict, shape: Shape, room: int) -> list[str]:
-    """The phases in time order, at most `room` lines: bursts a periodic line tells of left out;
-    when more remain, those holding the least of the job's I/O give way to a line saying so."""
+    """The phases in time order, at most `room` lines: bursts a periodic line tells of left out
+    (the phases they split, one again); when more remain, those holding the least of the job's
+    I/O give way to a line saying so."""
     periodic = {p.get("channel") for p in fs.get("periodic") or [] if isinstance(p, dict)}
     totals = {k: sum(v for v in (_ints(fs.get(k), shape.points) or []) if v > 0)
               for k in (*CHANNEL_WORDS, "opens", "small_rpcs")}
-    phases = [p for p in fs.get("phases") or [] if isinstance(p, dict)
-              and not (p.get("kind") == "burst" and p.get("channel") in periodic)]
+    phases = _bridged([p for p in fs.get("phases") or [] if isinstance(p, dict)], periodic)
     lines = [(i, line, _weight(p, totals)) for i, p in enumerate(phases)
              if (line := _phase_line(p, totals, shape.elapsed_s)) is not None]
     if len(lines) <= room:
