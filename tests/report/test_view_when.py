@@ -186,6 +186,19 @@ def test_steady_io_split_by_checkpoints_is_one_steady_phase_and_the_checkpoints(
     assert lines[4:] == ["    0–10 min steady read, 8.0 MiB/s", "    checkpoints: 1.0 GiB every 2.5 min, 4 times"]
 
 
+def test_idle_moments_shorter_than_a_point_are_not_said():
+    """Between the prolog and the first sample, the last sample and the epilog: under a point,
+    nothing to tell; an idle hour is said."""
+    width, points = 10.0, 30
+    phases = [phase("idle", 0, 4.0, None), phase("steady", 4.0, 150.0, "read_bytes", read_bytes=MIB * 150),
+              phase("idle", 150.0, 250.0, None), phase("steady", 250.0, 296.0, "read_bytes", read_bytes=MIB * 46),
+              phase("idle", 296.0, 300.0, None)]
+    fs = timeline_fs([MIB * 10] * 15 + [0] * 10 + [MIB * 10] * 5, [0] * points, [1] * points, phases=phases)
+    lines = whenview.block(displayable(report_doc(timeline({"scratch": fs}, width_s=width), elapsed_s=300.0)),
+                           "scratch")
+    assert [k for line in lines[3:] for k in ("steady", "idle") if f" {k}" in line] == ["steady", "idle", "steady"]
+
+
 def test_a_share_that_tells_nothing_is_not_said():
     doc = startup_then_steady()
     steady = doc["timeline"]["filesystems"]["scratch"]["phases"][1]

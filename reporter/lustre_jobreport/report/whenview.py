@@ -220,6 +220,13 @@ def _bridged(phases: list[dict], periodic: set) -> list[dict]:
     return out
 
 
+def _brief_idle(phase: dict, width_s: float) -> bool:
+    """An idle phase shorter than a point: the moments between the prolog and the first sample,
+    or the last sample and the epilog, which tell the user nothing."""
+    start, end = _number(phase.get("start_s")), _number(phase.get("end_s"))
+    return phase.get("kind") == "idle" and start is not None and end is not None and end - start < width_s
+
+
 def _added(a: dict, b: dict) -> dict:
     """a with b's counts added (a count that is not an integer in either is left as a's)."""
     out = dict(a)
@@ -232,12 +239,13 @@ def _added(a: dict, b: dict) -> dict:
 
 def _phase_lines(fs: dict, shape: Shape, room: int) -> list[str]:
     """The phases in time order, at most `room` lines: bursts a periodic line tells of left out
-    (the phases they split, one again); when more remain, those holding the least of the job's
+    (the phases they split, one again), idle moments shorter than a point too; when more remain, those holding the least of the job's
     I/O give way to a line saying so."""
     periodic = {p.get("channel") for p in fs.get("periodic") or [] if isinstance(p, dict)}
     totals = {k: sum(v for v in (_ints(fs.get(k), shape.points) or []) if v > 0)
               for k in (*CHANNEL_WORDS, "opens", "small_rpcs")}
-    phases = _bridged([p for p in fs.get("phases") or [] if isinstance(p, dict)], periodic)
+    phases = [p for p in _bridged([p for p in fs.get("phases") or [] if isinstance(p, dict)], periodic)
+              if not _brief_idle(p, shape.width_s)]
     lines = [(i, line, _weight(p, totals)) for i, p in enumerate(phases)
              if (line := _phase_line(p, totals, shape.elapsed_s)) is not None]
     if len(lines) <= room:
