@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from kit import snapshots, timelines
 from lustre_jobreport import config
+from lustre_jobreport.present.timewords import iso_utc
 from lustre_jobreport.acquire.jobseries import VALUE_INDEX, VALUES, FsColumns, Series
 from lustre_jobreport.report import document, phases, timeline
 from lustre_jobreport.report.diff import diff
@@ -231,7 +232,7 @@ def test_points_are_k_aligned_sums_of_bins_k_the_least_that_fits(n, offset, leve
     for i in range(n):
         want[(first + i) // k - first // k] += int(reads[i])
     assert points == want
-    assert tl["start"] == document._iso((first // k) * k * width_s)
+    assert tl["start"] == iso_utc((first // k) * k * width_s)
     assert tl["begin_offset_s"] == pytest.approx((first // k) * k * width_s - (first * width_s + 3.2))
 
 

@@ -6,7 +6,7 @@ from it, so a number reaches every rendering by the same path.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from ..present.timewords import iso_utc
 
 from .. import REPORT_SCHEMA
 from .aggregate import aggregate
@@ -17,10 +17,6 @@ from ..errors import JobReportError
 from .flags import JobContext, evaluate
 from .timeline import Accumulator, section, with_time
 from ..acquire.snapfile import Snapshot
-
-
-def _iso(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 # What the scheduler tells about a job, beside its id and user (report JSON "job"; null if unknown).
@@ -40,10 +36,10 @@ def check_pair(begin: Snapshot, end: Snapshot) -> None:
         raise JobReportError(f"the begin snapshot {b} is of job {begin.job_id}, the end snapshot {e} of job "
                              f"{end.job_id}: not the start and end of one job")
     if end.taken_at == begin.taken_at:
-        raise JobReportError(f"{b} and {e} were taken at the same time ({_iso(begin.taken_at)}): one snapshot "
+        raise JobReportError(f"{b} and {e} were taken at the same time ({iso_utc(begin.taken_at)}): one snapshot "
                              "given twice, not the start and end of a job")
     if end.taken_at < begin.taken_at:
-        raise JobReportError(f"{e} was taken before {b} ({_iso(end.taken_at)} < {_iso(begin.taken_at)}): "
+        raise JobReportError(f"{e} was taken before {b} ({iso_utc(end.taken_at)} < {iso_utc(begin.taken_at)}): "
                              "give the job's begin snapshot first, then its end")
     if not set(begin.hosts) & set(end.hosts):
         raise JobReportError(f"{b} and {e} have no host in common: they are not the begin and end of one job")
@@ -99,7 +95,7 @@ def from_delta(delta: JobDelta, cfg: Config, *, job_id: str | None = None,
         "job": {"id": job_id, "user": user, **{k: facts.get(k) for k in JOB_FACTS},
                 "hosts": delta.hosts, "hosts_missing": delta.hosts_missing,
                 "hosts_incomplete": {h: sorted(fs) for h, fs in sorted(delta.incomplete.items())},
-                "begin": _iso(delta.begin), "end": _iso(delta.end),
+                "begin": iso_utc(delta.begin), "end": iso_utc(delta.end),
                 "elapsed_s": round(delta.elapsed_s, 3)},
         "lustre_versions": delta.versions,
         "clients": client_facts,

@@ -20,7 +20,7 @@ Every figure is an exact integer (signed: a device left out mid-job makes a poin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from ..present.timewords import iso_utc
 
 import numpy as np
 
@@ -128,34 +128,16 @@ class Accumulator:
         """Sum one host's series in. Left out, with why: a series whose width is not a
         power-of-two multiple (or fraction) of the sums' (its bins cannot be aligned), or whose
         bins lie so far from the others' that the sums would pass MAX_BINS (a clock far off)."""
-        why = _check(series)
-        shift = None if why is not None else self._shift(series.width_ms)
-        if why is None and shift is None:
-            why = (f"its points of {series.width_ms / 1000:g} s do not align with the other hosts' "
-                   f"{self.width_ms / 1000:g} s")
+        why, shift = _check(series), None
         if why is None:
-            why = self._too_far(series.first_bin, series.npoints, series.width_ms, shift)
+            why, shift = self._judged(series.width_ms, series.first_bin, series.npoints)
         if why is not None:
             self.left_out[host] = why
             return
-        if self.width_ms is None:
-            self.width_ms = series.width_ms
-        if shift < 0:                    # the host's bins are coarser: the sums go to them
-            self._coarsen(1 << -shift)
-            shift = 0
-        factor = 1 << shift
-        gap, first = _rebin(series.samples == 0, series.first_bin, factor)
-        if len(gap):
-            self._cover(first, len(gap))
-            at = first - self.first_bin
-            self.gap[at:at + len(gap)] |= gap
-        for fs, cols in series.filesystems.items():
-            data, _ = _rebin(np.asarray(cols.data, dtype=np.int64), series.first_bin, factor)
-            sums = self._fs(fs)
-            idx = np.asarray(cols.index, dtype=np.intp)
-            if len(data):
-                sums[at:at + len(data), idx] += data
-            self.magnitude[fs][idx] += np.abs(cols.data.astype(np.float64)).sum(axis=0)
+        self._sum_in(series.width_ms, series.first_bin, shift, series.samples == 0,
+                     [(fs, np.asarray(cols.index, dtype=np.intp), np.asarray(cols.data, dtype=np.int64),
+                       np.abs(cols.data.astype(np.float64)).sum(axis=0))
+                      for fs, cols in series.filesystems.items()])
         self.hosts.append(host)
 
     def _shift(self, width_ms: int) -> int | None:
@@ -190,37 +172,45 @@ class Accumulator:
         not align, bins too far off: its hosts left out, with why)."""
         self.left_out.update(other.left_out)
         if other.width_ms is None:                   # none of its hosts was added
-            self.hosts.extend(other.hosts)
             return
-        if self.width_ms is None:                    # nothing here yet: its sums are the sums
-            self.width_ms, self.first_bin, self.gap = other.width_ms, other.first_bin, other.gap.copy()
-            self.sums = {fs: a.copy() for fs, a in other.sums.items()}
-            self.magnitude = {fs: m.copy() for fs, m in other.magnitude.items()}
-            self.hosts.extend(other.hosts)
-            return
-        shift = self._shift(other.width_ms)
-        why = (f"its points of {other.width_ms / 1000:g} s do not align with the other hosts' "
-               f"{self.width_ms / 1000:g} s") if shift is None else \
-            self._too_far(other.first_bin, other.bins, other.width_ms, shift)
+        why, shift = self._judged(other.width_ms, other.first_bin, other.bins)
         if why is not None:
             self.left_out.update(dict.fromkeys(other.hosts, why))
             return
-        if shift < 0:
+        self._sum_in(other.width_ms, other.first_bin, shift, other.gap,
+                     [(fs, slice(None), a, other.magnitude[fs]) for fs, a in other.sums.items()])
+        self.hosts.extend(other.hosts)
+
+    def _judged(self, width_ms: int, first_bin: int, npoints: int) -> tuple[str | None, int | None]:
+        """Why npoints bins of width_ms from first_bin cannot be summed in (None: they can), and
+        their shift against the sums' width (_shift)."""
+        shift = self._shift(width_ms)
+        if shift is None:
+            return (f"its points of {width_ms / 1000:g} s do not align with the other hosts' "
+                    f"{self.width_ms / 1000:g} s"), None
+        return self._too_far(first_bin, npoints, width_ms, shift), shift
+
+    def _sum_in(self, width_ms: int, first_bin: int, shift: int, gap: np.ndarray, columns) -> None:
+        """Bins of width_ms from first_bin (2^shift of the sums' width) added in: their gaps, and
+        per filesystem (fs, the values' columns, int64 [bins, k], their magnitudes [k])."""
+        if self.width_ms is None:
+            self.width_ms = width_ms
+        if shift < 0:                    # the bins are coarser: the sums go to them
             self._coarsen(1 << -shift)
             shift = 0
         factor = 1 << shift
-        gap, first = _rebin(other.gap, other.first_bin, factor)
+        gap, first = _rebin(gap, first_bin, factor)
+        at = 0                           # where the bins start in the sums (once covered)
         if len(gap):
             self._cover(first, len(gap))
             at = first - self.first_bin
             self.gap[at:at + len(gap)] |= gap
-            for fs, a in other.sums.items():
-                data, _ = _rebin(a, other.first_bin, factor)
-                self._fs(fs)[at:at + len(data)] += data
-        for fs, m in other.magnitude.items():
-            self._fs(fs)
-            self.magnitude[fs] += m
-        self.hosts.extend(other.hosts)
+        for fs, idx, data, magnitude in columns:
+            data, _ = _rebin(data, first_bin, factor)
+            sums = self._fs(fs)
+            if len(data):
+                sums[at:at + len(data), idx] += data
+            self.magnitude[fs][idx] += magnitude
 
     def _fs(self, fs: str) -> np.ndarray:
         if fs not in self.sums:
@@ -273,10 +263,6 @@ class Timeline:
     phases: dict[str, list[PhaseCounts]] = field(default_factory=dict)
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     elapsed_s: float = 0.0
-
-
-def _iso(epoch_s: float) -> str:
-    return datetime.fromtimestamp(epoch_s, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def span(seconds: float) -> str:
@@ -386,7 +372,7 @@ def section(acc: Accumulator | None, delta: JobDelta, totals: dict[str, FsTotals
     k = _points_factor(acc.first_bin, acc.bins)
     gap, first = _rebin(acc.gap, acc.first_bin, k)
     start_s = first * k * width_s
-    tl.json.update(width_s=k * width_s, start=_iso(start_s), begin_offset_s=round(start_s - delta.begin, 3),
+    tl.json.update(width_s=k * width_s, start=iso_utc(start_s), begin_offset_s=round(start_s - delta.begin, 3),
                    points=len(gap), gaps=int(gap.sum()))
     pagesize, no_pagesize = _page_size(acc.hosts, pagesizes)
     for fs in sorted(set(acc.sums) | set(totals)):
@@ -431,8 +417,8 @@ def _outside_the_job(acc: Accumulator, delta: JobDelta) -> Issue | None:
         return None
     off = f"{span(early)} before its begin" if early > 0 else f"{span(late)} past its end"
     return Issue("TIMELINE_PARTIAL", None, None,
-                 f"the timeline runs {off} ({_iso(lo)} to {_iso(hi)}, the job {_iso(delta.begin)} to "
-                 f"{_iso(delta.end)}): the hosts' clocks and the reporter's disagree; the phases' times, "
+                 f"the timeline runs {off} ({iso_utc(lo)} to {iso_utc(hi)}, the job {iso_utc(delta.begin)} to "
+                 f"{iso_utc(delta.end)}): the hosts' clocks and the reporter's disagree; the phases' times, "
                  "clipped to the job, may be off by as much")
 
 
