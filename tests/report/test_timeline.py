@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from kit import snapshots, timelines
 from lustre_jobreport import config
-from lustre_jobreport.present.timewords import iso_utc
+from lustre_jobreport.report.diff import iso_utc
 from lustre_jobreport.acquire.jobseries import VALUE_INDEX, VALUES, FsColumns, Series
 from lustre_jobreport.report import document, phases, timeline
 from lustre_jobreport.report.diff import diff

@@ -109,11 +109,6 @@ def sparkline(values: Sequence[int], per: int = 1) -> str:
     return "".join(spark(amount, peak) if amount or not negative else NEGATIVE for amount, negative in groups)
 
 
-def iso_utc(epoch_s: float) -> str:
-    """An instant as the report's JSON writes it: ISO 8601 in UTC, whole seconds, "Z"."""
-    return datetime.fromtimestamp(epoch_s, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
 def utc(iso: object) -> datetime | None:
     """A report's UTC time ("2026-11-26T10:00:00Z"), or None if it is not one."""
     if not isinstance(iso, str):

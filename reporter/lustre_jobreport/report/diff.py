@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 
 import numpy as np
 
@@ -107,6 +108,12 @@ class JobDelta:
             for r, c in zip(*np.nonzero(t.reasons)):
                 out[(self.hosts[r], t.source, t.devices[c])] = Reason(int(t.reasons[r, c]))
         return out
+
+
+def iso_utc(epoch_s: float) -> str:
+    """An instant (a JobDelta's begin or end, a timeline's bin) as the report's JSON writes it:
+    ISO 8601 in UTC, whole seconds, "Z"."""
+    return datetime.fromtimestamp(epoch_s, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def fs_of(device: str) -> str:

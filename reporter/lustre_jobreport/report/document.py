@@ -6,13 +6,12 @@ from it, so a number reaches every rendering by the same path.
 
 from __future__ import annotations
 
-from ..present.timewords import iso_utc
 
 from .. import REPORT_SCHEMA
 from .aggregate import aggregate
 from .clients import clients
 from ..config import Config
-from .diff import Issue, JobDelta, diff
+from .diff import Issue, JobDelta, diff, iso_utc
 from ..errors import JobReportError
 from .flags import JobContext, evaluate
 from .timeline import Accumulator, section, with_time

@@ -20,7 +20,6 @@ Every figure is an exact integer (signed: a device left out mid-job makes a poin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from ..present.timewords import iso_utc
 
 import numpy as np
 
@@ -30,7 +29,7 @@ from ..acquire.jobseries import BUCKETS, VALUE_INDEX, VALUES, Series
 from ..config import Config
 from . import phases as phasefinder
 from .aggregate import FsTotals, exact_sum
-from .diff import Issue, JobDelta
+from .diff import Issue, JobDelta, iso_utc
 from .flags import Flag, is_small_rpc
 
 POINTS = 120                 # a timeline's most points: bins are summed k at a time to fit
