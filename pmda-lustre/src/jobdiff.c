@@ -107,8 +107,11 @@ const struct lc_jobmetric lc_job_metrics[LC_JOB_NMETRICS] = {
  * The series table (jobs.h): what a job's timeline needs to say when the
  * job did its I/O: bytes and calls each way, the metadata operations (the
  * llite ops but read and write, as the reporter's catalog.METADATA_OPS
- * counts them) and the RPC size histograms.  Items of lc_job_metrics;
- * jobgen writes it into agentcontract.py.  Append only.
+ * counts them), the RPC size histograms and the read and write calls'
+ * latency sums (2.14+; a client without them has no value, so 0 in every
+ * point, and the reporter tells them apart by the slot's deltas).  Items of
+ * lc_job_metrics; jobgen writes it into agentcontract.py.  Append only: a
+ * timeline kept by an older agent is of this table's first metrics.
  */
 const unsigned lc_job_series[LC_JOB_NSERIES] = {
     0, 1, 2, 3,				/* llite.read_bytes .. llite.write_calls */
@@ -116,6 +119,7 @@ const unsigned lc_job_series[LC_JOB_NSERIES] = {
     14, 15, 16, 17, 18, 19, 20, 21, 22,	/* llite.create .. llite.symlink */
     23, 24, 25, 26, 27, 28,		/* llite.mknod .. llite.fallocate */
     LC_JOB_K_RPC_READ, LC_JOB_K_RPC_WRITE,
+    29, 30,				/* llite.latency.read, llite.latency.write */
 };
 
 const struct lc_jobsource lc_job_sources[LC_JOB_NSOURCES] = {
@@ -224,6 +228,17 @@ lc_job_series_nval(void)
     for (unsigned j = 0; j < LC_JOB_NSERIES; j++)
 	n += lc_job_nval(lc_job_series[j]);
     return n;
+}
+
+unsigned
+lc_job_series_metrics_of(unsigned nvalues)
+{
+    unsigned	n = 0;
+
+    for (unsigned j = 0; j < LC_JOB_NSERIES && n < nvalues; j++)
+	if ((n += lc_job_nval(lc_job_series[j])) == nvalues)
+	    return j + 1;
+    return 0;
 }
 
 /* ---- records ------------------------------------------------------------ */

@@ -156,7 +156,8 @@ help(void)
 	printf("@ lustreclient.job.slot%d.series the timeline of the job in slot %d, in one value\n", s, s);
 	printf("When the job in slot %d did its I/O: per filesystem, the series metrics'\n"
 	       "deltas (bytes and calls each way, the metadata operations, the RPC size\n"
-	       "histograms) over time, in points of aligned time bins: the agent samples\n"
+	       "histograms, the calls' latency sums where the client has them, 2.14+)\n"
+	       "over time, in points of aligned time bins: the agent samples\n"
 	       "every interval (option -T, default 10 s) while a slot holds a job, and\n"
 	       "a point is the growth of the slot's deltas since the sample before, signed\n"
 	       "(a device left out mid-job takes its counts back as a negative point).\n"

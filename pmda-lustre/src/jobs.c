@@ -378,13 +378,15 @@ below_timeline(int s, const struct lc_jobres *r, size_t i)
 {
     const struct lc_series_fs	*fs = NULL;
     unsigned			nvfs = lc_job_kind_nval(LC_JK_FS), v = 0, found = 0;
+    /* the timeline's own table: an older agent's kept fewer metrics */
+    unsigned			nseries = lc_job_series_metrics_of(series[s].nvalues);
 
     for (size_t f = 0; f < series[s].nfs; f++)
 	if (strcmp(series[s].fs[f].name, now.dev[LC_JK_FS][i].name) == 0)
 	    fs = &series[s].fs[f];
     if (fs == NULL)
 	return 0;
-    for (unsigned j = 0; j < LC_JOB_NSERIES; j++) {
+    for (unsigned j = 0; j < nseries; j++) {
 	unsigned k = lc_job_series[j];
 
 	for (unsigned b = 0; b < lc_job_nval(k); b++, v++) {
@@ -496,6 +498,10 @@ take_up(unsigned s, struct lc_persist_slot *p)
     restarts[s] = p->restarts + 1;
     pmNotifyErr(LOG_INFO, "job %s: taken up again in slot %u from %s (begun %.3f, restart %u)",
 		p->id, s, lc_jobstate_dir(), p->begin_time, restarts[s]);
+    if (p->series.nvalues != lc_job_series_nval())
+	pmNotifyErr(LOG_INFO, "job %s: its timeline keeps the %u series metrics of the agent that "
+		    "began it (this one has %u): the others are not in it", p->id,
+		    lc_job_series_metrics_of(p->series.nvalues), LC_JOB_NSERIES);
 }
 
 /*
@@ -630,7 +636,11 @@ lc_jobs_in_use(void)
     return 0;
 }
 
-/* slot s's sample at t: the deltas it serves now, per filesystem, into its series */
+/*
+ * slot s's sample at t: the deltas it serves now, per filesystem, into its
+ * series (the first of each filesystem's values, for a series of an older
+ * agent's table: lc_series_sample takes the series' nvalues)
+ */
 static void
 sample_slot(int s, uint64_t t_ms)
 {
@@ -689,13 +699,15 @@ int
 lc_jobs_series(unsigned slot, pmValueBlock **block)
 {
     const uint32_t	*pmids, *nvals;
+    unsigned		nmetrics;
     size_t		size;
 
     *block = NULL;
     if (slot >= LC_JOB_SLOTS || !slots[slot].used)
 	return 0;
     sample_slot((int)slot, lc_jobs_clock_ms());
-    size = PM_VAL_HDR_SIZE + lc_series_packed_size(&series[slot], LC_JOB_NSERIES);
+    nmetrics = lc_job_series_metrics_of(series[slot].nvalues);	/* an older agent's table: fewer */
+    size = PM_VAL_HDR_SIZE + lc_series_packed_size(&series[slot], nmetrics);
     if (size >= 1u << 24)
 	return PM_ERR_TOOBIG;	/* a value block's length has 24 bits */
     free(served[slot]);		/* a fetch through pmdaFetch (-F) frees it here, at the next */
@@ -704,7 +716,7 @@ lc_jobs_series(unsigned slot, pmValueBlock **block)
     lc_jobs_series_metrics(&pmids, &nvals);
     served[slot]->vtype = PM_TYPE_AGGREGATE;
     served[slot]->vlen = (unsigned)size;
-    lc_series_pack(&series[slot], pmids, nvals, LC_JOB_NSERIES, served[slot]->vbuf);
+    lc_series_pack(&series[slot], pmids, nvals, nmetrics, served[slot]->vbuf);
     *block = served[slot];
     return 1;
 }

@@ -124,12 +124,19 @@ extern const struct lc_jobend lc_job_end_metrics[LC_JOB_NEND];
  * The series table: the job metrics (indexes into lc_job_metrics, every one
  * of kind FS) whose values a job's timeline keeps per filesystem, in the
  * order a point holds them (a histogram: its RPC_HIST_MAX buckets in turn).
- * A contract with the reporter, as lc_job_metrics is: append only.
+ * A contract with the reporter, as lc_job_metrics is: append only, so that
+ * an older agent's table is this one's first metrics.
  */
-#define LC_JOB_NSERIES	31
+#define LC_JOB_NSERIES	33
 extern const unsigned lc_job_series[LC_JOB_NSERIES];
 /* the values of a point of one filesystem: the series metrics' values summed */
 unsigned lc_job_series_nval(void);
+/*
+ * The series table a point of nvalues values is of: m when the first m
+ * metrics of this one have nvalues values (a timeline an older agent kept,
+ * whose table had m metrics), 0 when no such table does.
+ */
+unsigned lc_job_series_metrics_of(unsigned nvalues);
 
 /* the values metric k has per device: 1, or RPC_HIST_MAX (fs.rpc buckets) */
 unsigned lc_job_nval(unsigned k);

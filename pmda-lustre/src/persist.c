@@ -417,7 +417,11 @@ crc_ok(const unsigned char *buf, size_t len)
     return lc_crc32(buf, len - 4) == (c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24);
 }
 
-/* the header: this layout, the size it says, the CRC, this agent's job metric table */
+/*
+ * the header: this layout, the size it says, the CRC, this agent's job
+ * metric table, and a series table that is this agent's or its first
+ * metrics
+ */
 static int
 get_header(struct in *in, const unsigned char *buf, size_t len, struct lc_persist_slot *p,
 	   uint32_t *nvalues)
@@ -448,7 +452,8 @@ get_header(struct in *in, const unsigned char *buf, size_t len, struct lc_persis
     }
     if (get32(in, nvalues) < 0 || get32(in, &hist) < 0 || get32(in, &zero) < 0)
 	return -1;
-    if (*nvalues != lc_job_series_nval() || hist != RPC_HIST_MAX || zero != 0)
+    /* a timeline of an older series table (this one's first metrics) is taken up as it is */
+    if (lc_job_series_metrics_of(*nvalues) == 0 || hist != RPC_HIST_MAX || zero != 0)
 	return bad(in, "written by an agent of another job metric table");
     return 0;
 }

@@ -25,9 +25,13 @@
  *   crc      CRC-32 (IEEE, zlib's) of every byte before it, u32
  * A string is its length u32 (at most LC_PERSIST_NAME_MAX) and its bytes.
  *
- * The values per device and per point are the agent's job metric table's
- * (jobs.h): a file written by an agent whose table differs (another
- * version of it) is refused, as is one of another layout version.
+ * The values per device are the agent's job metric table's (jobs.h): a
+ * file written by an agent whose table differs (another version of it) is
+ * refused, as is one of another layout version.  The values per point are
+ * those of the series table or of its first metrics: the table is append
+ * only, so a file of an agent from before it grew is taken up whole, its
+ * timeline keeping the older table (lc_job_series_metrics_of) to the job's
+ * end; a file of a newer agent's, longer table is refused.
  */
 #ifndef LC_PERSIST_H
 #define LC_PERSIST_H

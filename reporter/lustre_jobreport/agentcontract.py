@@ -118,6 +118,8 @@ JOB_SERIES = (
     "llite.fallocate",
     "fs.rpc.read",
     "fs.rpc.write",
+    "llite.latency.read",
+    "llite.latency.write",
 )
 # the PMIDs a timeline's metric table names them by: their base metrics', (name, cluster, item)
 JOB_SERIES_PMIDS = (
@@ -152,6 +154,8 @@ JOB_SERIES_PMIDS = (
     ("llite.fallocate", 2, 35),
     ("fs.rpc.read", 4, 0),
     ("fs.rpc.write", 4, 1),
+    ("llite.latency.read", 3, 0),
+    ("llite.latency.write", 3, 1),
 )
 
 # what a slot's answer holds beside the slot's own metrics, job.begin_time and job.restarts: the

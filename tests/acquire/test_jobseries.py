@@ -3,7 +3,8 @@
 - against a plain packer written here with struct and loops (hypothesis): random metric tables
   (the reporter's metrics in any order, histograms of other bucket counts, metrics it does not
   know), filesystems, sparse columns, negative values: each value the reporter knows and the
-  agent sent lands in its column of VALUES, nothing else does;
+  agent sent lands in its column of VALUES, nothing else does, and the metrics the table does
+  not name (an older agent's table) are the series' `lacks`;
 - damaged (hypothesis: truncated, bits flipped, a count overwritten, bytes appended): a
   SeriesError of one line or a valid Series, never another exception, and never more memory
   than a small multiple of the input, whatever its counts claim;
@@ -118,6 +119,9 @@ def test_decode_places_each_value_sent_by_its_pmid(case):
     assert series.samples.tolist() == samples and series.npoints == len(samples)
     assert list(series.filesystems) == list(filesystems)
     assert decoded(series) == expected(table, filesystems)
+    # what the agent's table does not name is absent, not zero: an older agent's table
+    named = {p for p, _ in table}
+    assert series.lacks == {name for p, (name, _) in known_by_pmid().items() if p not in named}
     for fs in series.filesystems.values():
         assert fs.data.dtype == np.int64 and fs.data.shape == (len(samples), len(fs.index))
         assert list(fs.index) == sorted(set(fs.index.tolist()))

@@ -21,6 +21,9 @@ tree, begun on the same job at the same moment and never restarted, is the refer
   and grown past their begin values again: the begin values cannot show it, the timeline's last
   sample does: left out as CLEARED (the reference, up all along but with no fetch between the
   clear and the growth, counts it: this is what only the timeline sees);
+- the slot's file of an agent whose series table was older (before the calls' latencies were
+  appended) while the agent was upgraded: the job taken up whole, its deltas the reference's,
+  its timeline keeping its points and the older table to the job's end, summing to the deltas;
 - the slot's file corrupted while the agent was down: the slot is not taken up, one log line says
   why, the file is removed and the agent serves;
 - a state directory open to others: one log line, nothing kept, the agent serves its jobs;
@@ -47,6 +50,7 @@ from lustre_jobreport import agentcontract
 pytest.importorskip("pcp.pmapi")
 
 from kit.privpmcd import AGENT, PrivatePmcd, alive, children_of  # noqa: E402
+from kit import slotfile  # noqa: E402
 from kit.seriesread import bucket_label, decode, fetch_together  # noqa: E402
 
 JOB = "8123"
@@ -155,6 +159,41 @@ def test_a_restart_keeps_the_job_and_its_timeline(node):
     said = reported_quality(node)
     assert [(q["id"], q["host"]) for q in said if q["id"] != "SHORT_JOB"] == [("AGENT_RESTARTED", "kept")]
     assert [q for q in said if q["id"] == "AGENT_RESTARTED"][0]["detail"].startswith("agent restarted during the job: ")
+
+
+def older_table_values() -> int:
+    """A point's values in the series table of an agent from before the calls' latencies were
+    appended to it: this table's but the last two."""
+    assert agentcontract.JOB_SERIES[-2:] == ("llite.latency.read", "llite.latency.write")
+    return sum(64 if name.startswith("fs.rpc.") else 1 for name in agentcontract.JOB_SERIES[:-2])
+
+
+def test_a_slot_an_agent_of_the_older_series_table_kept_is_taken_up(node):
+    """An agent upgraded during a job: the slot's file has the older table's timeline (no
+    latencies). The job's deltas are whole (the reference's), its timeline keeps its points and
+    that table to the job's end (the latencies absent, not invented as 0), and sums to the
+    deltas of its metrics."""
+    node.begin()
+    node.client.run("overflow", fs="scratch")
+    time.sleep(5 * INTERVAL)
+    before = decode(read_slot(node.kept)[f"{SLOT}.series"][""])
+    node.stop_kept()
+    path = node.state / "slot0"
+    path.write_bytes(slotfile.with_older_series_table(path.read_bytes(), older_table_values()))
+    node.client.run("overflow", fs="scratch")   # while the agent is down
+    node.kept.start()
+    node.client.run("background", fs="scratch")
+    time.sleep(3 * INTERVAL)
+    kept, ref = read_slot(node.kept), read_slot(node.reference)
+    assert kept[f"{SLOT}.job_id"][""] == JOB
+    assert without_series(kept) == without_series(ref)
+    assert int(kept[f"{SLOT}.llite.latency.read"]["scratch"]) > 0      # the deltas have the latency
+    series = check_series_sums(kept)
+    assert [pmid for pmid, _ in series.metrics] == [pmid for pmid, _ in before.metrics[:-2]]
+    n = older_table_values()
+    old_points = [p[:n] for p in before.points["scratch"]]
+    assert series.points["scratch"][:len(old_points) - 1] == old_points[:-1]   # the last one grew since
+    assert f"job {JOB}: its timeline keeps the {len(agentcontract.JOB_SERIES) - 2} series metrics" in node.log
 
 
 def reported_quality(node) -> list[dict]:

@@ -17,19 +17,22 @@ from lustre_jobreport.report.diff import diff
 from lustre_jobreport.report.timeline import NVALUES, POINTS, Accumulator
 
 READ, WRITE, OPEN = (VALUE_INDEX[(f"llite.{k}", None)] for k in ("read_bytes", "write_bytes", "open"))
+CALLS = {d: VALUE_INDEX[(f"llite.{d}_calls", None)] for d in ("read", "write")}
+LATENCY = {d: VALUE_INDEX[(f"llite.latency.{d}", None)] for d in ("read", "write")}
 RPC_READ = [VALUE_INDEX[("fs.rpc.read", b)] for b in range(64)]
 RPC_WRITE = [VALUE_INDEX[("fs.rpc.write", b)] for b in range(64)]
 
 
 def one_fs_series(first_bin: int, data: dict[int, np.ndarray], *, level: int = 0, interval_ms: int = 10_000,
-                  samples: np.ndarray | None = None, fs: str = "scratch") -> Series:
-    """A series of one filesystem: value index -> its points."""
+                  samples: np.ndarray | None = None, fs: str = "scratch", lacks: frozenset = frozenset()) -> Series:
+    """A series of one filesystem: value index -> its points (lacks: the metrics its agent's
+    table does not name)."""
     n = len(next(iter(data.values())))
     index = np.array(sorted(data), dtype=np.intp)
     cols = np.stack([np.asarray(data[i], dtype=np.int64) for i in index], axis=1) if len(index) else \
         np.zeros((n, 0), dtype=np.int64)
     return Series(level, interval_ms, first_bin, np.ones(n, dtype=np.uint32) if samples is None else samples,
-                  {fs: FsColumns(index, cols)})
+                  {fs: FsColumns(index, cols)}, lacks)
 
 
 # ---- the Accumulator against a plain reference ------------------------------------------------
@@ -201,7 +204,8 @@ def report(series: dict[str, Series], *, begin: float = T0, elapsed: float = 360
             name, bucket = VALUES[v]
             key = (name.rsplit(".", 1)[1], f"{4 << bucket}K")
             rpc[key] = rpc.get(key, 0) + off
-        starts.append(node(h, rpc=dict.fromkeys(rpc, 0)))
+        # a client with latencies (2.14+) has them at the job's begin too
+        starts.append(node(h, {k: 0 for k in llite if k.startswith("latency.")}, rpc=dict.fromkeys(rpc, 0)))
         ends.append(node(h, llite, rpc))
     b = snapshots.snap(begin, *starts)
     e = snapshots.snap(begin + elapsed, *ends)
@@ -467,3 +471,41 @@ def test_sums_that_do_not_align_leave_the_shares_hosts_out_with_why():
     a.merge(b)
     assert a.hosts == ["n1"] and "do not align" in a.left_out["n2"]
     assert a.sums["scratch"][:, READ].tolist() == [1, 2]
+
+
+# ---- the calls' latency: summed over the hosts that have it ----------------------------------
+
+NO_LATENCY = frozenset({"llite.latency.read", "llite.latency.write"})
+
+
+def latency_host(kind: str, first_bin: int, calls: dict[str, np.ndarray], latency: dict[str, np.ndarray]):
+    """A host's series and the latency its deltas count (None: its client has none)."""
+    data = {READ: calls["read"] * 4096, **{CALLS[d]: calls[d] for d in calls}}
+    if kind == "timed":
+        data |= {LATENCY[d]: latency[d] for d in latency}
+    series = one_fs_series(first_bin, data, lacks=NO_LATENCY if kind == "older agent" else frozenset())
+    counted = None if kind == "untimed client" else {f"latency.{d}": int(latency[d].sum()) for d in latency}
+    return series, counted
+
+
+def test_a_series_whose_latency_disagrees_with_the_deltas_is_said():
+    s, _ = latency_host("timed", int(T0) // 10, {"read": np.full(30, 2)}, {"read": np.full(30, 100)})
+    doc = report({"n1": s}, elapsed=300, end_values={"n1": {"latency.read": 3001}})
+    assert doc["timeline"]["filesystems"]["scratch"]["sums_to_totals"] is False
+    [partial] = [q["detail"] for q in doc["data_quality"] if q["id"] == "TIMELINE_PARTIAL"]
+    assert "latency.read: 3,000 in the timeline, 3,001 in the totals" in partial
+
+
+def test_hosts_summed_apart_and_merged_keep_who_lacks_the_latency():
+    first = int(T0) // 10
+    calls, latency = {"read": np.full(30, 2)}, {"read": np.full(30, 50)}
+    timed, older = (latency_host(kind, first, calls, latency)[0] for kind in ("timed", "older agent"))
+    share = Accumulator()
+    share.add("n2", older)
+    acc = Accumulator()
+    acc.add("n1", timed)
+    acc.merge(share)
+    assert acc.lacking == {"llite.latency.read": ["n2"], "llite.latency.write": ["n2"]}
+    doc = report({"n1": timed, "n2": older}, elapsed=300, acc=acc,
+                 end_values={h: {"latency.read": 1500} for h in ("n1", "n2")})
+    assert doc["timeline"]["filesystems"]["scratch"]["sums_to_totals"] is True

@@ -766,35 +766,81 @@ test_table(void)
     CHECK_INT(lc_job_kind_nval(LC_JK_MDC), 1);
 }
 
+/*
+ * The series table: bytes and calls, the 25 metadata operations, the RPC
+ * histograms, then the calls' latency sums (appended: a point's values
+ * before them keep their places).  Its values as a point lays them out.
+ */
+static void
+test_series_table(void)
+{
+    static const char *tail[] = { "llite.fallocate", "fs.rpc.read", "fs.rpc.write",
+				  "llite.latency.read", "llite.latency.write" };
+    unsigned	j, n = 0;
+
+    for (j = 0; j < LC_JOB_NSERIES; j++) {
+	CHECK_INT(lc_job_kind(lc_job_series[j]), LC_JK_FS);
+	n += lc_job_nval(lc_job_series[j]);
+    }
+    CHECK_INT(lc_job_series_nval(), n);
+    CHECK_INT(n, 4 + 25 + 2 * RPC_HIST_MAX + 2);
+    for (j = 0; j < 5; j++)
+	CHECK_STR(lc_job_metrics[lc_job_series[LC_JOB_NSERIES - 5 + j]].path, tail[j]);
+    CHECK_INT(lc_job_series[LC_JOB_NSERIES - 2], K_LAT_READ);
+}
+
+/*
+ * The tables a series of nvalues values a point can be of: the first m
+ * metrics of this one (an agent's before the table grew), m the count;
+ * values that end no metric of the table are of none (0).
+ */
+static void
+test_series_prefixes(void)
+{
+    unsigned	j, n = 0, of = 0;
+
+    for (j = 0; j < LC_JOB_NSERIES; j++) {
+	for (unsigned between = n + 1; between < n + lc_job_nval(lc_job_series[j]); between++)
+	    of |= lc_job_series_metrics_of(between);
+	n += lc_job_nval(lc_job_series[j]);
+	CHECK_INT(lc_job_series_metrics_of(n), j + 1);
+    }
+    CHECK_INT(of, 0);				/* inside a histogram's buckets */
+    CHECK_INT(lc_job_series_metrics_of(0), 0);
+    CHECK_INT(lc_job_series_metrics_of(n + 1), 0);	/* a newer agent's table */
+    CHECK_INT(lc_job_series_metrics_of(n - 2), LC_JOB_NSERIES - 2);	/* before the latencies */
+}
+
 /* a filesystem's values of the series table: the counted deltas, 0 where left out */
 static void
 test_series_values(void)
 {
     struct pair	p;
-    uint64_t	v[4 + 25 + 2 * RPC_HIST_MAX];
-    unsigned	j, n = 0, rpc_write = 0;
+    uint64_t	v[4 + 25 + 2 * RPC_HIST_MAX + 2];
+    unsigned	j, n = 0, rpc_write = 0, lat_read = 0;
 
     for (j = 0; j < LC_JOB_NSERIES; j++) {
-	CHECK_INT(lc_job_kind(lc_job_series[j]), LC_JK_FS);
 	if (lc_job_series[j] == K_RPC_WRITE)
 	    rpc_write = n;
+	if (lc_job_series[j] == K_LAT_READ)
+	    lat_read = n;
 	n += lc_job_nval(lc_job_series[j]);
     }
-    CHECK_INT(lc_job_series_nval(), n);
-    CHECK_INT(n, 4 + 25 + 2 * RPC_HIST_MAX);
-    CHECK_STR(lc_job_metrics[lc_job_series[LC_JOB_NSERIES - 3]].path, "llite.fallocate");
 
     setup(&p);
     setv(get(&p.e, LC_JK_FS, 0), K_OPEN, 0, 1);		/* went back: scratch's llite stats cleared */
     setv(get(&p.e, LC_JK_FS, 0), K_RPC_WRITE, 3, 100 + K_RPC_WRITE + 3 + 7);
     setv(get(&p.e, LC_JK_FS, 1), K_READ_BYTES, 0, 100 + K_READ_BYTES + 150);
+    setv(get(&p.e, LC_JK_FS, 1), K_LAT_READ, 0, 100 + K_LAT_READ + 9000);
     CHECK_INT(run(&p), 0);
     lc_job_series_values(&p.e, &p.res, 0, v);
     CHECK_U64(v[0], 0);					/* read_bytes: left out */
     CHECK_U64(v[4], 0);					/* open: left out, not 1 - 104 */
+    CHECK_U64(v[lat_read], 0);				/* latency.read: left out with them */
     CHECK_U64(v[rpc_write + 3], 7);			/* the histogram still counts */
     lc_job_series_values(&p.e, &p.res, 1, v);
     CHECK_U64(v[0], 150);
+    CHECK_U64(v[lat_read], 9000);
     CHECK_U64(v[rpc_write + 3], 0);
     done(&p);
 }
@@ -826,6 +872,8 @@ void
 test_jobs(void)
 {
     test_table();
+    test_series_table();
+    test_series_prefixes();
     test_series_values();
     test_growth();
     test_cleared();

@@ -11,9 +11,13 @@
 #include "harness.h"
 #include "persist.h"
 
-/* a slot of a job on one filesystem with two OSCs and an MDC, values from a xorshift */
+/*
+ * A slot of a job on one filesystem with two OSCs and an MDC, values from a
+ * xorshift, its timeline of `series_nval` values a point (this agent's
+ * lc_job_series_nval(), or fewer: an older agent's table).
+ */
 static void
-make_slot(struct lc_persist_slot *p, uint64_t seed)
+make_slot_of(struct lc_persist_slot *p, uint64_t seed, unsigned series_nval)
 {
     static const char *osc[2] = { "scratch-OST0000-osc-ffff8a01", "scratch-OST0001-osc-ffff8a01" };
     uint64_t		r = seed;
@@ -50,15 +54,21 @@ make_slot(struct lc_persist_slot *p, uint64_t seed)
     }
     d = lc_jobrec_add(&p->rec, LC_JK_MDC, 0, "scratch-MDT0000-mdc-ffff8a01", "scratch-MDT0000-mdc-ffff8a01");
     d->fs = 0;
-    lc_series_init(&p->series, lc_job_series_nval(), 10000);
+    lc_series_init(&p->series, series_nval, 10000);
     for (uint64_t t = 0; t < 2; t++) {
 	uint64_t cum[1024];
 	struct lc_series_in in = { "scratch", cum };
 
-	for (unsigned v = 0; v < lc_job_series_nval(); v++)
+	for (unsigned v = 0; v < series_nval; v++)
 	    cum[v] = (t + 1) * (h_rand(&r) >> 40);
 	lc_series_sample(&p->series, 1764000010000 + t * 10000, &in, 1);
     }
+}
+
+static void
+make_slot(struct lc_persist_slot *p, uint64_t seed)
+{
+    make_slot_of(p, seed, lc_job_series_nval());
 }
 
 static void *
@@ -133,6 +143,53 @@ test_round_trip(void)
 	CHECK_INT(lc_series_sample(&q.series, 1764000040000, &in, 1), 0);
 	CHECK_U64(q.series.n, p.series.n);
 	CHECK(memcmp(q.series.fs[0].val, p.series.fs[0].val, p.series.n * p.series.nvalues * 8) == 0);
+    }
+    free(again);
+    free(buf);
+    lc_persist_free(&q);
+    lc_persist_free(&p);
+}
+
+/*
+ * A slot kept by an agent whose series table was this one's first metrics
+ * (before the calls' latencies were appended): taken up whole, its begin
+ * values and its timeline as they were, the timeline keeping that table
+ * (its values a point) as it grows; written again, the same bytes.
+ */
+static void
+test_an_older_tables_slot_is_taken_up(void)
+{
+    struct lc_persist_slot p, q;
+    const char		*why = NULL;
+    unsigned		older = lc_job_series_nval() - 2;	/* without latency.read, .write */
+    size_t		len, len2;
+    unsigned char	*buf, *again;
+
+    make_slot_of(&p, 0x5eed, older);
+    buf = encoded(&p, &len);
+    CHECK_INT(lc_persist_decode(buf, len, &q, &why), 0);
+    CHECK_U64(q.series.nvalues, older);
+    CHECK_U64(lc_job_series_metrics_of(q.series.nvalues), LC_JOB_NSERIES - 2);
+    for (unsigned kind = 0; kind < LC_JK_N; kind++) {
+	CHECK_U64(q.rec.n[kind], p.rec.n[kind]);
+	for (size_t i = 0; i < p.rec.n[kind] && i < q.rec.n[kind]; i++)
+	    CHECK(same_dev(kind, &p.rec.dev[kind][i], &q.rec.dev[kind][i]));
+    }
+    CHECK_U64(q.series.n, p.series.n);
+    CHECK(memcmp(q.series.fs[0].last, p.series.fs[0].last, older * 8) == 0);
+    CHECK(memcmp(q.series.fs[0].val, p.series.fs[0].val, p.series.n * older * 8) == 0);
+    again = encoded(&q, &len2);
+    CHECK(len2 == len && memcmp(again, buf, len) == 0);
+    /* a sample of this agent's values (every metric's) adds the table's first ones */
+    {
+	uint64_t cum[1024];
+	struct lc_series_in in = { "scratch", cum };
+
+	for (unsigned v = 0; v < lc_job_series_nval(); v++)
+	    cum[v] = (v < older ? q.series.fs[0].last[v] : 0) + 10 + v;
+	CHECK_INT(lc_series_sample(&q.series, 1764000040000, &in, 1), 0);
+	CHECK_U64(q.series.nvalues, older);
+	CHECK(q.series.fs[0].val[(q.series.n - 1) * older + older - 1] == 10 + older - 1);
     }
     free(again);
     free(buf);
@@ -217,7 +274,10 @@ test_refused_with_a_reason(void)
     CHECK_STR(refusal(buf, len, 4, 2), "another layout version");
     CHECK_STR(refusal(buf, len, 16, LC_JOB_SLOTS), "no such slot");
     CHECK_STR(refusal(buf, len, 24, nv + 1), "written by an agent of another job metric table");
-    CHECK_STR(refusal(buf, len, 36, lc_job_series_nval() - 1), "written by an agent of another job metric table");
+    /* a series table this one does not begin with: a newer agent's, or values ending no metric */
+    CHECK_STR(refusal(buf, len, 36, lc_job_series_nval() + 1), "written by an agent of another job metric table");
+    CHECK_STR(refusal(buf, len, 36, lc_job_series_nval() - 2 - 1), "written by an agent of another job metric table");
+    CHECK_STR(refusal(buf, len, 36, 0), "written by an agent of another job metric table");
     CHECK_STR(refusal(buf, len, 40, 32), "written by an agent of another job metric table");
     /* the job id "4242.batch" at 48: its first byte a space */
     CHECK_STR(refusal(buf, len, 52, 0x32343220), "not a job id");
@@ -278,6 +338,7 @@ test_persist(void)
 {
     test_crc32();
     test_round_trip();
+    test_an_older_tables_slot_is_taken_up();
     test_truncations_and_bit_flips();
     test_refused_with_a_reason();
 }

@@ -5,7 +5,8 @@ module turns one host's aggregate into a `Series`: its bins and, per filesystem,
 the agent sent (the columns not all zero), laid out by the reporter's own table `VALUES`
 (the series metrics of agentcontract.JOB_SERIES, a histogram metric one value per bucket), so
 that a series of an older or newer agent with another table is read by PMID, not by position:
-a value the reporter does not know is dropped, one the agent does not send is absent.
+a value the reporter does not know is dropped, one the agent does not send is absent (zero), and
+a metric the agent's table does not name is in the series' `lacks` (not counted on that host).
 
 The aggregate is checked whole before anything is made of it: anything that is not a timeline
 as §2.5 lays it out is a `SeriesError` (one line), never another exception, and what is
@@ -62,12 +63,15 @@ class FsColumns:
 class Series:
     """One host's timeline of one job: point i is bin `first_bin + i` of width `width_ms`
     (ms since the epoch), holding the I/O that ended in that bin; `samples[i]` is how many of
-    the agent's samples fell into it (0: none, its I/O is in the next point that has one)."""
+    the agent's samples fell into it (0: none, its I/O is in the next point that has one).
+    `lacks`: the reporter's series metrics the agent's table does not name (an agent older than
+    them, or a job it took up from an older one's file): their values are absent, not zero."""
     level: int
     interval_ms: int
     first_bin: int
     samples: np.ndarray                 # uint32 [npoints]
     filesystems: dict[str, FsColumns]   # in the order the agent first saw them
+    lacks: frozenset[str] = frozenset()
 
     @property
     def width_ms(self) -> int:
@@ -89,6 +93,7 @@ _KNOWN_PMIDS, _KNOWN_BASE, _KNOWN_COUNT = (np.array(column, dtype=np.int64) for 
     (pmid(cluster, item), VALUE_INDEX[(name, 0 if _is_histogram(name) else None)],
      BUCKETS if _is_histogram(name) else 1)
     for name, cluster, item in agentcontract.JOB_SERIES_PMIDS)))
+_NAME_OF_PMID = {pmid(cluster, item): name for name, cluster, item in agentcontract.JOB_SERIES_PMIDS}
 
 MAX_POINTS = 4 * agentcontract.JOB_SERIES_POINTS    # more than any agent serves: not a timeline
 _HEADER = struct.Struct("<IIIIQIIII")   # magic, level, interval ms, npoints, first bin, nfs,
@@ -132,10 +137,12 @@ class _Reader:
 @dataclass(frozen=True)
 class _Table:
     """The agent's metric table, resolved against the reporter's: for each agent metric, the
-    value its first value is in the agent's point, and where its values go in VALUES."""
+    value its first value is in the agent's point, and where its values go in VALUES; and the
+    reporter's metrics it does not name."""
     starts: np.ndarray      # int64 [nmetrics]: the agent's index of the metric's first value
     base: np.ndarray        # int64 [nmetrics]: VALUES index of its first value (-1: unknown)
     known: np.ndarray       # int64 [nmetrics]: how many of its values the reporter knows
+    lacks: frozenset[str]
 
 
 def _table(reader: _Reader, nmetrics: int, nvalues: int) -> _Table:
@@ -156,7 +163,9 @@ def _table(reader: _Reader, nmetrics: int, nvalues: int) -> _Table:
         raise SeriesError(f"metric {int(pmids[m]):#x} has {int(counts[m])} values a point, "
                           f"the reporter knows it as one")
     starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-    return _Table(starts, base, np.minimum(cap, counts))
+    named = set(pmids.tolist())
+    lacks = frozenset(name for p, name in _NAME_OF_PMID.items() if p not in named)
+    return _Table(starts, base, np.minimum(cap, counts), lacks)
 
 
 def _columns(reader: _Reader, table: _Table, nvalues: int, npoints: int, name: str) -> FsColumns:
@@ -225,4 +234,4 @@ def decode(raw: bytes | memoryview) -> Series:
         filesystems[name] = _columns(reader, table, nvalues, npoints, name)
     if reader.left:
         raise SeriesError(f"{reader.left} bytes after the last filesystem")
-    return Series(level, interval_ms, first_bin, samples, filesystems)
+    return Series(level, interval_ms, first_bin, samples, filesystems, table.lacks)

@@ -57,7 +57,10 @@ _RPC_METRIC = {m.key: m for m in catalog.with_role(catalog.RPC_HISTOGRAM)}
 _RPC = {d: np.array([VALUE_INDEX[(_series_name(m), b)] for b in range(BUCKETS)], dtype=np.intp)
         for d, m in _RPC_METRIC.items()}
 _METADATA = np.array([_LLITE[op] for op in catalog.METADATA_OPS if op in _LLITE], dtype=np.intp)
-_NAME_OF = {i: key for key, i in _LLITE.items()} | {
+# The calls' latency sums (2.14+, microseconds) by direction, and the calls they are the sums of
+_LATENCY_METRIC = {m.key: m for m in catalog.with_role(catalog.LATENCY) if (_series_name(m), None) in VALUE_INDEX}
+_LATENCY = {d: VALUE_INDEX[(_series_name(m), None)] for d, m in _LATENCY_METRIC.items()}
+_NAME_OF = {i: key for key, i in _LLITE.items()} | {i: f"latency.{d}" for d, i in _LATENCY.items()} | {
     int(i): f"rpc.{d} of {1 << b} pages" for d, idx in _RPC.items() for b, i in enumerate(idx)}
 # phases.find names its channels read, write and metadata (a final flush is a "write" burst)
 _CHANNELS = {"read": "read_bytes", "write": "write_bytes", "metadata": "metadata_ops"}
@@ -114,6 +117,8 @@ class Accumulator:
         self.magnitude: dict[str, np.ndarray] = {}         # fs -> float64 [NVALUES]: sum of |point|
         self.hosts: list[str] = []                         # hosts whose series is in the sums
         self.left_out: dict[str, str] = {}                 # host -> why its series is not
+        self.lacking: dict[str, list[str]] = {}            # series metric -> hosts (in the sums) whose
+                                                           # agent's table lacks it: absent there, not 0
 
     @property
     def bins(self) -> int:
@@ -138,6 +143,8 @@ class Accumulator:
                        np.abs(cols.data.astype(np.float64)).sum(axis=0))
                       for fs, cols in series.filesystems.items()])
         self.hosts.append(host)
+        for metric in series.lacks:
+            self.lacking.setdefault(metric, []).append(host)
 
     def _shift(self, width_ms: int) -> int | None:
         """k: the host's bins are 2^k of the sums' (k > 0: finer, k < 0: coarser); None when
@@ -179,6 +186,8 @@ class Accumulator:
         self._sum_in(other.width_ms, other.first_bin, shift, other.gap,
                      [(fs, slice(None), a, other.magnitude[fs]) for fs, a in other.sums.items()])
         self.hosts.extend(other.hosts)
+        for metric, hosts in other.lacking.items():
+            self.lacking.setdefault(metric, []).extend(hosts)
 
     def _judged(self, width_ms: int, first_bin: int, npoints: int) -> tuple[str | None, int | None]:
         """Why npoints bins of width_ms from first_bin cannot be summed in (None: they can), and
@@ -292,11 +301,28 @@ def _page_size(hosts: list[str], pagesizes: dict[str, int | None]) -> tuple[int 
     return (sizes.pop() if sizes else None), None
 
 
-def _job_totals(fs: str, hosts: list[str], delta: JobDelta, t: FsTotals | None,
+def _rows(delta: JobDelta, hosts) -> np.ndarray:
+    """These hosts' rows of the delta's tables (a host the delta has not, none)."""
+    row = {h: r for r, h in enumerate(delta.hosts)}
+    return np.array([row[h] for h in hosts if h in row], dtype=np.intp)
+
+
+def _fs_deltas(delta: JobDelta, metric: catalog.Metric, fs: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A filesystem counter's delta of fs on each of these rows (uint64) and whether it was
+    counted there (a host without the counter, or whose value was left out: not)."""
+    tab = delta.tables.get(metric.name)
+    if tab is None or fs not in tab.instances or not len(rows):
+        return np.zeros(len(rows), dtype=np.uint64), np.zeros(len(rows), dtype=bool)
+    col = tab.instances.index(fs)
+    return tab.delta[rows, col], tab.counted[rows, col]
+
+
+def _job_totals(fs: str, hosts: list[str], lacking: dict[str, list[str]], delta: JobDelta, t: FsTotals | None,
                 pagesize: int | None) -> tuple[list[int], list[str]]:
     """The job's totals of every VALUES entry over these hosts (the values counted on them, as
-    aggregate keeps them per host), and the values that cannot be told (RPC sizes without a page
-    size, a bucket not of 2^i pages)."""
+    aggregate keeps them per host; a latency over those whose series has it, `lacking` naming
+    the others), and the values that cannot be told (RPC sizes without a page size, a bucket
+    not of 2^i pages)."""
     out = [0] * NVALUES
     untold: list[str] = []
     if t is not None:
@@ -304,8 +330,13 @@ def _job_totals(fs: str, hosts: list[str], delta: JobDelta, t: FsTotals | None,
             for key, v in t.hosts.get(h, {}).items():
                 if key in _LLITE:
                     out[_LLITE[key]] += v
-    row = {h: r for r, h in enumerate(delta.hosts)}
-    rows = np.array([row[h] for h in hosts if h in row], dtype=np.intp)
+    # The totals keep a latency only where every host of the filesystem has it (aggregate's
+    # latency_us): the sums of the hosts that have it are taken from the deltas themselves.
+    for d, m in _LATENCY_METRIC.items():
+        without = set(lacking.get(_series_name(m), ()))
+        values, counted = _fs_deltas(delta, m, fs, _rows(delta, [h for h in hosts if h not in without]))
+        out[_LATENCY[d]] = int(exact_sum(np.where(counted, values, 0), axis=0))
+    rows = _rows(delta, hosts)
     for d, idx in _RPC.items():
         tab = delta.tables.get(_RPC_METRIC[d].name)
         cols = np.flatnonzero(tab.fs == fs) if tab is not None and len(tab.instances) else np.zeros(0, np.intp)
@@ -425,7 +456,7 @@ def _sums_to_totals(f: _Fs, tl: Timeline, acc: Accumulator, delta: JobDelta, t: 
                     pagesize: int | None, no_pagesize: str | None) -> bool:
     """Every array sums to the filesystem's total of the same hosts; what does not is said
     (TIMELINE_PARTIAL: which values, by how much, over which hosts)."""
-    expected, untold = _job_totals(f.name, acc.hosts, delta, t, pagesize)
+    expected, untold = _job_totals(f.name, acc.hosts, acc.lacking, delta, t, pagesize)
     got = f.full.sum(axis=0)
     differ = [i for i in range(NVALUES) if int(got[i]) != expected[i]]
     if not differ and not untold:
