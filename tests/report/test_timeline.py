@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from kit import snapshots, timelines
+from kit.proptest import runs
 from lustre_jobreport import config
 from lustre_jobreport.report.diff import iso_utc
 from lustre_jobreport.acquire.jobseries import VALUE_INDEX, VALUES, FsColumns, Series
@@ -473,8 +474,13 @@ def test_sums_that_do_not_align_leave_the_shares_hosts_out_with_why():
     assert a.sums["scratch"][:, READ].tolist() == [1, 2]
 
 
-# ---- the calls' latency: summed over the hosts that have it ----------------------------------
+# ---- the calls' latency: a mean per call where every client that made calls has it ------------
 
+# The clients of a job, as the latency sees them: a 2.14+ client whose agent's series has the
+# latency, a client without latencies (before 2.14: no value, so 0 in every point and not counted
+# in the deltas), and a 2.14+ client whose agent's table is older than the latency in the series
+# (its deltas count it, its series lacks it).
+KINDS = ("timed", "untimed client", "older agent")
 NO_LATENCY = frozenset({"llite.latency.read", "llite.latency.write"})
 
 
@@ -486,6 +492,75 @@ def latency_host(kind: str, first_bin: int, calls: dict[str, np.ndarray], latenc
     series = one_fs_series(first_bin, data, lacks=NO_LATENCY if kind == "older agent" else frozenset())
     counted = None if kind == "untimed client" else {f"latency.{d}": int(latency[d].sum()) for d in latency}
     return series, counted
+
+
+def latency_reference(hosts: list[tuple[str, dict, dict]], n: int, k: int, first: int):
+    """Per direction, the timeline's mean latency of a call per point and over the job, by
+    loops: None throughout unless every host that made calls of that direction is a timed one
+    (and one did); then per point the latency summed over the hosts and the point's k bins,
+    over the calls summed the same way (None where they are not above 0)."""
+    out = {}
+    for d in ("read", "write"):
+        calling = [kind for kind, calls, _ in hosts if calls[d].sum() > 0]
+        if not calling or any(kind != "timed" for kind in calling):
+            out[d] = (None, None)
+            continue
+        npoints = (first + n - 1) // k - first // k + 1
+        lat, calls = [0] * npoints, [0] * npoints
+        for kind, c, latency in hosts:
+            for i in range(n):
+                p = (first + i) // k - first // k
+                calls[p] += int(c[d][i])
+                if kind == "timed":
+                    lat[p] += int(latency[d][i])
+        means = [round(lat[p] / calls[p], 1) if calls[p] > 0 and lat[p] >= 0 else None for p in range(npoints)]
+        whole = round(sum(lat) / sum(calls), 1) if sum(calls) > 0 else None
+        out[d] = (means, whole)
+    return out
+
+
+@runs(120)
+@given(st.lists(st.sampled_from(KINDS), min_size=1, max_size=4), st.integers(6, 400), st.integers(0, 2**32 - 1),
+       st.sampled_from([0.0, 0.3, 1.0]))
+def test_the_mean_latency_of_a_call_per_point_is_the_plain_loops(kinds, n, seed, idle):
+    """Hosts of random kinds, calls and latencies (some points idle, some with latency and no
+    call in them): each point's mean and the job's are the reference's, and the latency sums
+    agree with the deltas of the hosts that have them (sums_to_totals)."""
+    rng = np.random.default_rng(seed)
+    first = int(T0) // 10
+    series, end_values, hosts = {}, {}, []
+    for h, kind in enumerate(kinds):
+        calls = {d: np.where(rng.random(n) < idle, 0, rng.integers(0, 60, n)) for d in ("read", "write")}
+        latency = {d: np.where(rng.random(n) < 0.05, rng.integers(0, 90, n),
+                               calls[d] * rng.integers(1, 20_000, n)) for d in ("read", "write")}
+        s, counted = latency_host(kind, first, calls, latency)
+        series[f"n{h}"] = s
+        if counted is not None:
+            end_values[f"n{h}"] = counted
+        hosts.append((kind, calls, latency))
+    doc = report(series, elapsed=n * 10.0, end_values=end_values)
+    tl = doc["timeline"]
+    fs = tl["filesystems"]["scratch"]
+    want = latency_reference(hosts, n, round(tl["width_s"] / 10), first)
+    for d in ("read", "write"):
+        assert (fs[f"{d}_latency_us"], fs[f"{d}_latency_us_mean"]) == want[d], d
+    assert fs["sums_to_totals"] is True
+    assert not [q for q in doc["data_quality"] if q["id"] == "TIMELINE_PARTIAL"]
+
+
+def test_a_client_without_latencies_is_null_not_0_us():
+    """A 2.12 client: calls and no latency (0 in every point of its series, none in its
+    deltas): the means are null, not 0 µs; one 2.15 client whose calls all took under a
+    microsecond (a latency of 0 counted) has a mean of 0.0 µs."""
+    first, calls = int(T0) // 10, {"read": np.full(30, 8), "write": np.zeros(30, dtype=np.int64)}
+    zero = {"read": np.zeros(30, dtype=np.int64), "write": np.zeros(30, dtype=np.int64)}
+    for kind, want in (("untimed client", None), ("timed", 0.0)):
+        s, counted = latency_host(kind, first, calls, zero)
+        fs = report({"n1": s}, elapsed=300, end_values={"n1": counted} if counted else None)[
+            "timeline"]["filesystems"]["scratch"]
+        assert fs["read_latency_us_mean"] == want, kind
+        assert fs["read_latency_us"] == (None if want is None else [0.0] * 30), kind
+        assert fs["write_latency_us"] is None and fs["write_latency_us_mean"] is None    # no write call
 
 
 def test_a_series_whose_latency_disagrees_with_the_deltas_is_said():
@@ -508,4 +583,5 @@ def test_hosts_summed_apart_and_merged_keep_who_lacks_the_latency():
     assert acc.lacking == {"llite.latency.read": ["n2"], "llite.latency.write": ["n2"]}
     doc = report({"n1": timed, "n2": older}, elapsed=300, acc=acc,
                  end_values={h: {"latency.read": 1500} for h in ("n1", "n2")})
-    assert doc["timeline"]["filesystems"]["scratch"]["sums_to_totals"] is True
+    fs = doc["timeline"]["filesystems"]["scratch"]
+    assert fs["sums_to_totals"] is True and fs["read_latency_us"] is None

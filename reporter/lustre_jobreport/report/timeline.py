@@ -10,11 +10,13 @@ Three parts:
   never holds 12,000 series.
 - `section` turns the sums into the JSON: at most POINTS points (k adjacent bins summed, k
   aligned so that every point is a whole bin of k times the width), each array checked against
-  the job's totals of the same hosts, and the phases (`phases.find`) on the full-resolution sums.
+  the job's totals of the same hosts, the mean latency of a call per point where every client
+  that made calls has latencies, and the phases (`phases.find`) on the full-resolution sums.
 - `with_time` gives the open-storm and small-RPC findings their time: when most of them came in
   a start-up burst or a final flush, the finding says so with the job's numbers.
 
-Every figure is an exact integer (signed: a device left out mid-job makes a point negative).
+Every figure is an exact integer (signed: a device left out mid-job makes a point negative), but
+the latency means (µs, to 0.1).
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ _METADATA = np.array([_LLITE[op] for op in catalog.METADATA_OPS if op in _LLITE]
 # The calls' latency sums (2.14+, microseconds) by direction, and the calls they are the sums of
 _LATENCY_METRIC = {m.key: m for m in catalog.with_role(catalog.LATENCY) if (_series_name(m), None) in VALUE_INDEX}
 _LATENCY = {d: VALUE_INDEX[(_series_name(m), None)] for d, m in _LATENCY_METRIC.items()}
+_CALLS_METRIC = {d: catalog.BY_NAME[f"{catalog.P}llite.{d}_calls"] for d in _LATENCY}
 _NAME_OF = {i: key for key, i in _LLITE.items()} | {i: f"latency.{d}" for d, i in _LATENCY.items()} | {
     int(i): f"rpc.{d} of {1 << b} pages" for d, idx in _RPC.items() for b, i in enumerate(idx)}
 # phases.find names its channels read, write and metadata (a final flush is a "write" burst)
@@ -503,6 +506,11 @@ def _fs_json(f: _Fs, acc: Accumulator, k: int, whole: bool, tl: Timeline, delta:
         used = np.flatnonzero(f.full[:, idx].any(axis=0))
         out[f"rpc_{d}"] = {str(1 << int(b)): points(f.full[:, idx[b]]) for b in used}
     out["small_rpcs"] = points(ch["small_rpcs"]) if "small_rpcs" in ch else None
+    for d, i in _LATENCY.items():
+        known = _latency_known(f.name, d, acc, delta)
+        sums, calls = points(f.full[:, i]), out[f"{d}_calls"]
+        out[f"{d}_latency_us"] = [_mean(s, c) for s, c in zip(sums, calls)] if known else None
+        out[f"{d}_latency_us_mean"] = _mean(sum(sums), sum(calls)) if known else None
     out["sums_to_totals"] = whole
     found = phasefinder.find({c: ch[name] for c, name in _CHANNELS.items()}, acc.width_ms / 1000.0)
     out["phases"], counted = _phases_json(found, ch, acc, delta)
@@ -513,6 +521,27 @@ def _fs_json(f: _Fs, acc: Accumulator, k: int, whole: bool, tl: Timeline, delta:
         tl.phases[f.name] = counted
         tl.counts[f.name] = {key: int(ch[key].sum()) for key in _COUNTED if key in ch}
     return out
+
+
+def _latency_known(fs: str, direction: str, acc: Accumulator, delta: JobDelta) -> bool:
+    """Whether the timeline's latency sums of fs in that direction are those of all its calls:
+    every host of the timeline whose calls of fs were counted and not none had its latency
+    counted too (a client before 2.14 has no latency: not counted) and a series that has it (an
+    agent older than the latency in the timeline has not); and some host made such calls. Else
+    a mean would divide some hosts' latency by every host's calls."""
+    rows = _rows(delta, acc.hosts)
+    calls, calls_counted = _fs_deltas(delta, _CALLS_METRIC[direction], fs, rows)
+    _, latency_counted = _fs_deltas(delta, _LATENCY_METRIC[direction], fs, rows)
+    calling = calls_counted & (calls > 0)
+    lacking = set(acc.lacking.get(_series_name(_LATENCY_METRIC[direction]), ()))
+    has_it = latency_counted & np.array([delta.hosts[r] not in lacking for r in rows], dtype=bool)
+    return bool(calling.any()) and not (calling & ~has_it).any()
+
+
+def _mean(latency_us: int, calls: int) -> float | None:
+    """The mean latency of a call in µs (0.1 µs), or None: no calls, or counts taken back (a
+    source left out mid-job leaves its earlier counts as a negative point)."""
+    return round(latency_us / calls, 1) if calls > 0 and latency_us >= 0 else None
 
 
 _COUNTED = ("opens", "small_rpcs_read", "small_rpcs_write")     # what with_time weighs
