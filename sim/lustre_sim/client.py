@@ -175,7 +175,7 @@ class SimClient:
                                "params": {k: v for k, v in params.items()},
                                **({"seed": seed} if seed is not None else {})})
         self.st["log"] = self.st["log"][-50:]
-        out = _summary(name, fs, elapsed, before, self.st["mounts"][fs])
+        out = _summary(name, fs, elapsed, before, self.st["mounts"][fs], p.llite_family == "2.14")
         out["notes"] = cl.notes
         return out
 
@@ -259,7 +259,10 @@ def _boolish(v) -> bool:
     return bool(v)
 
 
-def _summary(name: str, fs: str, elapsed: float, before: dict, after: dict) -> dict:
+def _summary(name: str, fs: str, elapsed: float, before: dict, after: dict, latencies: bool) -> dict:
+    """What a run did on fs, from its stats before and after: llite bytes and calls, the calls'
+    latency sums in µs as llite stats' read and write lines give them (None where the client's
+    stats have no latency: before 2.14), the other ops, RPC pages per size, OSC bytes."""
     def cnt(stats, k):
         c = stats.get(k)
         return c[0] if c else 0
@@ -294,6 +297,7 @@ def _summary(name: str, fs: str, elapsed: float, before: dict, after: dict) -> d
             "write_bytes": sm(la, "write_bytes") - sm(lb, "write_bytes"),
             "read_calls": cnt(la, "read_bytes") - cnt(lb, "read_bytes"),
             "write_calls": cnt(la, "write_bytes") - cnt(lb, "write_bytes"),
+            **{f"{d}_latency_us": sm(la, d) - sm(lb, d) if latencies else None for d in ("read", "write")},
             "ops": dict(sorted(ops.items())),
             "rpc_pages": {d: {1 << i: rpc[d][i] for i in range(last + 1)} for d in rpc},
             "osc_bytes": osc_bytes}

@@ -5,6 +5,10 @@ a real pmcd running the real agent on a sim client, sampling every 0.2 s (-T 0.2
   pmFetch as the slot's deltas, sums per filesystem and value to exactly those deltas (the
   byte and call counters, the metadata operations, every RPC size bucket), its bins lie
   between the job's begin and the fetch, and more than one bin had a timed sample in it;
+- a 2.15 client reading and writing in steps: the series' latency columns sum to the slot's
+  latency deltas, which are what the sim's stats gained, and the epilog's report gives the
+  mean latency of a call, per point and over the job; a 2.12 client (no latencies): no latency
+  delta, no latency column sent, the report's means null, not 0 µs;
 - an OSC's rpc_stats cleared mid-job: the filesystem's histogram is left out of the slot's
   deltas (CLEARED), and its series takes back what it had counted as negative values, so that
   it still sums to the deltas (0);
@@ -28,6 +32,7 @@ from lustre_jobreport import agentcontract
 pytest.importorskip("pcp.pmapi")
 
 from kit.privpmcd import AGENT, children_of  # noqa: E402
+from kit import seriesread  # noqa: E402
 from kit.seriesread import bucket_label, decode, fetch_together, start_node, store  # noqa: E402
 
 JOB = "7001"
@@ -121,6 +126,65 @@ def test_the_series_sums_to_the_slots_deltas_of_the_same_fetch(node):
     assert sum(totals["scratch"][rpc:rpc + 64]) > 0
     # the I/O came in steps: more than one point holds some of it
     assert sum(1 for p in series.points["scratch"] if p[at["llite.write_bytes"]] > 0) >= 2
+
+
+def test_a_clients_call_latencies_are_in_its_timeline_and_report(node):
+    """A 2.15 client reading and writing in steps: the series' latency columns sum to the
+    slot's latency deltas of the same fetch, which are the latency the sim's llite stats
+    gained; the epilog's report gives each direction's mean latency of a call, that latency
+    over the slot's calls, and per point where the point had calls."""
+    client, pmcd = node
+    store(pmcd, "job_begin", JOB)
+    known = {"read": 0, "write": 0}
+    for step in range(3):
+        for done in (client.run("seqread", fs="scratch", files=1, size="4M", seed=step),
+                     client.run("overflow", fs="scratch")):
+            for d in known:
+                known[d] += done[f"{d}_latency_us"]
+        time.sleep(2.5 * INTERVAL)
+    values, _, _ = read_slot(pmcd)
+    series = decode(values[f"{SLOT}.series"][""])
+    totals = check_sums(values, series)
+    doc = seriesread.epilog_report(pmcd.spec, JOB)
+    fs = doc["timeline"]["filesystems"]["scratch"]
+    assert fs["sums_to_totals"] is True
+    for d in known:
+        at = series.offset(base_pmids(pmcd)[agentcontract.JOB_SERIES.index(f"llite.latency.{d}")])
+        assert known[d] > 0 and totals["scratch"][at] == served(values, f"llite.latency.{d}", "scratch") == known[d]
+        assert sum(1 for p in series.points["scratch"] if p[at] > 0) >= 2      # in steps
+        calls = served(values, f"llite.{d}_calls", "scratch")
+        assert fs[f"{d}_latency_us_mean"] == round(known[d] / calls, 1)
+        means = fs[f"{d}_latency_us"]
+        assert len(means) == doc["timeline"]["points"]
+        assert [m is None for m in means] == [c <= 0 for c in fs[f"{d}_calls"]]
+        assert all(m > 0 for m in means if m is not None)
+
+
+def test_a_client_without_latencies_has_none_in_its_timeline(tmp_path):
+    """A 2.12 client: its llite stats have no latency, the slot no latency delta, its series
+    no latency column (nothing sent), and the report's means are null, not 0 µs."""
+    client, pmcd = start_node(tmp_path, INTERVAL, version="2.12.9")
+    with pmcd:
+        store(pmcd, "job_begin", JOB)
+        for step in range(2):
+            done = client.run("seqread", fs="scratch", files=1, size="4M", seed=step)
+            client.run("overflow", fs="scratch")
+            time.sleep(2.5 * INTERVAL)
+        values, _, _ = read_slot(pmcd)
+        doc = seriesread.epilog_report(pmcd.spec, JOB)
+        pmids = base_pmids(pmcd)
+    assert done["read_latency_us"] is None
+    series = decode(values[f"{SLOT}.series"][""])
+    check_sums(values, series)
+    for d in ("read", "write"):
+        assert f"{SLOT}.llite.latency.{d}" not in values
+        at = series.offset(pmids[agentcontract.JOB_SERIES.index(f"llite.latency.{d}")])
+        assert at not in series.sent["scratch"] and series.sent["scratch"]
+    fs = doc["timeline"]["filesystems"]["scratch"]
+    assert sum(fs["read_calls"]) > 0 and sum(fs["write_calls"]) > 0 and fs["sums_to_totals"] is True
+    assert [fs[k] for k in ("read_latency_us", "write_latency_us", "read_latency_us_mean",
+                            "write_latency_us_mean")] == [None] * 4
+    assert doc["filesystems"]["scratch"]["latency_us"] == {"read": None, "write": None}
 
 
 def test_a_histogram_left_out_mid_job_takes_its_counts_back(node):

@@ -24,7 +24,7 @@ from lustre_jobreport.report import phases
 
 pytest.importorskip("pcp.pmapi")
 
-from kit import phaseload  # noqa: E402
+from kit import phaseload, seriesread  # noqa: E402
 from kit.privpmcd import PrivatePmcd  # noqa: E402
 from kit.seriesread import decode, fetch_together  # noqa: E402
 
@@ -62,18 +62,8 @@ def driven(tmp_path_factory):
 
 
 def epilog_report(spec: str) -> dict:
-    """The job's report document as the epilog makes it from the job view (hooksnap.end_job_view,
-    epilog._report), the host named n1."""
-    from lustre_jobreport import config
-    from lustre_jobreport.acquire import snapshot
-    from lustre_jobreport.acquire.snapfile import Snapshot
-    from lustre_jobreport.report import document, jobview
-    from lustre_jobreport.report.timeline import Accumulator
-
-    fetched = snapshot.fetch_all([snapshot.HostTarget("n1", spec)], connect_timeout_s=5, fetch_timeout_s=20,
-                                 job_id=JOB, series_sum=Accumulator)
-    end = Snapshot.from_hosts(fetched.taken_at, fetched.hosts, job_id=JOB, timeline=fetched.series)
-    return document.from_delta(jobview.delta(end, JOB), config.load(None), job_id=JOB, timeline=end.timeline)
+    """The job's report document as the epilog makes it from the job view, the host named n1."""
+    return seriesread.epilog_report(spec, JOB)
 
 
 def channels(series, fs: str, first: int) -> dict[str, np.ndarray]:

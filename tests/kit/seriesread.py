@@ -163,13 +163,13 @@ def bucket_label(size: int) -> str:
     return str(size)
 
 
-def start_node(tmp_path: Path, interval: float):
-    """A sim Lustre 2.15 client with two filesystems (scratch: 8 OSTs, home: 4) and a private
-    pmcd running the agent on it, sampling every interval seconds (-T): (client, pmcd), the
-    pmcd not started."""
+def start_node(tmp_path: Path, interval: float, version: str = "2.15.4"):
+    """A sim Lustre client (2.15 unless told) with two filesystems (scratch: 8 OSTs, home: 4)
+    and a private pmcd running the agent on it, sampling every interval seconds (-T): (client,
+    pmcd), the pmcd not started."""
     from lustre_sim import SimClient
 
-    client = SimClient.create(tmp_path / "tree", version="2.15.4",
+    client = SimClient.create(tmp_path / "tree", version=version,
                               filesystems=[("scratch", 8, 1), ("home", 4, 1)], seed=11)
     pmcd = PrivatePmcd(tmp_path / "pmcd", tmp_path / "tree", interval=interval)
     return client, pmcd
@@ -180,3 +180,19 @@ def store(pmcd, control: str, job: str) -> None:
     done = subprocess.run(["pmstore", "-h", pmcd.local_spec, f"lustreclient.control.{control}", job],
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
+
+
+def epilog_report(spec: str, job: str, host: str = "n1") -> dict:
+    """The job's report document as the epilog makes it from the job view (hooksnap.end_job_view,
+    epilog._report): the host's slot answer and series in one fetch, the series summed, the
+    deltas, the document."""
+    from lustre_jobreport import config
+    from lustre_jobreport.acquire import snapshot
+    from lustre_jobreport.acquire.snapfile import Snapshot
+    from lustre_jobreport.report import document, jobview
+    from lustre_jobreport.report.timeline import Accumulator
+
+    fetched = snapshot.fetch_all([snapshot.HostTarget(host, spec)], connect_timeout_s=5, fetch_timeout_s=20,
+                                 job_id=job, series_sum=Accumulator)
+    end = Snapshot.from_hosts(fetched.taken_at, fetched.hosts, job_id=job, timeline=fetched.series)
+    return document.from_delta(jobview.delta(end, job), config.load(None), job_id=job, timeline=end.timeline)
