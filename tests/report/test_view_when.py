@@ -101,6 +101,12 @@ def timelines(draw):
                                             small=draw(series), phases=phases, periodic=periodic,
                                             sums_to_totals=draw(st.booleans()))
                    for _ in range(draw(st.integers(1, 3)))}
+    means = st.one_of(st.none(), st.floats(0, 1e12), odd)
+    for fs in filesystems.values():     # the calls' latency: the contract's, absent, or odd
+        for d in ("read", "write"):
+            fs[f"{d}_latency_us"] = draw(st.one_of(st.none(), st.lists(means, min_size=points, max_size=points),
+                                                   st.lists(means, max_size=3), odd))
+            fs[f"{d}_latency_us_mean"] = draw(means)
     tl = timeline(filesystems, width_s=width, start=draw(st.sampled_from(["2026-11-26T23:50:00Z", "garbage"])),
                   hosts=draw(st.integers(1, 12000)), hosts_without=draw(st.lists(NAMES, max_size=3)))
     return report_doc(tl, filesystems=list(filesystems), elapsed_s=elapsed)
@@ -205,6 +211,61 @@ def test_a_share_that_tells_nothing_is_not_said():
     # the steady phase is 99 % of the job and holds 12 % of its opens: no share is said of it
     assert "    1.6 min–3.2 h steady read, 2.0 GiB/s" in render.render_text(doc).splitlines()
     assert steady["opens"] * 100 // 47_950 == 12
+
+
+def with_latency(doc: dict, read: list | None, write: list | None) -> dict:
+    """The document with the calls' mean latency per point (µs) and over the job (here the mean
+    of the points')."""
+    fs = doc["timeline"]["filesystems"]["scratch"]
+    for d, means in (("read", read), ("write", write)):
+        fs[f"{d}_latency_us"] = means
+        given = [m for m in means or [] if m is not None]
+        fs[f"{d}_latency_us_mean"] = sum(given) / len(given) if given else None
+    return doc
+
+
+def test_the_calls_latency_is_a_line_under_the_sparklines_where_the_block_has_room():
+    points = 120
+    read = [None] + [812.0] * (points - 2) + [3100.0]
+    write = [2000.0 if i % 13 == 12 else None for i in range(points)]
+    write[12] = 41_000.0
+    without = whenview.block(startup_then_steady(), "scratch")
+    lines = whenview.block(with_latency(startup_then_steady(), read, write), "scratch")
+    mean_write = round(sum(w for w in write if w is not None) / 9 / 1000, 1)
+    assert lines == without[:4] + [f"    latency: read 831 µs a call (slowest point 3.1 ms), "
+                                   f"write {mean_write:g} ms (41 ms)"] + without[4:]
+    only_read = whenview.block(with_latency(startup_then_steady(), read, None), "scratch")
+    assert only_read[4] == "    latency: read 831 µs a call (slowest point 3.1 ms)"
+    # the same in the HTML's words under its chart
+    assert whenview.words(with_latency(startup_then_steady(), read, None), "scratch")[0] == \
+        "latency: read 831 µs a call (slowest point 3.1 ms)"
+
+
+def test_a_block_the_phases_fill_has_no_latency_line():
+    points, width = 120, 10.0
+    cuts = list(range(0, points + 1, 6))
+    phases = [phase("burst" if i % 2 else "steady", a * width, b * width, "read_bytes", read_bytes=(i + 1) * MIB)
+              for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
+    fs = timeline_fs([MIB] * points, [0] * points, [0] * points, phases=phases)
+    doc = report_doc(timeline({"scratch": fs}, width_s=width), elapsed_s=points * width)
+    without = whenview.block(doc, "scratch")
+    assert len(without) == whenview.MAX_LINES
+    assert whenview.block(with_latency(doc, [500.0] * points, None), "scratch") == without
+
+
+def test_no_latency_is_no_line_and_no_panel():
+    """The clients count no latency (null), or a document from elsewhere holds something else
+    where the means go: no line, no latency panel, no word of it in the chart's caption."""
+    for read in (None, [None] * 120, [-1.0] * 120, ["812"] * 120, [812.0] * 119, 812.0):
+        doc = with_latency(startup_then_steady(), None, None)
+        doc["timeline"]["filesystems"]["scratch"]["read_latency_us"] = read
+        doc["timeline"]["filesystems"]["scratch"]["read_latency_us_mean"] = 812.0
+        assert not any("latency" in line for line in whenview.block(doc, "scratch")), read
+        data = whenview.chart_data(doc, "scratch")
+        assert data["read_latency_us"] is None and data["write_latency_us"] is None
+        assert "mean latency" not in render.render_html(doc)
+    doc = with_latency(startup_then_steady(), [812.0] * 120, None)
+    assert "the mean latency of a read and a write call, metadata operations" in render.render_html(doc)
 
 
 def test_too_many_phases_give_way_to_a_line_saying_so():
@@ -334,6 +395,9 @@ def test_times_and_spans_read_in_their_unit():
         ["0.2 s", "40 s", "21 min", "3.5 h", "2.3 d"]
     assert [timewords.op_rate(n, 10.0) for n in (3, 8_800, 10**30, -5_000)] == \
         ["0.3 op/s", "880 op/s", "1e29 op/s", "-500 op/s"]
+    assert [timewords.call_time(us) for us in (0.0, 0.42, 8.5, 812.4, 949.0, 960.0, 3_140.0, 41_000.0,
+                                                1.2e6, 9.5e7)] == \
+        ["0 µs", "0.4 µs", "8.5 µs", "812 µs", "949 µs", "1 ms", "3.1 ms", "41 ms", "1.2 s", "95 s"]
 
 
 def test_the_job_s_begin_and_end_in_utc_and_its_elapsed_time():

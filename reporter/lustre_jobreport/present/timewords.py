@@ -75,6 +75,15 @@ def op_rate(amount: int | float, seconds: float) -> str:
     return ("-" if rate < 0 else "") + compact(abs(round(rate))) + " op/s"
 
 
+def call_time(us: float) -> str:
+    """A call's latency from µs, to two figures where it reads so: 0.4 µs, 8.5 µs, 812 µs,
+    3.1 ms, 41 ms, 1.2 s, 95 s."""
+    for unit, size in (("s", 1e6), ("ms", 1e3)):
+        if us >= 0.95 * size:
+            return f"{_number(us / size)} {unit}"
+    return f"{_number(us)} µs"
+
+
 def spark(value: int, peak: int) -> str:
     """One point's glyph: its share of the peak to the nearest eighth (half up), at least ▁ for
     any amount; EMPTY for nothing, NEGATIVE below 0. Integers: exact at any size."""

@@ -1,5 +1,6 @@
 """Charts of a job's HTML report: its RPC sizes, bytes per OST and per host, and when it did
-its I/O (a filesystem's timeline: rates, metadata operations and RPC sizes over time, phases shaded).
+its I/O (a filesystem's timeline: rates, the calls' mean latency, metadata operations and RPC
+sizes over time, phases shaded).
 
 Each function takes the report document's numbers and returns one <svg> element
 (present.chartkit: colours, plain-text labels, axes); long names are shortened.
@@ -129,22 +130,55 @@ def _time_axis(elapsed: float) -> tuple[float, str]:
     return 1.0, "seconds"
 
 
+LOG_SPREAD = 10.0     # latencies whose highest is this many times their lowest: a log scale
+
+
+def _latency(ax, edges: list[float], fs: dict) -> None:
+    """The mean latency of a read and of a write call per point (whenview.chart_data's arrays,
+    None where a point has none: a gap in the steps), in µs, or ms when a point took a ms; on a
+    log scale when they spread over a decade (reads of 0.5 ms beside writes of 40 ms), so that
+    neither is flattened."""
+    arrays = {d: fs.get(f"{d}_latency_us") for d in ("read", "write")}
+    means = [v for a in arrays.values() if a for v in a if v is not None]
+    size, unit = (1000.0, "ms") if max(means) >= 1000 else (1.0, "µs")
+    for d, colour in (("read", READ), ("write", WRITE)):
+        if arrays[d] is not None:
+            _steps(ax, edges, [float("nan") if v is None else v / size for v in arrays[d]], colour, d)
+    positive = [v for v in means if v > 0]
+    if positive and max(positive) >= LOG_SPREAD * min(positive):
+        ax.set_yscale("log")
+        ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    else:
+        ax.set_ylim(bottom=0)
+    ax.set_ylabel(f"{unit} a call")
+    ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0), title="latency", title_fontsize=8)
+
+
+def has_latency(fs: dict) -> bool:
+    """Whether the chart of whenview.chart_data's `fs` has a latency panel: some mean to draw."""
+    return any(fs.get(f"{d}_latency_us") is not None for d in ("read", "write"))
+
+
 @plain_text
 def timeline(fs: dict, pagesize: int | None) -> str:
-    """Read and write rates, metadata operations a second, and the RPCs a second stacked by size
-    (both directions), over the job's time; its phases shaded. fs: whenview.chart_data's (arrays
-    of one length, the point's width, the first point's start since the job's)."""
+    """Read and write rates, the mean latency of a read and a write call where the clients count
+    it, metadata operations a second, and the RPCs a second stacked by size (both directions),
+    over the job's time; its phases shaded. fs: whenview.chart_data's (arrays of one length,
+    the point's width, the first point's start since the job's)."""
     width_s, offset_s, elapsed_s = fs["width_s"], fs["offset_s"], fs["elapsed_s"]
     n = len(fs["read_bytes"])
     scale, unit = _time_axis(max(elapsed_s, n * width_s))
     edges = [(offset_s + i * width_s) / scale for i in range(n + 1)]
-    fig = Figure(figsize=(9.0, 6.6), dpi=96)
+    timed = has_latency(fs)
+    fig = Figure(figsize=(9.0, 8.6 if timed else 6.6), dpi=96)
     if hasattr(fig, "set_layout_engine"):
         fig.set_layout_engine("tight")
     else:
         fig.set_tight_layout(True)
-    rates, meta, mix = fig.subplots(3, 1, sharex=True)
-    for ax in (rates, meta, mix):
+    axes = list(fig.subplots(4 if timed else 3, 1, sharex=True))
+    rates, meta, mix = axes[0], axes[-2], axes[-1]
+    for ax in axes:
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
     peak = max([float(v) / width_s for k in ("read_bytes", "write_bytes") for v in fs[k]] + [0.0])
@@ -153,6 +187,8 @@ def timeline(fs: dict, pagesize: int | None) -> str:
         _steps(rates, edges, [v / width_s / size for v in floats(fs[key])], colour, label)
     rates.set_ylabel(f"{byte_units}/s")
     rates.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    if timed:
+        _latency(axes[1], edges, fs)
     _steps(meta, edges, [v / width_s for v in floats(fs["metadata_ops"])], METADATA, "metadata")
     meta.set_ylabel("metadata op/s")
     meta.yaxis.set_major_formatter(FuncFormatter(count_label))
@@ -173,5 +209,5 @@ def timeline(fs: dict, pagesize: int | None) -> str:
         mix.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, title="RPC size",
                    title_fontsize=7)
     mix.set_xlabel(f"{unit} since the job's start")
-    _phases((rates, meta, mix), fs["phases"], scale, max(elapsed_s, n * width_s))
+    _phases(axes, fs["phases"], scale, max(elapsed_s, n * width_s))
     return svg(fig)

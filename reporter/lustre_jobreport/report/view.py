@@ -267,7 +267,9 @@ def html_view(doc: dict) -> dict:
         osts = {} if not_read & {"osts.read_bytes", "osts.write_bytes"} else data.get("osts") or {}
         hosts = {h: v for h, v in (data.get("hosts") or {}).items() if "read_bytes" in v and "write_bytes" in v}
         whole_rpc = rpc.get("read") is not None and rpc.get("write") is not None
-        html_fs.append(dict(fs, rows=rows, when_chart=_timeline_chart(doc, fs["name"]),
+        when = whenview.chart_data(doc, fs["name"])
+        html_fs.append(dict(fs, rows=rows, when_chart=charts.timeline(when, _pagesize(doc)) if when else "",
+                            when_latency=bool(when) and charts.has_latency(when),
                             when_lines=whenview.words(doc, fs["name"]),
                             when_facts=whenview.heading_facts(doc, fs["name"]),
                             rpc_chart=charts.rpc_histogram(rpc, [r["label"] for r in rows]) if rows and whole_rpc else "",
@@ -282,14 +284,6 @@ def _pagesize(doc: dict) -> int | None:
     sizes = {c.get("pagesize") for c in (doc.get("clients") or {}).values() if isinstance(c, dict)}
     size = sizes.pop() if len(sizes) == 1 else None
     return size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
-
-
-def _timeline_chart(doc: dict, name: str) -> str:
-    """The filesystem's chart of when (charts.timeline), or "" without a timeline of it."""
-    from . import charts
-
-    data = whenview.chart_data(doc, name)
-    return charts.timeline(data, _pagesize(doc)) if data else ""
 
 
 def render_html(doc: dict) -> str:

@@ -7,13 +7,14 @@ A block is at most MAX_LINES lines of at most WIDTH columns:
       When (20 s a point, 12:00–15:10 UTC):
         read  ▁▁▂█▇▇▇▇▇▇▇▇▇▇▇▇▇▇▇▇▇▇▁▁▁▁▁▁▁  peak 2.1 GiB/s
         meta  █▂▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁  peak 880 op/s
+        latency: read 812 µs a call (slowest point 3.1 ms)
         0–2 min start-up burst: 84 % of the opens, 61 % of the small RPCs
         2 min–3 h steady read, 1.8 GiB/s
         checkpoints: 52 GiB every 20 min, 9 times
 
 a sparkline for each channel that moved (glyphs scaled to the line's own peak, points paired
-when there are more than fit), then the phases in words (times since the job's start) and the
-periodic bursts. The block takes the document as it is (the caller made it displayable); a
+when there are more than fit), the calls' mean latency where the clients count it and the
+block has room, then the phases in words (times since the job's start) and the periodic bursts. The block takes the document as it is (the caller made it displayable); a
 timeline of another shape than the contract's is not shown rather than shown wrong.
 """
 
@@ -24,8 +25,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..present.text import WIDTH, columns, human_bytes, shorten
-from ..present.timewords import (byte_rate, clock_range, op_rate, points_per_glyph, span_words, sparkline,
-                                 time_words, utc)
+from ..present.timewords import (byte_rate, call_time, clock_range, op_rate, points_per_glyph, span_words,
+                                 sparkline, time_words, utc)
 
 MAX_LINES = 10            # lines of a filesystem's block, its heading included
 MAX_SPARK = 60            # glyphs of a sparkline at most
@@ -41,6 +42,7 @@ PERIODIC_WORDS = {"write_bytes": "checkpoints", "read_bytes": "periodic reads",
 SHARE_SAID = 0.25
 SHARE_OVER_TIME = 2.0
 SHARED_COUNTS = (("opens", "opens"), ("small_rpcs", "small RPCs"))
+LATENCY_DIRECTIONS = ("read", "write")      # the timeline's <d>_latency_us and <d>_latency_us_mean
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,17 @@ def _ints(values: object, points: int) -> list[int] | None:
             and all(isinstance(v, int) and not isinstance(v, bool) for v in values)):
         return values
     return None
+
+
+def _means(values: object, points: int) -> list[float | None] | None:
+    """A latency array of the contract (`points` means in µs, each a number not below 0 or null)
+    as floats and Nones; None when it is not one, or has no mean at all."""
+    if not isinstance(values, list) or len(values) != points:
+        return None
+    out = [None if v is None else _number(v) for v in values]
+    if any(v is not None and (m is None or m < 0) for v, m in zip(values, out)) or all(m is None for m in out):
+        return None
+    return out
 
 
 def _number(x: object) -> float | None:
@@ -256,9 +269,26 @@ def _phase_lines(fs: dict, shape: Shape, room: int) -> list[str]:
                                                      "see the HTML report"]
 
 
+def _latency_line(fs: dict, points: int) -> str | None:
+    """ "latency: read 812 µs a call (slowest point 3.1 ms), write 2.1 ms (41 ms)": each
+    direction whose calls' mean latency the timeline has, with its highest point's; None when
+    it has none."""
+    said = []
+    for d in LATENCY_DIRECTIONS:
+        mean, means = _number(fs.get(f"{d}_latency_us_mean")), _means(fs.get(f"{d}_latency_us"), points)
+        if mean is None or mean < 0 or means is None:
+            continue
+        slowest = call_time(max(m for m in means if m is not None))
+        said.append(f"{d} {call_time(mean)} ({slowest})" if said else
+                    f"{d} {call_time(mean)} a call (slowest point {slowest})")
+    return INDENT + "latency: " + ", ".join(said) if said else None
+
+
 def block(doc: dict, name: str, full: bool = True) -> list[str]:
     """The "When" lines of filesystem `name` ([] when the report has no timeline of it); only
-    the heading and the sparklines unless `full`."""
+    the heading and the sparklines unless `full`. The calls' latency, where the timeline has it,
+    is a line under the sparklines only when the phases and periodic bursts leave room for it:
+    it never takes a phase's line."""
     found = _of(doc, name)
     if found is None:
         return []
@@ -273,6 +303,9 @@ def block(doc: dict, name: str, full: bool = True) -> list[str]:
                 and (line := _periodic_line(p)) is not None]
     periodic = [INDENT + line for line in periodic[:max(0, MAX_LINES - len(lines) - 1)]]
     phases = _phase_lines(fs, shape, MAX_LINES - len(lines) - len(periodic))
+    latency = _latency_line(fs, shape.points)
+    if latency is not None and len(lines) + len(phases) + len(periodic) < MAX_LINES:
+        lines.append(latency)
     return _fitted([*lines, *phases, *periodic])
 
 
@@ -284,8 +317,9 @@ def _fitted(lines: list[str]) -> list[str]:
 def chart_data(doc: dict, name: str) -> dict | None:
     """Filesystem `name`'s timeline as the HTML chart draws it: the read, write and metadata
     arrays, the RPC sizes' (pages -> array) whose keys are page counts and arrays of the
-    timeline's length, its phases of finite times (kind, start_s, end_s); None when the report
-    has no timeline of it of that shape."""
+    timeline's length, the mean latency of a read and a write call per point (µs, None where a
+    point has none; the array None where the timeline has none), its phases of finite times
+    (kind, start_s, end_s); None when the report has no timeline of it of that shape."""
     found = _of(doc, name)
     if found is None:
         return None
@@ -301,7 +335,8 @@ def chart_data(doc: dict, name: str) -> dict | None:
     phases = [{"kind": p.get("kind") if isinstance(p.get("kind"), str) else "", "start_s": a, "end_s": b}
               for p in fs.get("phases") or [] if isinstance(p, dict)
               and (a := _number(p.get("start_s"))) is not None and (b := _number(p.get("end_s"))) is not None and b > a]
-    return {**arrays, "phases": phases,
+    latency = {f"{d}_latency_us": _means(fs.get(f"{d}_latency_us"), shape.points) for d in LATENCY_DIRECTIONS}
+    return {**arrays, **latency, "phases": phases,
             "width_s": shape.width_s, "offset_s": offset or 0.0, "elapsed_s": shape.elapsed_s}
 
 
