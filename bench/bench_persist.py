@@ -7,7 +7,7 @@ period (-K 60).
 
 1. A job just begun: its begin values of 600 OSCs, a timeline of one point.
 2. A job whose timeline is at its largest: an agent at -T 0.01 until its timeline has merged and
-   filled 512 points again (4 filesystems x 512 points x 157 values), stopped (it writes the slot
+   filled 512 points again (4 filesystems x 512 points x 159 values), stopped (it writes the slot
    as it leaves); the next agent takes the job up from that file.
 Each: the agent at -K 0.1 and -T 3600 (no timeline sample in the run) for BENCH_PERSIST_S
 seconds (default 20), less the same agent at -K 3600 over as long; the checkpoints and their

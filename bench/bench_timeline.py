@@ -10,7 +10,7 @@ largest, on a simulated 2.15 client of 600 OSCs (4 filesystems x 150 OSTs) and o
    idle client: the OSCs' rpc_stats read as before and are not parsed again), once with the
    agent parsing every file as changed (-D appl2), the worst case.
 2. Memory: an agent at -T 0.01 until its timeline has filled 512 points and merged once (its
-   largest: 512 points of 157 values per filesystem), fetched every second meanwhile: the
+   largest: 512 points of 159 values per filesystem), fetched every second meanwhile: the
    store's arrays at 512 points, the served value's size, and the agent's resident memory
    growth since the job began (the store, the block it is served from, libpcp's copy on its
    way to pmcd), against the goal <= 8 MiB a job. The job does no I/O here, so its served
@@ -19,7 +19,7 @@ largest, on a simulated 2.15 client of 600 OSCs (4 filesystems x 150 OSTs) and o
    7.69 MiB grown, bench/README.md), the bound.
 3. Wire size, at 600 OSCs: a job that runs the Enzo workload on one of the 4 filesystems in
    steps at -T 0.2, its series fetched: the values it sent a point per filesystem (only those
-   not zero at some point), the bytes a point a filesystem against the 8 x 157 = 1,256 of
+   not zero at some point), the bytes a point a filesystem against the 8 x 159 = 1,272 of
    sending every value, and the served value against what every value would have made; the
    same for a 1 h job at the shipped 10 s (360 points), the epilog's fetch per node.
 4. The epilog's side, at 600 OSCs: that job's series stretched to a 1 h job at 10 s (its points

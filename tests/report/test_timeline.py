@@ -193,9 +193,10 @@ def totals_of(s: Series, fs: str = "scratch") -> tuple[dict[str, int], dict[tupl
 
 def report(series: dict[str, Series], *, begin: float = T0, elapsed: float = 3600.0, extra_hosts=(),
            end_values: dict[str, dict] | None = None, rpc_extra: dict[str, dict[int, int]] | None = None,
-           acc: Accumulator | None = None, cfg=None) -> dict:
+           acc: Accumulator | None = None, cfg=None, begin_values: dict[str, dict] | None = None) -> dict:
     """The report of a job whose hosts' deltas are their series' sums (or end_values[host]:
-    llite key -> value; rpc_extra[host]: value index -> what its bucket's total is off by)."""
+    llite key -> value; rpc_extra[host]: value index -> what its bucket's total is off by;
+    begin_values[host]: llite key -> its value at the begin, 0 unless given)."""
     names = list(series) + list(extra_hosts)
     starts, ends = [], []
     for h in names:
@@ -206,7 +207,8 @@ def report(series: dict[str, Series], *, begin: float = T0, elapsed: float = 360
             key = (name.rsplit(".", 1)[1], f"{4 << bucket}K")
             rpc[key] = rpc.get(key, 0) + off
         # a client with latencies (2.14+) has them at the job's begin too
-        starts.append(node(h, {k: 0 for k in llite if k.startswith("latency.")}, rpc=dict.fromkeys(rpc, 0)))
+        starts.append(node(h, {**{k: 0 for k in llite if k.startswith("latency.")}, **(begin_values or {}).get(h, {})},
+                           rpc=dict.fromkeys(rpc, 0)))
         ends.append(node(h, llite, rpc))
     b = snapshots.snap(begin, *starts)
     e = snapshots.snap(begin + elapsed, *ends)
@@ -585,3 +587,23 @@ def test_hosts_summed_apart_and_merged_keep_who_lacks_the_latency():
                  end_values={h: {"latency.read": 1500} for h in ("n1", "n2")})
     fs = doc["timeline"]["filesystems"]["scratch"]
     assert fs["sums_to_totals"] is True and fs["read_latency_us"] is None
+
+
+def test_a_host_whose_calls_were_left_out_leaves_the_means_null():
+    """n2's llite stats were cleared mid-job (its counters went back: left out of the deltas);
+    its series still holds its calls in the points before the clear and takes them back after,
+    and whether its client counts latencies cannot be told: no mean, rather than one dividing
+    n1's latency by n2's calls too. The same job without the clear has its means."""
+    first, n = int(T0) // 10, 30
+    calls = {"read": np.full(n, 4)}
+    timed, _ = latency_host("timed", first, calls, {"read": np.full(n, 400)})
+    taken_back = np.full(n, 6)
+    taken_back[-1] = -6 * (n - 1)
+    untimed = one_fs_series(first, {READ: taken_back * 4096, CALLS["read"]: taken_back})
+    cleared = report({"n1": timed, "n2": untimed}, elapsed=300, end_values={"n1": {"latency.read": 400 * n}},
+                     begin_values={"n2": {"read_calls": 10**6, "read_bytes": 10**9}})
+    assert "n2" in cleared["job"]["hosts_incomplete"]
+    fs = cleared["timeline"]["filesystems"]["scratch"]
+    assert fs["sums_to_totals"] is True and fs["read_latency_us"] is None and fs["read_latency_us_mean"] is None
+    whole = report({"n1": timed}, elapsed=300, end_values={"n1": {"latency.read": 400 * n}})
+    assert whole["timeline"]["filesystems"]["scratch"]["read_latency_us_mean"] == 100.0

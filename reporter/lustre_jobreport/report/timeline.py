@@ -527,15 +527,18 @@ def _latency_known(fs: str, direction: str, acc: Accumulator, delta: JobDelta) -
     """Whether the timeline's latency sums of fs in that direction are those of all its calls:
     every host of the timeline whose calls of fs were counted and not none had its latency
     counted too (a client before 2.14 has no latency: not counted) and a series that has it (an
-    agent older than the latency in the timeline has not); and some host made such calls. Else
-    a mean would divide some hosts' latency by every host's calls."""
+    agent older than the latency in the timeline has not); no host's calls of fs were left out
+    (a source left out mid-job: its series' points of calls are still in the sums, and whether
+    its client had latencies cannot be told); and some host made such calls. Else a mean would
+    divide some hosts' latency by other hosts' calls too."""
     rows = _rows(delta, acc.hosts)
     calls, calls_counted = _fs_deltas(delta, _CALLS_METRIC[direction], fs, rows)
     _, latency_counted = _fs_deltas(delta, _LATENCY_METRIC[direction], fs, rows)
     calling = calls_counted & (calls > 0)
     lacking = set(acc.lacking.get(_series_name(_LATENCY_METRIC[direction]), ()))
     has_it = latency_counted & np.array([delta.hosts[r] not in lacking for r in rows], dtype=bool)
-    return bool(calling.any()) and not (calling & ~has_it).any()
+    left_out = ~calls_counted & np.array([fs in delta.incomplete.get(delta.hosts[r], ()) for r in rows], dtype=bool)
+    return bool(calling.any()) and not (calling & ~has_it).any() and not left_out.any()
 
 
 def _mean(latency_us: int, calls: int) -> float | None:
