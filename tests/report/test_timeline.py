@@ -521,7 +521,7 @@ def latency_reference(hosts: list[tuple[str, dict, dict]], n: int, k: int, first
     return out
 
 
-@runs(120)
+@runs(1000)
 @given(st.lists(st.sampled_from(KINDS), min_size=1, max_size=4), st.integers(6, 400), st.integers(0, 2**32 - 1),
        st.sampled_from([0.0, 0.3, 1.0]))
 def test_the_mean_latency_of_a_call_per_point_is_the_plain_loops(kinds, n, seed, idle):
