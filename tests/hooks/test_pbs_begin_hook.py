@@ -209,3 +209,19 @@ def test_a_dead_local_pmcd_costs_the_bound_not_more(wdir, job_user):
     assert rig.begin_hook("nodeA").accepted
     assert time.monotonic() - started < 10
     assert any("keeping the job's start" in line for line in rig.errors()), log_lines(rig.log)
+
+
+@pytest.mark.parametrize("least, bindings, scheduler, said", [
+    (0, True, "slurm", "[hooks] job_view_from_nodes = 0"),
+    (3, True, "slurm", "a job on fewer than 3 nodes ([hooks] job_view_from_nodes)"),
+    (1, False, "pbs", "no PCP Python bindings for the reporter's Python"),
+    (1, True, "pbs", "no PBS execjob_begin hook kept its start on its hosts (hooks/README.md)")])
+def test_a_job_read_by_snapshots_is_told_why(tmp_path, monkeypatch, least, bindings, scheduler, said):
+    from lustre_jobreport import config
+    from lustre_jobreport.hooks import hooksnap, jobenv
+
+    path = tmp_path / "c.toml"
+    path.write_text(f"[hooks]\njob_view_from_nodes = {least}\n")
+    monkeypatch.setattr(hooksnap, "_have_bindings", lambda: bindings)
+    job = jobenv.Job(scheduler, "5", None, None, None, ["n1", "n2"], "n1", "c", every_node=scheduler == "slurm")
+    assert hooksnap.why_snapshots(job, config.load(str(path))) == said
