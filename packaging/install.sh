@@ -85,9 +85,10 @@ node() {
     package_tree "$TOP/reporter" lustre_jobreport "$LIBDIR/python"
     launcher lustre-jobreport lustre_jobreport.cli
     f 0644 "$TOP/hooks/lib.sh" "$SHAREDIR/hooks/lib.sh"
-    for h in slurm/prolog slurm/epilog pbs/prologue pbs/epilogue; do
+    for h in slurm/prolog slurm/epilog pbs/prologue pbs/epilogue pbs/execjob_begin; do
         f 0755 "$TOP/hooks/$h" "$SHAREDIR/hooks/$h"
     done
+    f 0644 "$TOP/hooks/pbs/lustre_jobreport.py" "$SHAREDIR/hooks/pbs/lustre_jobreport.py"  # imported by qmgr
     f 0644 "$TOP/packaging/config.toml" /etc/lustre-jobreport/config.toml
     f 0644 "$TOP/packaging/lustre-jobreport.default" /etc/default/lustre-jobreport
     f 0644 "$TOP/systemd/lustre-jobreport.conf" /usr/lib/tmpfiles.d/lustre-jobreport.conf

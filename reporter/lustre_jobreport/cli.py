@@ -265,8 +265,11 @@ def _hook_parsers(sub, names: tuple[str, ...], formatter=argparse.HelpFormatter)
         if name not in names:
             continue
         h = sub.add_parser(name, help=what, formatter_class=formatter)
-        h.add_argument("--scheduler", choices=("slurm", "pbs"), default="slurm",
-                       help="slurm: job from the Prolog/Epilog environment; pbs: from ARG...")
+        h.add_argument("--scheduler", choices=("slurm", "pbs", "pbs-hook")[:3 if name == "prolog" else 2],
+                       default="slurm",
+                       help="slurm: job from the Prolog/Epilog environment; pbs: from ARG..." +
+                            ("; pbs-hook: PBS's execjob_begin hook on every host, ARG... its job id, host, "
+                             "primary|sister, exec_host" if name == "prolog" else ""))
         h.add_argument("--log", default="syslog", metavar="syslog|FILE",
                        help="where errors go if the config cannot be read (else [hooks] log)")
         h.add_argument("--limits", action="store_true", help="only print the wrappers' TERM KILL BOUND LOG")

@@ -102,7 +102,7 @@ def test_prolog_then_epilog_appends_the_report_with_the_right_numbers(wdir, node
     assert rig.errors() == []
     done, expired = rig.log_lines()
     assert f"info: slurm epilog job 7: report to {rig.out}; HTML {html}; record {rec_path};" in done
-    assert expired.endswith("info: slurm epilog job 7: expired 1 stale begin snapshot(s): 3.begin.json")
+    assert expired.endswith("info: slurm epilog job 7: expired 1 stale spool file(s): 3.begin.json")
 
 
 def test_only_the_first_node_acts(rig):

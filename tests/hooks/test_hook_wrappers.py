@@ -1,5 +1,5 @@
-"""The four hook wrappers: POSIX sh, safe to install for PBS (root-owned, not group/other
-writable), small, and the same logic for all four in one library (hooks/lib.sh, installed at an
+"""The five hook wrappers: POSIX sh, safe to install for PBS (root-owned, not group/other
+writable), small, and the same logic for all five in one library (hooks/lib.sh, installed at an
 absolute path because PBS admins copy the wrappers into mom_priv); the defaults-file mechanism
 sites use; and what happens when the library or the defaults file cannot be used."""
 
@@ -14,9 +14,11 @@ from kit.hookkit import (HOOKLIB, HOOKS, REPORTER, fake_reporter, log_lines, run
                      slurm_env, write_config, write_defaults)
 from lustre_jobreport import config
 
-WRAPPERS = [HOOKS / "slurm" / "prolog", HOOKS / "slurm" / "epilog", HOOKS / "pbs" / "prologue",
-            HOOKS / "pbs" / "epilogue"]
-IDS = ["slurm/prolog", "slurm/epilog", "pbs/prologue", "pbs/epilogue"]
+# each wrapper, as the scheduler names itself and the work it does in the log
+RUNS = {"slurm/prolog": ("slurm", "prolog"), "slurm/epilog": ("slurm", "epilog"), "pbs/prologue": ("pbs", "prolog"),
+        "pbs/epilogue": ("pbs", "epilog"), "pbs/execjob_begin": ("pbs-hook", "prolog")}
+WRAPPERS = [HOOKS / name for name in RUNS]
+IDS = list(RUNS)
 INSTALLED_LIB = "/usr/share/lustre-jobreport/hooks/lib.sh"
 
 
@@ -67,6 +69,8 @@ def test_a_named_config_that_does_not_exist_is_logged(wdir, job_user, tmp_path):
 
 
 def pbs_args(path):
+    if path.name == "execjob_begin":
+        return ("42.pbs01", "nodeA", "primary", "nodeA/0*2")
     return ("42.pbs01", "ljr-test", "ljr-test") + (("myjob", "1", "", "", "workq", "", "0")
                                                    if path.name == "epilogue" else ())
 
@@ -94,8 +98,8 @@ def test_a_library_that_cannot_be_sourced_is_one_syslog_line_and_exit_0(wdir, jo
     assert (rc, out, err) == (0, "", "") and took < 5
     [line] = said.read_text().splitlines()
     assert line.startswith("-t lustre-jobreport -p daemon.err -- error: ")
-    assert f"{path.parent.name} {'prolog' if 'pro' in path.name else 'epilog'} job {job_of(path)}: " \
-           f"hook library not usable" in line and INSTALLED_LIB in line
+    sched, kind = RUNS[f"{path.parent.name}/{path.name}"]
+    assert f"{sched} {kind} job {job_of(path)}: hook library not usable" in line and INSTALLED_LIB in line
     assert not ran.exists() and not (wdir / "hooks.log").exists()
 
 

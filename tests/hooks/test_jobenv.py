@@ -172,3 +172,31 @@ def test_a_passwd_entry_that_is_not_utf8_is_read(tmp_path):
                        b" && exit 0\nprintf 'physics:x:2001:\\n'\n")
     getent.chmod(0o755)
     assert jobenv.pbs_ids("ann", "physics", 5, getent=str(getent)) == (1001, 2001)
+
+
+def test_pbs_begin_hook_argv():
+    """The execjob_begin hook's: job id, this host's PBS name, primary|sister, exec_host. The
+    primary is the exec_host's first host whatever its name is written as (PBS says so)."""
+    sister = jobenv.from_pbs_hook(["77.srv", "nodeB", "sister", "nodeA/0*4+nodeB/0*4+nodeB/1"], {})
+    assert (sister.scheduler, sister.job_id, sister.nodes, sister.this_node) == ("pbs", "77.srv", ["nodeA", "nodeB"], "nodeB")
+    assert sister.every_node and sister.pbs_begin_hook and not sister.acts_here and sister.cluster == "srv"
+    primary = jobenv.from_pbs_hook(["77.srv", "nodeA.cluster", "primary", "nodeA/0*4+nodeB/0*4"], {})
+    assert primary.acts_here and primary.this_node == "nodeA"
+    alone = jobenv.from_pbs_hook(["78", "n1", "primary", ""], {})
+    assert alone.nodes == ["n1"] and alone.acts_here and alone.cluster == "pbs"
+
+
+@pytest.mark.parametrize("argv", [
+    [], ["77.srv", "nodeA", "primary"], ["77.srv", "nodeA", "mom", "nodeA/0"], ["../x", "nodeA", "primary", "nodeA/0"],
+    ["77.srv", "node A", "primary", "nodeA/0"], ["77.srv", "nodeA", "primary", "nodeA/0+;rm -rf/0"],
+    ["77.srv", "-nodeA", "sister", "nodeA/0"]])
+def test_bad_pbs_begin_hook_argv_is_refused(argv):
+    with pytest.raises(jobenv.JobEnvError):
+        jobenv.from_pbs_hook(argv, {})
+
+
+def test_the_prologue_and_epilogue_run_on_the_primary_alone_and_slurm_hooks_on_every_node(tmp_path):
+    nodefile = tmp_path / "nodes"
+    nodefile.write_text("nodeA\nnodeB\n")
+    assert not jobenv.from_pbs(["9.srv", "ann"], {"PBS_NODEFILE": str(nodefile)}).every_node
+    assert jobenv.from_slurm({"SLURM_JOB_ID": "5", "SLURM_NODELIST": "n[1-2]", "SLURMD_NODENAME": "n2"}).every_node

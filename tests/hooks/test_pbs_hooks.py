@@ -10,59 +10,16 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-from pathlib import Path
 
 import pytest
 
-from kit.hookkit import HOOKS, dead_spec, fake_reporter, log_lines, run_hook, user_dir, user_file, write_config, write_defaults
+from kit.hookkit import dead_spec, fake_reporter, log_lines, write_defaults
+from kit.pbskit import JOB, PbsRig
 from lustre_jobreport.records import store as records
 from lustre_jobreport.report import view as render
 from kit.nsshang import HANG_S, UNKNOWN_GROUP, hung_group_lookups
 from lustre_sim import SimClient
 from kit.privpmcd import PrivatePmcd
-
-JOB = "123.pbs01"
-
-
-class PbsRig:
-    """config_kw: write_config's; group: the job's ($3); nss: run the wrappers under it
-    (nsshang.HungGroupLookups)."""
-
-    def __init__(self, d, pw, hosts, job=JOB, group=None, **config_kw):
-        self.d, self.pw, self.job = d, pw, job
-        self.group, self.nss = group or pw.pw_name, None
-        self.workdir = user_dir(d / "home", pw)                      # PBS_O_WORKDIR
-        self.out = user_file(self.workdir / f"myjob.o{job.split('.')[0]}", pw, "job output\n")
-        self.nodefile = d / "aux" / job
-        self.nodefile.parent.mkdir()
-        self.nodefile.write_text("".join(f"{h}\n" for h in ["nodeA"] * 4 + ["nodeB"] * 4))
-        self.spool, self.records, self.log = d / "spool", d / "records", d / "hooks.log"
-        self.config = write_config(d / "config.toml", hosts=hosts, spool=self.spool, records=self.records,
-                                   log=self.log, **config_kw)
-        self.defaults = write_defaults(d / "default", config=self.config)
-
-    def env(self):
-        return {"PBS_NODEFILE": str(self.nodefile), "PBS_O_WORKDIR": str(self.workdir), "PBS_JOBID": self.job,
-                "PBS_MSHOST": "nodeA", "PBS_NUM_NODES": "2", "LUSTRE_JOBREPORT_DEFAULTS": str(self.defaults)}
-
-    def run(self, script, argv, stdout=subprocess.PIPE):
-        if self.nss is None:
-            return run_hook(script, self.env(), argv, stdout=stdout)
-        unshare, *rest = self.nss.command([script, *argv])
-        return run_hook(Path(unshare), self.nss.env(self.env()), tuple(rest), stdout=stdout)
-
-    def prologue(self):
-        return self.run(HOOKS / "pbs" / "prologue", (self.job, self.pw.pw_name, self.group))
-
-    def epilogue(self):
-        argv = (self.job, self.pw.pw_name, self.group, "myjob", "4242", "ncpus=16,nodes=2,walltime=01:00:00",
-                "cput=00:10:00,mem=2gb,walltime=00:05:00", "workq", "null", "0")
-        with open(self.out, "ab") as job_output:     # MoM opens it (as the user) and hands it over
-            return self.run(HOOKS / "pbs" / "epilogue", argv, stdout=job_output)
-
-    def errors(self):
-        return [line for line in log_lines(self.log) if ": error: " in line]
 
 
 @pytest.fixture

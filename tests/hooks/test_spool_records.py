@@ -180,3 +180,29 @@ def test_a_begin_snapshot_naming_no_job_is_taken_as_it_is(tmp_path):
     spool.begin_path(d, "2").write_text(json.dumps({"schema": "lustre-jobreport/2", "kind": "snapshot",
                                                     "taken_at": 1.0, "hosts": [], "metrics": {}}))
     assert spool.take(d, "2").job_id is None
+
+
+def test_a_mark_is_a_root_file_only(tmp_path, job_user):
+    """The PBS begin hook's mark: made, seen, taken once; a link or another user's file planted
+    under its name is not a mark (and is not written through), an old one expires."""
+    d = spool.open_spool(tmp_path / "spool")
+    assert not spool.marked(d, "7.srv")
+    spool.mark(d, "7.srv")
+    spool.mark(d, "7.srv")                        # a requeued job's earlier mark stays one
+    assert spool.marked(d, "7.srv") and oct(os.stat(spool.mark_path(d, "7.srv")).st_mode & 0o777) == "0o600"
+    assert spool.unmark(d, "7.srv") and not spool.unmark(d, "7.srv") and not spool.marked(d, "7.srv")
+    target = tmp_path / "target"
+    target.write_text("x")
+    os.symlink(target, spool.mark_path(d, "8.srv"))
+    assert not spool.marked(d, "8.srv")
+    with pytest.raises(spool.SpoolError, match="not a regular file"):
+        spool.mark(d, "8.srv")
+    assert target.read_text() == "x" and not spool.unmark(d, "8.srv") and target.exists()
+    foreign = spool.mark_path(d, "9.srv")
+    foreign.write_text("")
+    os.chown(foreign, job_user.pw_uid, job_user.pw_gid)
+    assert not spool.marked(d, "9.srv")
+    spool.mark(d, "10.srv")
+    old = time.time() - 9 * 86400
+    os.utime(spool.mark_path(d, "10.srv"), (old, old))
+    assert spool.expire(d, 8 * 86400) == ["10.srv.jobview"]

@@ -205,6 +205,29 @@ def test_idle_moments_shorter_than_a_point_are_not_said():
     assert [k for line in lines[3:] for k in ("steady", "idle") if f" {k}" in line] == ["steady", "idle", "steady"]
 
 
+def test_a_long_phase_line_says_its_shares_shorter_never_cut_in_the_middle():
+    """A steady storm of metadata at a short job's start: its kind, rate and shares are more than
+    the block's width. The shares are said shorter ("of opens"), and when even that does not fit
+    the last ones are left out: never a share cut in its middle, as a line shortened around "…"
+    would be ("2265 op/s… % of the opens")."""
+    width, points = 0.4, 30
+    meta = [906] * 3 + [2] * (points - 3)
+    opens = [300] * 3 + [1] * (points - 3)
+    small = [100] * 3 + [30] * (points - 3)
+    phases = [phase("steady", 0.3, 1.5, "metadata_ops", metadata_ops=2718, opens=900, small_rpcs=300),
+              phase("steady", 1.5, 12.0, "read_bytes", read_bytes=MIB * 20, opens=27, small_rpcs=810)]
+    fs = timeline_fs([MIB] * points, [0] * points, meta, opens=opens, small=small, phases=phases)
+    lines = whenview.block(displayable(report_doc(timeline({"scratch": fs}, width_s=width), elapsed_s=12.0)),
+                           "scratch")
+    said = [line for line in lines if "steady metadata" in line]
+    assert said == ["    0.3–1.5 s steady metadata, 2265 op/s: 97 % of opens, 27 % of small RPCs"], lines
+    long_name = [dict(p, kind="start-up burst" if i == 0 else p["kind"]) for i, p in enumerate(phases)]
+    fs["phases"] = [dict(long_name[0], start_s=1000.25, end_s=98765.5)] + long_name[1:]
+    for line in whenview.block(displayable(report_doc(timeline({"scratch": fs}, width_s=width),
+                                                      elapsed_s=100_000.0)), "scratch"):
+        assert "…" not in line and columns(line) <= render.WIDTH, line
+
+
 def test_a_share_that_tells_nothing_is_not_said():
     doc = startup_then_steady()
     steady = doc["timeline"]["filesystems"]["scratch"]["phases"][1]

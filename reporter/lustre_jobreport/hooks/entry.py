@@ -65,7 +65,7 @@ def run(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
         if bound is not None:
             _say(err, f"limits: {term!r} {kill!r} {bound_s!r} {target}")
         try:
-            job = jobenv.from_slurm(env) if scheduler == "slurm" else jobenv.from_pbs(argv, env)
+            job = _job(jobenv, kind, scheduler, argv, env)
         except jobenv.JobEnvError as exc:
             log.error(str(exc))
             return 0
@@ -94,6 +94,17 @@ def run(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
     except BaseException as exc:  # whatever it is (even SystemExit from a library): logged, exit 0
         log.error(say(exc))
     return 0
+
+
+def _job(jobenv, kind: str, scheduler: str, argv: list[str], env: dict[str, str]):
+    """The job as the scheduler's hook tells it (pbs-hook: PBS's execjob_begin hook, a start)."""
+    if scheduler == "slurm":
+        return jobenv.from_slurm(env)
+    if scheduler == "pbs-hook":
+        if kind != "prolog":
+            raise jobenv.JobEnvError("the PBS begin hook keeps a job's start: it runs as prolog only")
+        return jobenv.from_pbs_hook(argv, env)
+    return jobenv.from_pbs(argv, env)
 
 
 def _job_view(job, cfg) -> bool:

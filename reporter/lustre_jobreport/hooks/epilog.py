@@ -65,7 +65,8 @@ def _report(job, cfg, log: HookLog, budget: Budget, out: TextIO, begin, argv: li
              else jobenv.pbs_epilogue_facts(argv, job))
     doc = attempt(log, budget, "building the report", lambda: report.from_delta(
         hooksnap.job_delta(begin, end.snap, job.job_id), cfg, job_id=job.job_id, user=job.user,
-        shared_hosts=shared or None, facts=facts, timeline=end.snap.timeline))
+        shared_hosts=shared or None, facts=facts, timeline=end.snap.timeline,
+        untimed=None if begin is None else hooksnap.why_snapshots(job, cfg)))
     if doc is None:
         return
     planned = delivery.html_target(job, hk, jobenv.slurm_stdout(fields) if fields else None, cluster)
@@ -97,11 +98,13 @@ def epilog(job, cfg, log: HookLog, budget: Budget, out: TextIO, argv: list[str] 
     """argv, env: the hook's own (the scheduler's facts about the job for its record)."""
     argv, env = argv or [], env or {}
     hk = cfg.values["hooks"]
-    if hooksnap.job_view(job, cfg):   # nothing spooled: the agents kept the job's start
+    if job.every_node and hooksnap.job_view(job, cfg):   # nothing spooled: the agents kept the job's start
         return _report(job, cfg, log, budget, out, None, argv, env)
     budget.step = "opening the spool"
     spool_dir = hooksnap.open_spool(hk)
     try:
+        if not job.every_node and hooksnap.take_mark(spool_dir, job.job_id):   # PBS: the begin hook's
+            return _report(job, cfg, log, budget, out, None, argv, env)
         try:
             begin = hooksnap.take_begin(spool_dir, job.job_id)    # and out of the spool for good
         except JobReportError as exc:
@@ -112,7 +115,7 @@ def epilog(job, cfg, log: HookLog, budget: Budget, out: TextIO, argv: list[str] 
             return
         _report(job, cfg, log, budget, out, begin, argv, env)
     finally:
-        budget.step = "expiring stale begin snapshots"
+        budget.step = "expiring stale begin snapshots and marks"
         removed = hooksnap.expire(spool_dir, hk)
         if removed:
-            log.info(f"expired {len(removed)} stale begin snapshot(s): {', '.join(removed[:5])}")
+            log.info(f"expired {len(removed)} stale spool file(s): {', '.join(removed[:5])}")

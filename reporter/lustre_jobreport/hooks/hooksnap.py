@@ -8,9 +8,11 @@ taken is a change here only.
   format either way (snapshot.fetch_all).
 - end (epilog): the hosts of the begin snapshot, in-process, within END_SNAPSHOT_SHARE of the
   time left (the rest is the report's).
-- a Slurm job on at least [hooks] job_view_from_nodes nodes is not snapshotted at its start:
-  every node's prolog stores the job's start into its own agent (store_begin), and the epilog
-  reads the job's deltas from every agent (end_job_view; jobview.py makes the JobDelta).
+- a job on at least [hooks] job_view_from_nodes nodes is not snapshotted at its start: every
+  node's prolog (Slurm) or execjob_begin hook (PBS) stores the job's start into its own agent
+  (store_begin), and the epilog reads the job's deltas from every agent (end_job_view;
+  jobview.py makes the JobDelta). A PBS job's begin hook marks the job in the primary's spool
+  for the prologue and epilogue, which run there alone (tell_primary, job_view).
 Light at import: each function imports what its path needs, and Taken is a NamedTuple (not a
 dataclass, whose module brings `inspect` to every job's start).
 """
@@ -123,13 +125,54 @@ def _stacked(taken: Taken, job_id: str) -> Taken:
 # ---- the agents' job view ----------------------------------------------------------------------
 
 def job_view(job, cfg) -> bool:
-    """Whether the job is read through the agents' job view: a Slurm job on at least [hooks]
-    job_view_from_nodes nodes (Slurm runs the prolog on every node of a job, which the job view
-    needs; a PBS prologue runs on the primary host only), where PCP's Python bindings are there
-    to read it (without them, e.g. a pip install on a Python the distribution's python3-pcp is not
-    built for, the job is snapshotted through pminfo, as with job_view_from_nodes = 0)."""
+    """Whether the job is read through the agents' job view.
+
+    A hook that runs on every node of the job (Slurm's prolog and epilog, PBS's execjob_begin
+    hook) decides by the rule: a job on at least [hooks] job_view_from_nodes nodes, where PCP's
+    Python bindings are there to read it (without them, e.g. a pip install on a Python the
+    distribution's python3-pcp is not built for, the job is snapshotted through pminfo, as with
+    job_view_from_nodes = 0). PBS's prologue and epilogue, on the primary host alone, cannot
+    make every node's agent keep the job's start: they follow what the job's begin hook did,
+    told by its mark in the primary's spool (no begin hook installed: no mark, snapshots)."""
+    if not job.every_node:
+        return _marked(job, cfg)
     least = int(cfg.values["hooks"]["job_view_from_nodes"])
-    return job.scheduler == "slurm" and least > 0 and len(set(job.nodes)) >= least and _have_bindings()
+    return least > 0 and len(set(job.nodes)) >= least and _have_bindings()
+
+
+def why_snapshots(job, cfg) -> str:
+    """Why a job was read by snapshots at its start and end (so has no timeline), in words for
+    its report's note: the first of the job view's conditions it missed."""
+    least = int(cfg.values["hooks"]["job_view_from_nodes"])
+    if least == 0:
+        return "[hooks] job_view_from_nodes = 0"
+    if len(set(job.nodes)) < least:
+        return f"a job on fewer than {least:,} nodes ([hooks] job_view_from_nodes)"
+    if not _have_bindings():
+        return "no PCP Python bindings for the reporter's Python"
+    if job.scheduler == "pbs":
+        return "no PBS execjob_begin hook kept its start on its hosts (hooks/README.md)"
+    return "its nodes' agents were not asked to keep it"
+
+
+def _marked(job, cfg) -> bool:
+    from . import spool
+    try:
+        return spool.marked(spool.open_spool(cfg.values["hooks"]["spool_dir"], create=False), job.job_id)
+    except spool.SpoolError:
+        return False   # no spool, or one refused: no mark (the snapshot's path says what is wrong)
+
+
+def tell_primary(job, cfg, view: bool) -> None:
+    """PBS's begin hook on the primary host: mark the job in the spool as read through the job
+    view, or clear a mark an earlier run of the same job id left (a requeued job whose epilogue
+    never came), so that the prologue and epilogue follow what this run's start did."""
+    from . import spool
+    where = spool.open_spool(cfg.values["hooks"]["spool_dir"])
+    if view:
+        spool.mark(where, job.job_id)
+    else:
+        spool.unmark(where, job.job_id)
 
 
 def _have_bindings() -> bool:
@@ -221,6 +264,12 @@ def take_begin(spool_dir: Path, job_id: str):
     no path after this leaves it behind. A damaged one raises spool.SpoolError."""
     from . import spool
     return spool.take(spool_dir, job_id)
+
+
+def take_mark(spool_dir: Path, job_id: str) -> bool:
+    """Whether the job's begin hook marked it (PBS), the mark out of the spool as it is read."""
+    from . import spool
+    return spool.unmark(spool_dir, job_id)
 
 
 def expire(spool_dir: Path, hk: dict) -> list[str]:

@@ -9,6 +9,8 @@
   else OpenPBS's $PBS_HOME/aux/<jobid>; the epilogue's stdout already is the job's output.
   The user's and group's ids come from NSS (LDAP, NIS, ... which can hang), so from_pbs leaves
   them out: pbs_ids looks them up in a bounded child, only where they are needed (with_owner).
+- PBS's execjob_begin hook (hooks/pbs/lustre_jobreport.py, run by every MoM of the job before
+  it starts): argv job id, this host's PBS name, "primary" or "sister", the job's exec_host.
 
 Everything here comes from root-controlled sources (the daemon's environment and argv), but job
 ids still go into file names, so they are checked. Light on purpose: the prolog imports it (a
@@ -56,6 +58,14 @@ class Job(NamedTuple):
     exit_code: str | None = None
     extra: Mapping[str, str] = MappingProxyType({})   # read-only: the default is shared
     group: str | None = None          # PBS: the job's group by name ($3); its id is gid once looked up
+    every_node: bool = False          # the hook runs on every node of the job (Slurm's prolog and
+                                      # epilog, PBS's execjob_begin hook), not the primary's alone
+
+    @property
+    def pbs_begin_hook(self) -> bool:
+        """PBS's execjob_begin hook: it keeps the job's start in every node's agent, or leaves it
+        to the prologue's snapshot, and tells the prologue and epilogue which (hooksnap.job_view)."""
+        return self.scheduler == "pbs" and self.every_node
 
     @property
     def acts_here(self) -> bool:
@@ -101,7 +111,7 @@ def from_slurm(env: dict[str, str]) -> Job:
                _int(env.get("SLURM_JOB_UID")), _int(env.get("SLURM_JOB_GID")), nodes, this,
                safe_name(env.get("SLURM_CLUSTER_NAME", ""), "slurm"),
                nodelist=nodelist or this, workdir=env.get("SLURM_JOB_WORK_DIR"),
-               exit_code=env.get("SLURM_JOB_EXIT_CODE2"))
+               exit_code=env.get("SLURM_JOB_EXIT_CODE2"), every_node=True)
 
 
 def _pbs_home(env: dict[str, str]) -> str:
@@ -162,6 +172,39 @@ def from_pbs(argv: list[str], env: dict[str, str]) -> Job:
     return Job("pbs", job_id, user, None, None, nodes, nodes[0], safe_name(server, "pbs"),
                nodefile=nodefile, workdir=env.get("PBS_O_WORKDIR"),   # (PBS_JOBDIR may be a sandbox)
                exit_code=exit_code, extra=extra, group=group)
+
+
+_PBS_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}")
+
+
+def exec_hosts(exec_host: str) -> list[str]:
+    """The hosts of a PBS exec_host ("nodeA/0*2+nodeB/1+nodeB/2"), each once, the primary first
+    (PBS lists the mother superior first). A malformed entry is refused, never guessed at."""
+    hosts: dict[str, None] = {}
+    for entry in filter(None, exec_host.split("+")):
+        host = entry.split("/", 1)[0]
+        if not _PBS_HOST.fullmatch(host):
+            raise JobEnvError(f"bad PBS exec_host entry {entry[:80]!r}")
+        hosts.setdefault(host, None)
+    return list(hosts)
+
+
+def from_pbs_hook(argv: list[str], env: dict[str, str]) -> Job:
+    """The execjob_begin hook's argv: job id, this host's PBS name (pbs.get_local_nodename()),
+    "primary" or "sister" (pbs's job.in_ms_mom()), the job's exec_host. On the primary, this
+    host is the exec_host's first (PBS says so: a name written another way there is not taken
+    for a sister); on a sister, the name PBS gave it, which the [snapshot] local_spec pattern
+    may use. Neither the user nor the nodes' files are needed to keep a job's start."""
+    if len(argv) != 4 or argv[2] not in ("primary", "sister"):
+        raise JobEnvError("PBS begin hook needs job id, host name, primary|sister and exec_host "
+                          f"as arguments, got {len(argv)}")
+    job_id = check_job_id(argv[0])
+    if not _PBS_HOST.fullmatch(argv[1]):
+        raise JobEnvError(f"bad PBS host name {argv[1][:80]!r}")
+    nodes = exec_hosts(argv[3]) or [argv[1]]
+    this = nodes[0] if argv[2] == "primary" else argv[1]
+    server = job_id.split(".", 1)[1] if "." in job_id else ""
+    return Job("pbs", job_id, None, None, None, nodes, this, safe_name(server, "pbs"), every_node=True)
 
 
 def _nss_entry(database: str, name: str | None, timeout_s: float, getent: str) -> list[str] | None:

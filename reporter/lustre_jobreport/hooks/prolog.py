@@ -16,16 +16,24 @@ def load(job, cfg) -> None:
     import in the worker after the fork copies every page of the interpreter's it touches
     (~1.5 ms of CPU of a small job's ~45 ms). A job read through the job view uses none of the
     snapshot's modules."""
-    if not hooksnap.job_view(job, cfg):
+    if not job.pbs_begin_hook and not hooksnap.job_view(job, cfg):
         hooksnap.load_begin()
 
 
 def prolog(job, cfg, log: HookLog, budget: Budget) -> None:
-    if hooksnap.job_view(job, cfg):   # every node: its own agent keeps the job's start
+    """Slurm's prolog on every node, PBS's execjob_begin hook on every host, PBS's prologue on
+    the primary: the job's start kept by every node's agent, else snapshotted by its first node
+    (by the prologue, for a PBS job)."""
+    view = hooksnap.job_view(job, cfg)
+    if view and job.every_node:   # every node: its own agent keeps the job's start
         if (said := attempt(log, budget, "keeping the job's start", hooksnap.store_begin, job, cfg, budget)):
             log.info(f"job start kept by the local agent: {said}")
+    if job.pbs_begin_hook:
+        if job.acts_here:
+            attempt(log, budget, "telling the prologue and epilogue how the job is read",
+                    hooksnap.tell_primary, job, cfg, view)
         return
-    if not job.acts_here:
+    if view or not job.acts_here:   # (PBS's prologue: the begin hook had every agent keep it)
         return
     budget.step = "opening the spool"
     spool_dir = hooksnap.open_spool(cfg.values["hooks"])

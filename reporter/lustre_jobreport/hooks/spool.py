@@ -7,6 +7,11 @@ Begin snapshots whose epilog never came (node crash, hook added mid-job, ...) ex
 both here (each epilog sweeps) and by tmpfiles.d (systemd/lustre-jobreport.conf).
 Each begin snapshot also names its job inside (its "job_id", snapformat): one found under a job's
 name that names another (a file renamed or copied there) is refused, not reported as this job's.
+
+A PBS job whose start every node's agent keeps (the execjob_begin hook) has instead an empty
+*mark*, `<jobid>.jobview`, on its primary host, from the hook until the epilogue: it tells the
+prologue not to snapshot and the epilogue to read the agents (hooksnap.job_view). Marks expire
+like begin snapshots.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pathlib import Path
 from ..errors import JobReportError
 
 SUFFIX = ".begin.json"
+MARK_SUFFIX = ".jobview"
 
 
 class SpoolError(JobReportError):
@@ -127,13 +133,47 @@ def _unlink(path: Path) -> None:
             raise
 
 
+def mark_path(spool: Path, job_id: str) -> Path:
+    return spool / f"{job_id}{MARK_SUFFIX}"
+
+
+def mark(spool: Path, job_id: str) -> None:
+    """Mark the job as one whose start the agents keep (an empty root file; one already there,
+    of a requeued job's earlier run, stays)."""
+    path = mark_path(spool, job_id)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+    except FileExistsError:
+        if not marked(spool, job_id):
+            raise SpoolError(f"{path} is not a regular file of uid {os.geteuid()}") from None
+    except OSError as exc:
+        raise SpoolError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def marked(spool: Path, job_id: str) -> bool:
+    """Whether the job is marked: a regular file of this uid (a link or anything else planted
+    there is not a mark)."""
+    try:
+        st = os.lstat(mark_path(spool, job_id))
+    except FileNotFoundError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
+
+
+def unmark(spool: Path, job_id: str) -> bool:
+    """Remove the job's mark (whatever is at its name); whether it was a mark."""
+    was = marked(spool, job_id)
+    _unlink(mark_path(spool, job_id))
+    return was
+
+
 def expire(spool: Path, max_age_s: float, now: float | None = None) -> list[str]:
-    """Remove begin snapshots (and temp files of interrupted writes) older than max_age_s."""
+    """Remove begin snapshots and marks (and temp files of interrupted writes) older than max_age_s."""
     now = time.time() if now is None else now
     removed = []
     with os.scandir(spool) as entries:
         for e in entries:
-            if not (e.name.endswith(SUFFIX) or (e.name.startswith(".") and SUFFIX in e.name)):
+            if not (e.name.endswith((SUFFIX, MARK_SUFFIX)) or (e.name.startswith(".") and SUFFIX in e.name)):
                 continue
             try:
                 st = e.stat(follow_symlinks=False)

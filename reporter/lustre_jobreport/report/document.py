@@ -62,11 +62,13 @@ def build(begin: Snapshot, end: Snapshot, cfg: Config, **kw) -> dict:
 
 def from_delta(delta: JobDelta, cfg: Config, *, job_id: str | None = None,
                user: str | None = None, shared_hosts: dict[str, str] | None = None,
-               facts: dict | None = None, timeline: Accumulator | None = None) -> dict:
+               facts: dict | None = None, timeline: Accumulator | None = None,
+               untimed: str | None = None) -> dict:
     """The report document of a job's deltas (diff.diff's, or jobview.delta's: the agents' job
     view). shared_hosts: hosts the scheduler says other jobs used meanwhile; facts: the
     scheduler's JOB_FACTS of the job (job name, partition ...); timeline: the job's hosts' series
-    summed (None: no timeline was had, "timeline": null)."""
+    summed (None: no timeline was had, "timeline": null); untimed: why a job read by snapshots
+    has none, said as a note (TIMELINE_NONE) to the user who would look for its "When" block."""
     end = delta.end_snapshot
     totals = aggregate(delta)
     min_elapsed = cfg.values["flags"]["min_elapsed_s"]
@@ -85,6 +87,9 @@ def from_delta(delta: JobDelta, cfg: Config, *, job_id: str | None = None,
     if tl is not None:
         delta.issues.extend(tl.issues)
         notes.extend(tl.notes)
+    elif untimed and delta.hosts:
+        notes.append({"id": "TIMELINE_NONE", "fs": None,
+                      "detail": f"no timeline: the job's nodes were read at its start and end only ({untimed})"})
     ctx = JobContext(elapsed_s=delta.elapsed_s, n_hosts=len(delta.hosts), rates_judged=rates_judged)
     flags = evaluate(totals, ctx, cfg, delta.issues)
     with_time(flags, tl)

@@ -191,7 +191,19 @@ def _phase_line(phase: dict, totals: dict[str, int], elapsed_s: float) -> str | 
         line += f" {what}, {rate}"
     elif kind != "idle" and what and isinstance(amount, int) and not shares:
         line += f", {what} {_amount(channel, amount)}"
-    return line + (": " + ", ".join(shares) if shares else "")
+    return _with_shares(line, shares)
+
+
+def _with_shares(line: str, shares: list[str]) -> str:
+    """The phase's line and its shares within the block's width: the shares said shorter ("of
+    opens"), then the last ones left out, never a share cut in its middle."""
+    room = WIDTH - columns(INDENT)
+    for said in (shares, [s.replace(" of the ", " of ", 1) for s in shares]):
+        if columns(full := line + (": " + ", ".join(said) if said else "")) <= room:
+            return full
+    while said and columns(line + ": " + ", ".join(said)) > room:
+        said = said[:-1]
+    return line + (": " + ", ".join(said) if said else "")
 
 
 def _periodic_line(p: dict) -> str | None:

@@ -1,0 +1,148 @@
+"""The PBS side of the hook tests: PbsRig runs the PBS/Torque wrappers as MoM runs them (as root
+on the primary host, with the documented argv, a PBS_NODEFILE listing each host once per slot,
+the epilogue's standard output on the job's output file), and run_begin_hook runs the
+execjob_begin hook (hooks/pbs/lustre_jobreport.py) as MoM's hook Python runs it, under a stand-in
+`pbs` module. PBS itself does not exist on Debian 12, so these are its documented contract: the
+hook module's pbs.event() (.type, .job.id, .job.exec_host, .job.in_ms_mom(), .accept(), which
+ends the hook), pbs.get_local_nodename(), pbs.logmsg(), pbs.hook_config_filename and the event
+constants (HOOK_EVENT_* of OpenPBS's hook.h).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from kit.hookkit import HOOKS, log_lines, run_hook, user_dir, user_file, write_config, write_defaults
+
+JOB = "123.pbs01"
+NODES = ("nodeA", "nodeB")
+EXEC_HOST = "nodeA/0*4+nodeB/0*4"
+BEGIN_HOOK = HOOKS / "pbs" / "lustre_jobreport.py"
+BEGIN_WRAPPER = HOOKS / "pbs" / "execjob_begin"      # the hook's "wrapper" setting, as installed elsewhere
+
+# pbs.py as MoM's hook Python has it, as much as the hook uses; the event is FAKE_PBS_EVENT's
+FAKE_PBS = '''
+import json, os
+EXECJOB_BEGIN, EXECJOB_PROLOGUE, EXECJOB_END = 0x40, 0x80, 0x200
+LOG_WARNING, LOG_DEBUG = 4, 7
+_given = json.loads(os.environ["FAKE_PBS_EVENT"])
+hook_config_filename = _given.get("config")
+
+def _said(*words):
+    with open(_given["said"], "a") as f:
+        f.write(" ".join(str(w) for w in words) + "\\n")
+
+class _Job:
+    id, exec_host = _given["job"], _given.get("exec_host")
+    def in_ms_mom(self):
+        return _given["primary"]
+
+class _Event:
+    type, job = _given["type"], _Job()
+    def accept(self):
+        _said("accept")
+        raise SystemExit(0)
+    def reject(self, msg=""):
+        _said("reject", msg)
+        raise SystemExit(0)
+
+_event = _Event()
+def event():
+    return _event
+def get_local_nodename():
+    return _given["node"]
+def logmsg(level, msg):
+    _said("log", level, msg)
+'''
+
+
+@dataclass
+class HookRun:
+    returncode: int
+    said: list[str]            # "accept", "reject ...", "log <level> <message>" in order
+    stderr: str
+
+    @property
+    def accepted(self) -> bool:
+        return self.said[-1:] == ["accept"] and not any(s.startswith("reject") for s in self.said)
+
+    @property
+    def logged(self) -> list[str]:
+        return [s.split(" ", 2)[2] for s in self.said if s.startswith("log ")]
+
+
+def run_begin_hook(d: Path, node: str, *, primary: bool, job: str = JOB, exec_host: str | None = EXEC_HOST,
+                   env: dict | None = None, settings: dict | None = None, event: int = 0x40,
+                   timeout: float = 60) -> HookRun:
+    """The execjob_begin hook as MoM runs it on `node` (root, its own Python: here Debian's,
+    which is what PBS's packages on Debian use), settings: the hook's configuration file."""
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "pbs.py").write_text(FAKE_PBS)
+    said = d / f"said-{node}"
+    said.write_text("")
+    given = {"type": event, "job": job, "exec_host": exec_host, "primary": primary, "node": node,
+             "said": str(said), "config": None}
+    if settings is not None:
+        (d / "settings.json").write_text(json.dumps(settings))
+        given["config"] = str(d / "settings.json")
+    run_env = dict(env or {}, FAKE_PBS_EVENT=json.dumps(given), PYTHONPATH=str(d), PATH="/usr/bin:/bin")
+    proc = subprocess.run([sys.executable, "-B", str(BEGIN_HOOK)], env=run_env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, cwd="/")
+    return HookRun(proc.returncode, said.read_text().splitlines(), proc.stderr)
+
+
+class PbsRig:
+    """config_kw: write_config's; group: the job's ($3); nss: run the wrappers under it
+    (nsshang.HungGroupLookups)."""
+
+    def __init__(self, d, pw, hosts, job=JOB, group=None, **config_kw):
+        self.d, self.pw, self.job = d, pw, job
+        self.group, self.nss = group or pw.pw_name, None
+        self.workdir = user_dir(d / "home", pw)                      # PBS_O_WORKDIR
+        self.out = user_file(self.workdir / f"myjob.o{job.split('.')[0]}", pw, "job output\n")
+        self.nodefile = d / "aux" / job
+        self.nodefile.parent.mkdir()
+        self.nodefile.write_text("".join(f"{h}\n" for h in [NODES[0]] * 4 + [NODES[1]] * 4))
+        self.spool, self.records, self.log = d / "spool", d / "records", d / "hooks.log"
+        self.config = write_config(d / "config.toml", hosts=hosts, spool=self.spool, records=self.records,
+                                   log=self.log, **config_kw)
+        self.defaults = write_defaults(d / "default", config=self.config)
+
+    def env(self):
+        return {"PBS_NODEFILE": str(self.nodefile), "PBS_O_WORKDIR": str(self.workdir), "PBS_JOBID": self.job,
+                "PBS_MSHOST": NODES[0], "PBS_NUM_NODES": "2", "LUSTRE_JOBREPORT_DEFAULTS": str(self.defaults)}
+
+    def run(self, script, argv, stdout=subprocess.PIPE):
+        if self.nss is None:
+            return run_hook(script, self.env(), argv, stdout=stdout)
+        unshare, *rest = self.nss.command([script, *argv])
+        return run_hook(Path(unshare), self.nss.env(self.env()), tuple(rest), stdout=stdout)
+
+    def begin_hook(self, node: str, **kw) -> HookRun:
+        """The execjob_begin hook on `node` (the primary: NODES[0]), MoM's environment
+        (LUSTRE_JOBREPORT_DEFAULTS: which reporter and config the wrapper uses)."""
+        kw.setdefault("settings", {"wrapper": str(BEGIN_WRAPPER)})
+        return run_begin_hook(self.d / "hook", node, primary=node == NODES[0], job=self.job,
+                              env={"LUSTRE_JOBREPORT_DEFAULTS": str(self.defaults)}, **kw)
+
+    def prologue(self):
+        return self.run(HOOKS / "pbs" / "prologue", (self.job, self.pw.pw_name, self.group))
+
+    def epilogue(self):
+        argv = (self.job, self.pw.pw_name, self.group, "myjob", "4242", "ncpus=16,nodes=2,walltime=01:00:00",
+                "cput=00:10:00,mem=2gb,walltime=00:05:00", "workq", "null", "0")
+        with open(self.out, "ab") as job_output:     # MoM opens it (as the user) and hands it over
+            return self.run(HOOKS / "pbs" / "epilogue", argv, stdout=job_output)
+
+    def errors(self):
+        return [line for line in log_lines(self.log) if ": error: " in line]
+
+    def mark(self) -> Path:
+        return self.spool / f"{self.job}.jobview"
+
+    def begin_snapshot(self) -> Path:
+        return self.spool / f"{self.job}.begin.json"
