@@ -8,7 +8,10 @@ largest, on a simulated 2.15 client of 600 OSCs (4 filesystems x 150 OSTs) and o
    long with no slot in use (it then never wakes). The CPU of one sample, and the share of a
    core at the shipped 10 s interval, against the goal <= 0.5 %. Once with the tree still (an
    idle client: the OSCs' rpc_stats read as before and are not parsed again), once with the
-   agent parsing every file as changed (-D appl2), the worst case.
+   agent parsing every file as changed (-D appl2), the worst case. And, the tree still, against
+   its floor in the same run: rawread opening, reading and closing the files a sample reads,
+   once a second (on a VM whose caches go cold between passes the share of a core moves with
+   the machine; the ratio is the agent's own).
 2. Memory: an agent at -T 0.01 until its timeline has filled 512 points and merged once (its
    largest: 512 points of 159 values per filesystem), fetched every second meanwhile: the
    store's arrays at 512 points, the served value's size, and the agent's resident memory
@@ -46,7 +49,8 @@ sys.path[:0] = [str(REPO / "tests"), str(REPO / "sim")]
 from lustre_sim import SimClient  # noqa: E402
 from kit.privpmcd import PrivatePmcd, children_of, cpu_seconds  # noqa: E402
 from kit.seriesread import decode, fetch_together, pack  # noqa: E402
-from figures import against_goal  # noqa: E402
+from figures import against_floor, against_goal  # noqa: E402
+from bench_agent import build_rawread, rawread  # noqa: E402
 
 SECONDS = int(os.environ.get("BENCH_TIMELINE_S", "30"))
 NFS = 4
@@ -91,6 +95,21 @@ def cpu_share(tree: Path, work: Path, extra: tuple[str, ...]) -> tuple[float, in
         busy = cpu_over(pid, SECONDS)
         samples = sum(decode(fetch_together(pmcd.spec, [SERIES])[0][SERIES][""]).samples) - 1
     return max(busy - idle, 0.0) / max(samples, 1), samples
+
+
+def sample_floor(tree: Path, work: Path, exe: Path) -> tuple[float, int]:
+    """The least a sample costs on this machine today: bench/rawread.c opening, reading and
+    closing the files a sample reads (each filesystem's llite stats, each OSC's rpc_stats)
+    once a second, as the agent does, for SECONDS passes: its CPU seconds a pass, and the
+    files. Read once a second, a file costs this VM far more than in a tight loop (its caches
+    go cold between passes), so the share of a core alone says as much about the machine as
+    about the agent; the ratio to this floor, in the same run, is the agent's own."""
+    files = sorted(tree.glob("**/llite/*/stats")) + sorted(tree.glob("**/osc/*/rpc_stats"))
+    listfile = work / "sample.list"
+    work.mkdir(parents=True, exist_ok=True)
+    listfile.write_text("".join(f"{f}\n" for f in files))
+    _, cpu = rawread(exe, listfile, SECONDS, 1000)
+    return cpu / SECONDS, len(files)
 
 
 def largest(tree: Path, work: Path) -> tuple[int, int, int, int, int]:
@@ -184,6 +203,7 @@ def epilog_side(s) -> None:
 
 
 def run(work: Path) -> int:
+    exe = build_rawread(work)
     for nost in (150, 512):
         nosc = NFS * nost
         say(f"building a simulated Lustre 2.15.4 client: {NFS} filesystems x {nost} OSTs ({nosc} OSCs) ...")
@@ -199,6 +219,12 @@ def run(work: Path) -> int:
             say("  " + against_goal(f"timeline at {SHIPPED_S} s, {nosc} OSCs, {label}",
                                     f"{pct:.3f} % of a core", pct / CPU_GOAL_PCT,
                                     f"the {CPU_GOAL_PCT} % goal"))
+            if not extra:
+                floor, nfiles = sample_floor(tree, work / f"floor{nosc}", exe)
+                say("  " + against_floor(f"a sample, {nosc} OSCs, {label}", f"{1000 * per_sample:.1f} ms of CPU",
+                                         per_sample / max(floor, 1e-9),
+                                         f"its floor (rawread: the {nfiles:,} files it reads, opened, read and "
+                                         f"closed once a second: {1000 * floor:.1f} ms a pass)"))
         say(f"[2] {nosc} OSCs: the timeline at its largest (-T 0.01 until 512 points merged) ...")
         store, size, grown, npoints, nfs = largest(tree, work / f"mem{nosc}")
         say(f"    {npoints} points x {nfs} filesystems: the store at {POINTS} points "
