@@ -264,13 +264,18 @@ def test_the_calls_latency_is_a_line_under_the_sparklines_where_the_block_has_ro
         "latency: read 831 µs a call (slowest point 3.1 ms)"
 
 
-def test_a_block_the_phases_fill_has_no_latency_line():
-    points, width = 120, 10.0
+def many_phases(points: int = 120, width: float = 10.0) -> dict:
+    """A report whose scratch timeline has 20 phases of 6 points, steady and burst in turn."""
     cuts = list(range(0, points + 1, 6))
     phases = [phase("burst" if i % 2 else "steady", a * width, b * width, "read_bytes", read_bytes=(i + 1) * MIB)
               for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
     fs = timeline_fs([MIB] * points, [0] * points, [0] * points, phases=phases)
-    doc = report_doc(timeline({"scratch": fs}, width_s=width), elapsed_s=points * width)
+    return report_doc(timeline({"scratch": fs}, width_s=width), elapsed_s=points * width)
+
+
+def test_a_block_the_phases_fill_has_no_latency_line():
+    points = 120
+    doc = many_phases(points)
     without = whenview.block(doc, "scratch")
     assert len(without) == whenview.MAX_LINES
     assert whenview.block(with_latency(doc, [500.0] * points, None), "scratch") == without
@@ -292,12 +297,8 @@ def test_no_latency_is_no_line_and_no_panel():
 
 
 def test_too_many_phases_give_way_to_a_line_saying_so():
-    points, width = 120, 10.0
-    cuts = list(range(0, points + 1, 6))
-    phases = [phase("burst" if i % 2 else "steady", a * width, b * width, "read_bytes", read_bytes=(i + 1) * MIB)
-              for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
-    fs = timeline_fs([MIB] * points, [0] * points, [0] * points, phases=phases)
-    lines = whenview.block(report_doc(timeline({"scratch": fs}, width_s=width), elapsed_s=points * width), "scratch")
+    lines = whenview.block(many_phases(), "scratch")
+    cuts = list(range(0, 121, 6))
     assert len(lines) == whenview.MAX_LINES
     assert lines[-1] == "    and 13 more phases: see the HTML report"
     # the phases kept are those with the most of the job's reads, in time order
