@@ -109,7 +109,7 @@ def build_rawread(work: Path) -> Path:
     return exe
 
 
-def _floor_cpu(out: str) -> float:
+def floor_cpu(out: str) -> float:
     return int(re.search(r"cpu_us (\d+)", out).group(1)) / 1e6
 
 
@@ -117,7 +117,7 @@ def rawread(exe: Path, listfile: Path, passes: int, interval_ms: int = 0):
     out = subprocess.run([str(exe), str(listfile), str(passes), str(interval_ms)],
                          capture_output=True, text=True, check=True).stdout
     times = [int(x.split()[2]) / 1e6 for x in out.splitlines() if x.startswith("pass ")]
-    return times, _floor_cpu(out)
+    return times, floor_cpu(out)
 
 
 def traced_files(tree: Path, work: Path, names: list[str] | None) -> list[Path]:
@@ -153,7 +153,7 @@ def sample_with_floor(cl: Client, pid: int, exe: Path, listfile: Path, seconds: 
     floor = subprocess.Popen([str(exe), str(listfile), str(seconds), "1000"],
                              stdout=subprocess.PIPE, text=True)
     agent = sample(cl, seconds, pid)
-    return agent, _floor_cpu(floor.communicate()[0])
+    return agent, floor_cpu(floor.communicate()[0])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,15 +3,16 @@
 while one slot holds a job and the agent samples its timeline, and the timeline's memory at its
 largest, on a simulated 2.15 client of 600 OSCs (4 filesystems x 150 OSTs) and of 2,048 (4 x 512).
 
-1. CPU: the agent in a private pmcd at -T 1 (a sample a second) for BENCH_TIMELINE_S seconds
-   (default 30) with one slot in use and nobody fetching, less the same agent's CPU over as
-   long with no slot in use (it then never wakes). The CPU of one sample, and the share of a
-   core at the shipped 10 s interval, against the goal <= 0.5 %. Once with the tree still (an
-   idle client: the OSCs' rpc_stats read as before and are not parsed again), once with the
-   agent parsing every file as changed (-D appl2), the worst case. And, the tree still, against
-   its floor in the same run: rawread opening, reading and closing the files a sample reads,
-   once a second (on a VM whose caches go cold between passes the share of a core moves with
-   the machine; the ratio is the agent's own).
+1. CPU: the agent in a private pmcd at the shipped -T 10 with one slot in use and nobody
+   fetching, over BENCH_TIMELINE_SAMPLES samples (default 10), less the same agent's CPU with no
+   slot in use (it then never wakes); its threads' CPU to the nanosecond (schedstat). The CPU of
+   one sample and its share of a core, against the goal <= 0.5 %. Once with the tree still (an
+   idle client: the OSCs' rpc_stats read as before and are not parsed again) and against its
+   floor in the same minutes: rawread opening, reading and closing the files a sample reads,
+   once every 10 s, half-way between the agent's samples. Once with the agent parsing every file
+   as changed (-D appl2), the worst case. The trees are on tmpfs (/dev/shm) where there is one:
+   a real client's files are seq_files made at each read and never paged out, and on a disk's
+   page cache this VM pages idle files out between samples (bench/README.md).
 2. Memory: an agent at -T 0.01 until its timeline has filled 512 points and merged once (its
    largest: 512 points of 159 values per filesystem), fetched every second meanwhile: the
    store's arrays at 512 points, the served value's size, and the agent's resident memory
@@ -30,7 +31,7 @@ largest, on a simulated 2.15 client of 600 OSCs (4 filesystems x 150 OSTs) and o
    (jobseries.decode) and summed (report.timeline.Accumulator.add) as the fan-out does, one
    host after another: the CPU this adds to a 12,000-node epilog, as a share of its 30 s bound
    (the epilog's other work, with the series' fetch: bench_scale).
-Runs in about 3 minutes; the system pmcd is not touched.
+Runs in about 17 minutes; the system pmcd is not touched.
 """
 
 from __future__ import annotations
@@ -47,12 +48,14 @@ REPO = HERE.parent
 sys.path[:0] = [str(REPO / "tests"), str(REPO / "sim")]
 
 from lustre_sim import SimClient  # noqa: E402
-from kit.privpmcd import PrivatePmcd, children_of, cpu_seconds  # noqa: E402
+from kit.privpmcd import PrivatePmcd, children_of, cpu_seconds_exact  # noqa: E402
 from kit.seriesread import decode, fetch_together, pack  # noqa: E402
 from figures import against_floor, against_goal  # noqa: E402
-from bench_agent import build_rawread, rawread  # noqa: E402
+from bench_agent import build_rawread, floor_cpu  # noqa: E402
 
-SECONDS = int(os.environ.get("BENCH_TIMELINE_S", "30"))
+SAMPLES = int(os.environ.get("BENCH_TIMELINE_SAMPLES", "10"))
+SAMPLES_CHANGED = max(SAMPLES // 2, 1)
+IDLE_S = 20
 NFS = 4
 SHIPPED_S = 10
 CPU_GOAL_PCT, MEM_GOAL = 0.5, 8 << 20
@@ -80,36 +83,67 @@ def begin(pmcd: PrivatePmcd, control: str = "job_begin") -> None:
 
 
 def cpu_over(pid: int, seconds: float) -> float:
-    c0 = cpu_seconds(pid)
+    c0 = cpu_seconds_exact(pid)
     time.sleep(seconds)
-    return cpu_seconds(pid) - c0
+    return cpu_seconds_exact(pid) - c0
 
 
-def cpu_share(tree: Path, work: Path, extra: tuple[str, ...]) -> tuple[float, int]:
-    """CPU seconds of one sample, and the samples taken, at -T 1 with one slot in use, less
-    the agent's idle CPU over as long."""
-    with PrivatePmcd(work, tree, interval=1, extra_agent_args=extra) as pmcd:
-        [pid] = children_of(pmcd.proc.pid)
-        idle = cpu_over(pid, SECONDS)
-        begin(pmcd)
-        busy = cpu_over(pid, SECONDS)
-        samples = sum(decode(fetch_together(pmcd.spec, [SERIES])[0][SERIES][""]).samples) - 1
-    return max(busy - idle, 0.0) / max(samples, 1), samples
+def trees_home() -> tuple[str | None, str]:
+    """Where the simulated trees go (None: the temporary directory's default), and what holds
+    them. A client's stats files are procfs and debugfs seq_files, made from kernel memory at
+    each read, never paged out; the nearest a sim can come is a tmpfs on a machine without swap
+    (/dev/shm). On a disk's page cache the files would be paged out between samples on a VM that
+    reclaims idle memory (this one, bench/README.md), and each sample would read them back: a
+    cost no real client has."""
+    swap = len(Path("/proc/swaps").read_text().splitlines()) > 1
+    for line in Path("/proc/mounts").read_text().splitlines():
+        _, mnt, fstype, *_ = line.split()
+        if mnt == "/dev/shm" and fstype == "tmpfs" and os.access(mnt, os.W_OK):
+            return mnt, f"tmpfs{', swap on: it may be paged out' if swap else ', no swap: never paged out'}"
+    return None, "no tmpfs at /dev/shm: a disk's page cache, which this machine may page out (bench/README.md)"
 
 
-def sample_floor(tree: Path, work: Path, exe: Path) -> tuple[float, int]:
-    """The least a sample costs on this machine today: bench/rawread.c opening, reading and
-    closing the files a sample reads (each filesystem's llite stats, each OSC's rpc_stats)
-    once a second, as the agent does, for SECONDS passes: its CPU seconds a pass, and the
-    files. Read once a second, a file costs this VM far more than in a tight loop (its caches
-    go cold between passes), so the share of a core alone says as much about the machine as
-    about the agent; the ratio to this floor, in the same run, is the agent's own."""
+def samples_taken(pmcd: PrivatePmcd) -> int:
+    """The samples slot 0's timeline holds, the one this fetch takes of its own included."""
+    return sum(decode(fetch_together(pmcd.spec, [SERIES])[0][SERIES][""]).samples)
+
+
+def sample_files(tree: Path, work: Path) -> tuple[Path, int]:
+    """The list of the files a sample reads (each filesystem's llite stats, each OSC's
+    rpc_stats), for rawread; and how many."""
     files = sorted(tree.glob("**/llite/*/stats")) + sorted(tree.glob("**/osc/*/rpc_stats"))
-    listfile = work / "sample.list"
     work.mkdir(parents=True, exist_ok=True)
+    listfile = work / "sample.list"
     listfile.write_text("".join(f"{f}\n" for f in files))
-    _, cpu = rawread(exe, listfile, SECONDS, 1000)
-    return cpu / SECONDS, len(files)
+    return listfile, len(files)
+
+
+def cpu_share(tree: Path, work: Path, extra: tuple[str, ...], samples: int,
+              floor_exe: Path | None = None) -> tuple[float, int, float | None, int]:
+    """At the shipped interval with one slot in use, for `samples` intervals: the CPU seconds of
+    one sample less the agent's idle CPU over as long, and the samples taken. With floor_exe, the
+    floor in the same minutes: rawread opening, reading and closing the files a sample reads, once
+    an interval, half an interval after the agent's samples (which fall on the interval's
+    multiples), so both read the files as equally long after they were last read and neither
+    runs beside the other. Returns (CPU a sample, samples, floor's CPU a pass or None, files)."""
+    iv = SHIPPED_S
+    listfile, nfiles = sample_files(tree, work)
+    with PrivatePmcd(work, tree, interval=iv, extra_agent_args=extra) as pmcd:
+        [pid] = children_of(pmcd.proc.pid)
+        idle = cpu_over(pid, IDLE_S) * samples * iv / IDLE_S
+        begin(pmcd)
+        time.sleep(iv - time.time() % iv + iv / 2)          # half-way between two samples
+        before = samples_taken(pmcd)
+        floor = None
+        if floor_exe is not None:
+            rawread_run = subprocess.Popen([str(floor_exe), str(listfile), str(samples), str(iv * 1000)],
+                                           stdout=subprocess.PIPE, text=True)
+        busy = cpu_over(pid, samples * iv)
+        taken = samples_taken(pmcd) - before - 1          # less the second fetch's own sample
+        if floor_exe is not None:
+            out, _ = rawread_run.communicate(timeout=2 * iv)
+            floor = floor_cpu(out) / samples
+    return max(busy - idle, 0.0) / max(taken, 1), taken, floor, nfiles
 
 
 def largest(tree: Path, work: Path) -> tuple[int, int, int, int, int]:
@@ -202,29 +236,31 @@ def epilog_side(s) -> None:
                             " (the share it takes of it; bench_scale the rest)"))
 
 
-def run(work: Path) -> int:
+def run(work: Path, trees: Path, held: str) -> int:
     exe = build_rawread(work)
+    say(f"the simulated clients' trees in {trees}: {held}")
     for nost in (150, 512):
         nosc = NFS * nost
         say(f"building a simulated Lustre 2.15.4 client: {NFS} filesystems x {nost} OSTs ({nosc} OSCs) ...")
-        tree = work / f"tree{nosc}"
+        tree = trees / f"tree{nosc}"
         client = SimClient.create(tree, version="2.15.4",
                                   filesystems=[(f"fs{i}", nost, 1) for i in range(NFS)], seed=1)
         client.run("ior", fs="fs0", tasks=8, block_size=64 << 20, transfer_size=1 << 20, stripe_count=-1)
-        for label, extra in (("tree still", ()), ("every file changed (-D appl2)", ("-D", "appl2"))):
-            say(f"[1] {nosc} OSCs, {label}: CPU at -T 1 for {SECONDS} s, one slot in use ...")
-            per_sample, n = cpu_share(tree, work / f"cpu{nosc}{len(extra)}", extra)
+        for label, extra, samples in (("tree still", (), SAMPLES),
+                                      ("every file changed (-D appl2)", ("-D", "appl2"), SAMPLES_CHANGED)):
+            say(f"[1] {nosc} OSCs, {label}: CPU at -T {SHIPPED_S} for {samples} samples, one slot in use ...")
+            per_sample, n, floor, nfiles = cpu_share(tree, work / f"cpu{nosc}{len(extra)}", extra, samples,
+                                                     None if extra else exe)
             pct = 100 * per_sample / SHIPPED_S
-            say(f"    {n} samples, {1000 * per_sample:.1f} ms of CPU each")
+            say(f"    {n} samples, {1000 * per_sample:.2f} ms of CPU each")
             say("  " + against_goal(f"timeline at {SHIPPED_S} s, {nosc} OSCs, {label}",
                                     f"{pct:.3f} % of a core", pct / CPU_GOAL_PCT,
                                     f"the {CPU_GOAL_PCT} % goal"))
-            if not extra:
-                floor, nfiles = sample_floor(tree, work / f"floor{nosc}", exe)
-                say("  " + against_floor(f"a sample, {nosc} OSCs, {label}", f"{1000 * per_sample:.1f} ms of CPU",
+            if floor is not None:
+                say("  " + against_floor(f"a sample, {nosc} OSCs, {label}", f"{1000 * per_sample:.2f} ms of CPU",
                                          per_sample / max(floor, 1e-9),
                                          f"its floor (rawread: the {nfiles:,} files it reads, opened, read and "
-                                         f"closed once a second: {1000 * floor:.1f} ms a pass)"))
+                                         f"closed once every {SHIPPED_S} s: {1000 * floor:.2f} ms a pass)"))
         say(f"[2] {nosc} OSCs: the timeline at its largest (-T 0.01 until 512 points merged) ...")
         store, size, grown, npoints, nfs = largest(tree, work / f"mem{nosc}")
         say(f"    {npoints} points x {nfs} filesystems: the store at {POINTS} points "
@@ -241,8 +277,10 @@ def run(work: Path) -> int:
 
 
 def main() -> int:
-    with tempfile.TemporaryDirectory(prefix="bench-timeline-") as d:
-        return run(Path(d))
+    home, held = trees_home()
+    with tempfile.TemporaryDirectory(prefix="bench-timeline-") as d, \
+            tempfile.TemporaryDirectory(prefix="bench-timeline-trees-", dir=home) as t:
+        return run(Path(d), Path(t), held)
 
 
 if __name__ == "__main__":
