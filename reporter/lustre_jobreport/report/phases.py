@@ -109,16 +109,19 @@ KINDS = ("start-up burst", "steady", "burst", "final flush", "idle")
 
 def find(channels: dict[str, np.ndarray], width: float) -> Phases:
     """The phases of a job's series: channels name -> count per bin (all of one length), bins
-    of width seconds."""
+    of width seconds. A negative count (a source left out mid-job takes its earlier counts back
+    in one bin) is taken as no I/O seen in that bin when finding the phases; the phases' sums
+    are of the counts as they are, so they add up to the series' totals."""
     names = list(channels)
-    x = np.array([np.asarray(channels[c], dtype=np.float64) for c in names]).reshape(len(names), -1)
-    n = x.shape[1]
+    counts = np.array([np.asarray(channels[c], dtype=np.float64) for c in names]).reshape(len(names), -1)
+    n = counts.shape[1]
     if n < MIN_BINS or not names:
         return Phases(n, width, (), ())
+    x = np.clip(counts, 0.0, None)
     z = _scaled(x)
     starts = change_points(z.T, PENALTY_PER_CHANNEL * len(names) * np.log(max(n, PENALTY_MIN_BINS)))
     bounds = _merge_close(x, [0, *starts, n])
-    phases = _label(x, bounds, names)
+    phases = _label(x, counts, bounds, names)
     return Phases(n, width, tuple(phases), tuple(_periodic(phases)))
 
 
@@ -211,8 +214,9 @@ def _merge_close(x: np.ndarray, bounds: list[int]) -> list[int]:
     return bounds
 
 
-def _label(x: np.ndarray, bounds: list[int], names: list[str]) -> list[Phase]:
-    """The segments in words (the module docstring's rules)."""
+def _label(x: np.ndarray, counts: np.ndarray, bounds: list[int], names: list[str]) -> list[Phase]:
+    """The segments in words (the module docstring's rules), from x; each phase's sums of
+    counts."""
     n = x.shape[1]
     mean = np.maximum(x.mean(axis=1), 1e-300)                    # per channel, per bin
     lv = _levels(x, bounds)
@@ -228,7 +232,7 @@ def _label(x: np.ndarray, bounds: list[int], names: list[str]) -> list[Phase]:
             around = [lv[c, j] for j in (i - 1, i + 1) if 0 <= j < len(segments)]
             if around and lv[c, i] >= BURST_RATIO * max(around):
                 kind = "burst"
-        out.append(Phase(kind, a, b, channel, {nm: float(x[k, a:b].sum()) for k, nm in enumerate(names)}))
+        out.append(Phase(kind, a, b, channel, {nm: float(counts[k, a:b].sum()) for k, nm in enumerate(names)}))
     return _edges(out, n)
 
 
