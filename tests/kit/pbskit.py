@@ -20,6 +20,7 @@ from kit.hookkit import HOOKS, log_lines, run_hook, user_dir, user_file, write_c
 
 JOB = "123.pbs01"
 NODES = ("nodeA", "nodeB")
+WIDTH = 0.4                 # the agents' sampling interval in the job-view tests (two_hosts), s
 EXEC_HOST = "nodeA/0*4+nodeB/0*4"
 BEGIN_HOOK = HOOKS / "pbs" / "lustre_jobreport.py"
 BEGIN_WRAPPER = HOOKS / "pbs" / "execjob_begin"      # the hook's "wrapper" setting, as installed elsewhere
@@ -93,6 +94,13 @@ def run_begin_hook(d: Path, node: str, *, primary: bool, job: str = JOB, exec_ho
     proc = subprocess.run([sys.executable, "-B", str(BEGIN_HOOK)], env=run_env,
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, cwd="/")
     return HookRun(proc.returncode, said.read_text().splitlines(), proc.stderr)
+
+
+def job_view_config(where: Path, pmcds: dict, least: int = 1) -> dict:
+    """PbsRig's settings for hosts read through the job view (the two_hosts
+    fixture's): each host's pmcd, and its own local one for the hooks' store."""
+    return {"hosts": {n: p.spec for n, p in pmcds.items()}, "hooks_extra": f"job_view_from_nodes = {least}",
+            "snapshot": f'local_spec = "unix:{where}/{{host}}/pmcd.socket"'}
 
 
 class PbsRig:
