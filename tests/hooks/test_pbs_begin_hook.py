@@ -192,7 +192,8 @@ def test_a_dead_local_pmcd_costs_the_bound_not_more(wdir, job_user):
     (0, True, "slurm", "[hooks] job_view_from_nodes = 0"),
     (3, True, "slurm", "a job on fewer than 3 nodes ([hooks] job_view_from_nodes)"),
     (1, False, "pbs", "no PCP Python bindings for the reporter's Python"),
-    (1, True, "pbs", "no PBS execjob_begin hook kept its start on its hosts (hooks/README.md)")])
+    (1, True, "pbs", "no PBS execjob_begin hook, nor Torque's prologue.parallel, kept its start on its hosts "
+                     "(hooks/README.md)")])
 def test_a_job_read_by_snapshots_is_told_why(tmp_path, monkeypatch, least, bindings, scheduler, said):
     from lustre_jobreport import config
     from lustre_jobreport.hooks import hooksnap, jobenv
