@@ -1,10 +1,11 @@
-# lustre-jobreport: what the five hook wrappers share (hooks/README.md). Installed as
+# lustre-jobreport: what the six hook wrappers share (hooks/README.md). Installed as
 # /usr/share/lustre-jobreport/hooks/lib.sh (not executable); hooks/slurm/prolog, slurm/epilog,
-# pbs/prologue, pbs/epilogue and pbs/execjob_begin source it in a subshell, after
-# /etc/default/lustre-jobreport, with fd 3 on their own standard output and 1 and 2 on
-# /dev/null. They set
+# pbs/prologue, pbs/epilogue, pbs/execjob_begin and pbs/prologue.parallel source it in a
+# subshell, after /etc/default/lustre-jobreport, with fd 3 on their own standard output and 1
+# and 2 on /dev/null. They set
 #   kind   prolog | epilog        the reporter's subcommand; [hooks] <kind>_timeout_s
 #   sched  slurm | pbs | pbs-hook (PBS's execjob_begin hook, on every host)
+#          | torque-sister        (Torque's prologue.parallel, on every sister host)
 #   tojob  yes: the reporter's standard output is the job's output (the PBS epilogue's)
 #   job    the job id, for log lines
 # and keep the scheduler's arguments (PBS) as "$@". Nothing job-controlled is evaluated here.

@@ -85,7 +85,7 @@ node() {
     package_tree "$TOP/reporter" lustre_jobreport "$LIBDIR/python"
     launcher lustre-jobreport lustre_jobreport.cli
     f 0644 "$TOP/hooks/lib.sh" "$SHAREDIR/hooks/lib.sh"
-    for h in slurm/prolog slurm/epilog pbs/prologue pbs/epilogue pbs/execjob_begin; do
+    for h in slurm/prolog slurm/epilog pbs/prologue pbs/epilogue pbs/execjob_begin pbs/prologue.parallel; do
         f 0755 "$TOP/hooks/$h" "$SHAREDIR/hooks/$h"
     done
     f 0644 "$TOP/hooks/pbs/lustre_jobreport.py" "$SHAREDIR/hooks/pbs/lustre_jobreport.py"  # imported by qmgr

@@ -265,11 +265,13 @@ def _hook_parsers(sub, names: tuple[str, ...], formatter=argparse.HelpFormatter)
         if name not in names:
             continue
         h = sub.add_parser(name, help=what, formatter_class=formatter)
-        h.add_argument("--scheduler", choices=("slurm", "pbs", "pbs-hook")[:3 if name == "prolog" else 2],
+        schedulers = ("slurm", "pbs", "pbs-hook", "torque-sister") if name == "prolog" else ("slurm", "pbs")
+        h.add_argument("--scheduler", choices=schedulers,
                        default="slurm",
                        help="slurm: job from the Prolog/Epilog environment; pbs: from ARG..." +
                             ("; pbs-hook: PBS's execjob_begin hook on every host, ARG... its job id, host, "
-                             "primary|sister, exec_host" if name == "prolog" else ""))
+                             "primary|sister, exec_host; torque-sister: Torque's prologue.parallel on a "
+                             "sister host, ARG... the prologue's" if name == "prolog" else ""))
         h.add_argument("--log", default="syslog", metavar="syslog|FILE",
                        help="where errors go if the config cannot be read (else [hooks] log)")
         h.add_argument("--limits", action="store_true", help="only print the wrappers' TERM KILL BOUND LOG")

@@ -1,5 +1,5 @@
-"""The five hook wrappers: POSIX sh, safe to install for PBS (root-owned, not group/other
-writable), small, and the same logic for all five in one library (hooks/lib.sh, installed at an
+"""The six hook wrappers: POSIX sh, safe to install for PBS (root-owned, not group/other
+writable), small, and the same logic for all six in one library (hooks/lib.sh, installed at an
 absolute path because PBS admins copy the wrappers into mom_priv); the defaults-file mechanism
 sites use; and what happens when the library or the defaults file cannot be used."""
 
@@ -16,7 +16,8 @@ from lustre_jobreport import config
 
 # each wrapper, as the scheduler names itself and the work it does in the log
 RUNS = {"slurm/prolog": ("slurm", "prolog"), "slurm/epilog": ("slurm", "epilog"), "pbs/prologue": ("pbs", "prolog"),
-        "pbs/epilogue": ("pbs", "epilog"), "pbs/execjob_begin": ("pbs-hook", "prolog")}
+        "pbs/epilogue": ("pbs", "epilog"), "pbs/execjob_begin": ("pbs-hook", "prolog"),
+        "pbs/prologue.parallel": ("torque-sister", "prolog")}
 WRAPPERS = [HOOKS / name for name in RUNS]
 IDS = list(RUNS)
 INSTALLED_LIB = "/usr/share/lustre-jobreport/hooks/lib.sh"
@@ -71,6 +72,8 @@ def test_a_named_config_that_does_not_exist_is_logged(wdir, job_user, tmp_path):
 def pbs_args(path):
     if path.name == "execjob_begin":
         return ("42.pbs01", "nodeA", "primary", "nodeA/0*2")
+    if path.name == "prologue.parallel":    # Torque's prologue arguments
+        return ("42.pbs01", "ljr-test", "ljr-test", "myjob", "nodes=2:ppn=4", "batch", "")
     return ("42.pbs01", "ljr-test", "ljr-test") + (("myjob", "1", "", "", "workq", "", "0")
                                                    if path.name == "epilogue" else ())
 
@@ -121,7 +124,7 @@ def test_a_pbs_wrapper_copied_into_mom_priv_still_finds_its_library(wdir, job_us
     absolute path (here the one the defaults file names), not relative to the script."""
     mom_priv = wdir / "mom_priv"
     mom_priv.mkdir()
-    for name in ("prologue", "epilogue"):
+    for name in ("prologue", "epilogue", "prologue.parallel"):
         shutil.copy2(HOOKS / "pbs" / name, mom_priv / name)
     seen = wdir / "seen"
     reporter = fake_reporter(wdir / "reporter", f"printf '%s\\n' \"$@\" >>'{seen}'\necho 'the report'\n")
@@ -133,8 +136,13 @@ def test_a_pbs_wrapper_copied_into_mom_priv_still_finds_its_library(wdir, job_us
     assert (rc, out, err) == (0, "", "")
     rc, took, out, err = run_hook(mom_priv / "epilogue", env, pbs_args(mom_priv / "epilogue"))
     assert (rc, out, err) == (0, "the report\n", "")                # the epilogue's stdout is the job's
+    sister = mom_priv / "prologue.parallel"                            # (Torque's, on a sister host)
+    rc, took, out, err = run_hook(sister, env, pbs_args(sister))
+    assert (rc, out, err) == (0, "", "")                             # nothing to the job from a sister
     calls = seen.read_text().split("--config\n")[1:]
     assert [c.splitlines()[1:4] for c in calls] == [["prolog", "--scheduler", "pbs"],
-                                                    ["epilog", "--scheduler", "pbs"]]
+                                                    ["epilog", "--scheduler", "pbs"],
+                                                    ["prolog", "--scheduler", "torque-sister"]]
     assert calls[0].splitlines()[-3:] == list(pbs_args(mom_priv / "prologue"))
+    assert calls[2].splitlines()[-7:] == list(pbs_args(sister))
     assert log_lines(log) == []

@@ -1,6 +1,7 @@
 """Job facts from the scheduler: Slurm hook environment, scontrol lines, PBS argv and node files."""
 
 import grp
+import os
 import time
 
 import pytest
@@ -200,3 +201,109 @@ def test_the_prologue_and_epilogue_run_on_the_primary_alone_and_slurm_hooks_on_e
     nodefile.write_text("nodeA\nnodeB\n")
     assert not jobenv.from_pbs(["9.srv", "ann"], {"PBS_NODEFILE": str(nodefile)}).every_node
     assert jobenv.from_slurm({"SLURM_JOB_ID": "5", "SLURM_NODELIST": "n[1-2]", "SLURMD_NODENAME": "n2"}).every_node
+
+
+# ---- Torque: prologue.parallel on the sisters, the prologue on the primary ------------------------
+
+# Torque's prologue arguments (src/resmom/prolog.c setup_pelog_arguments): 7, and 6.0's job script
+TORQUE_5 = ["77.srv", "ann", "physics", "my job", "nodes=2:ppn=4,walltime=01:00:00", "batch", ""]
+TORQUE_6 = TORQUE_5 + ["/var/spool/torque/mom_priv/jobs/77.srv.SC"]
+SISTER_ENV = {"PBS_MSHOST": "nodeA", "PBS_NODENUM": "1", "PBS_NUM_NODES": "2"}
+
+
+@pytest.mark.parametrize("argv, torque", [(TORQUE_5, True), (TORQUE_6, True), (TORQUE_5[:3], False),
+                                          (TORQUE_5[:2], False), (TORQUE_6 + ["x", "y", "z"], False)])
+def test_a_torque_prologue_is_told_by_its_argument_count(argv, torque):
+    """PBS Professional and OpenPBS give the prologue 3 arguments, Torque 7 (8 since 6.0)."""
+    assert jobenv.is_torque_prologue(argv) is torque
+
+
+@pytest.mark.parametrize("argv", [TORQUE_5, TORQUE_6])
+def test_torque_sister_argv_and_environment(monkeypatch, argv):
+    monkeypatch.setattr(jobenv, "short_hostname", lambda: "nodeB")
+    sister = jobenv.from_torque_sister(argv, SISTER_ENV)
+    assert (sister.scheduler, sister.job_id, sister.user, sister.this_node) == ("pbs", "77.srv", "ann", "nodeB")
+    assert sister.nodes == ["nodeA", "nodeB"] and not sister.acts_here and sister.cluster == "srv"
+    assert sister.every_node and not sister.hosts_known and not sister.marks and not sister.pbs_begin_hook
+    far = jobenv.from_torque_sister(argv, dict(SISTER_ENV, PBS_MSHOST="nodeA.cluster", PBS_NODENUM="12"))
+    assert far.nodes == ["nodeA.cluster", "nodeB"] and not far.acts_here
+
+
+@pytest.mark.parametrize("argv, env", [
+    (TORQUE_5[:3], SISTER_ENV),                                  # PBS Pro's argument count
+    (TORQUE_6 + ["x"], SISTER_ENV),
+    (["../x"] + TORQUE_5[1:], SISTER_ENV),                       # not a job id
+    (TORQUE_5, {}),                                              # MoM names no primary
+    (TORQUE_5, dict(SISTER_ENV, PBS_NODENUM="0")),               # the primary's own place
+    (TORQUE_5, dict(SISTER_ENV, PBS_NODENUM="")),
+    (TORQUE_5, dict(SISTER_ENV, PBS_MSHOST="nodeA;rm -rf /")),
+    (TORQUE_5, dict(SISTER_ENV, PBS_MSHOST="nodeB.cluster")),     # this host is the primary
+])
+def test_bad_torque_sister_argv_or_environment_is_refused(monkeypatch, argv, env):
+    monkeypatch.setattr(jobenv, "short_hostname", lambda: "nodeB")
+    with pytest.raises(jobenv.JobEnvError):
+        jobenv.from_torque_sister(argv, env)
+
+
+def sisters_file(mom_priv, text="#!/bin/sh\n# lustre-jobreport: Torque's prologue.parallel "
+                                "(hooks/pbs/prologue.parallel).\nexit 0\n", mode=0o755):
+    mom_priv.mkdir(exist_ok=True)
+    path = mom_priv / "prologue.parallel"
+    path.write_text(text)
+    path.chmod(mode)
+    return path
+
+
+def test_the_primary_keeps_its_start_where_our_prologue_parallel_is_in_mom_priv(tmp_path):
+    nodefile = tmp_path / "nodes"
+    nodefile.write_text("nodeA\nnodeA\nnodeB\n")
+    mom_priv = tmp_path / "mom_priv"
+    plain = jobenv.from_pbs(TORQUE_6, {"PBS_NODEFILE": str(nodefile)})
+    assert jobenv.torque_primary(plain, TORQUE_6, str(mom_priv)) == plain       # no prologue.parallel
+    sisters_file(mom_priv)
+    for argv in (TORQUE_5, TORQUE_6):
+        primary = jobenv.torque_primary(jobenv.from_pbs(argv, {"PBS_NODEFILE": str(nodefile)}), argv, str(mom_priv))
+        assert primary.every_node and primary.marks and primary.hosts_known and not primary.pbs_begin_hook
+        assert primary.acts_here and primary.nodes == ["nodeA", "nodeB"]
+    pro = jobenv.from_pbs(TORQUE_5[:3], {"PBS_NODEFILE": str(nodefile)})
+    assert jobenv.torque_primary(pro, TORQUE_5[:3], str(mom_priv)) == pro       # PBS Pro: its begin hook's way
+
+
+@pytest.mark.parametrize("case", ["other script", "group writable", "not executable", "not root's",
+                                  "a directory", "a link to ours"])
+def test_a_prologue_parallel_moms_would_refuse_or_not_ours_keeps_no_start(tmp_path, case):
+    """MoM runs only a root-owned regular file that no one else may write (prolog.c
+    check_pelog_permissions); ours names hooks/pbs/prologue.parallel (a copy, or a site's script
+    that runs it). A link to ours is followed, as MoM follows it."""
+    mom_priv = tmp_path / "mom_priv"
+    if case == "other script":
+        sisters_file(mom_priv, "#!/bin/sh\n/usr/local/sbin/check-health\n")
+    elif case == "group writable":
+        sisters_file(mom_priv, mode=0o775)
+    elif case == "not executable":
+        sisters_file(mom_priv, mode=0o644)
+    elif case == "not root's":
+        os.chown(sisters_file(mom_priv), 1, 1)
+    elif case == "a directory":
+        (mom_priv / "prologue.parallel").mkdir(parents=True)
+    else:
+        ours = sisters_file(tmp_path / "pkg")
+        mom_priv.mkdir()
+        (mom_priv / "prologue.parallel").symlink_to(ours)
+    found = jobenv.sisters_script(str(mom_priv))
+    assert found == (str(mom_priv / "prologue.parallel") if case == "a link to ours" else None)
+
+
+def test_a_site_script_that_runs_ours_is_ours(tmp_path):
+    mom_priv = tmp_path / "mom_priv"
+    sisters_file(mom_priv, "#!/bin/sh\n/usr/local/sbin/check-health\n"
+                           "/usr/share/lustre-jobreport/hooks/pbs/prologue.parallel \"$@\"\nexit 0\n")
+    assert jobenv.sisters_script(str(mom_priv)) == str(mom_priv / "prologue.parallel")
+
+
+def test_the_shipped_prologue_parallel_installed_in_mom_priv_is_ours(tmp_path):
+    """As hooks/README.md installs it: install -o root -g root -m 0755 ... mom_priv/prologue.parallel."""
+    from kit.hookkit import HOOKS
+    mom_priv = tmp_path / "mom_priv"
+    sisters_file(mom_priv, (HOOKS / "pbs" / "prologue.parallel").read_text())
+    assert jobenv.sisters_script(str(mom_priv)) == str(mom_priv / "prologue.parallel")

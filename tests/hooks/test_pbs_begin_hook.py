@@ -16,37 +16,14 @@ import pytest
 
 from kit import phaseload
 from kit.hookkit import dead_spec, log_lines
-from kit.pbskit import JOB, NODES, PbsRig, run_begin_hook
+from kit.pbskit import JOB, NODES, WIDTH, PbsRig, job_view_config, run_begin_hook
 from lustre_jobreport.records import store as records
 
-WIDTH = 0.4
 BINS = 30
 
 
-@pytest.fixture
-def two_hosts(wdir):
-    """nodeA (the primary) and nodeB, each a private pmcd with the real agent sampling every
-    WIDTH s, its unix socket at <dir>/<host>/pmcd.socket for the hook's local store."""
-    from lustre_sim import SimClient
-    from kit.privpmcd import DEFAULT_ACCESS, PrivatePmcd
-
-    clients, pmcds = {}, {}
-    where = wdir / "nodes"
-    try:
-        for i, n in enumerate(NODES):
-            clients[n] = SimClient.create(where / f"tree-{n}", version="2.15.4",
-                                          filesystems=[("scratch", 4, 1), ("home", 4, 1)], seed=70 + i)
-            pmcds[n] = PrivatePmcd(where / n, where / f"tree-{n}", access=DEFAULT_ACCESS, interval=WIDTH).start()
-        yield where, clients, pmcds
-    finally:
-        for p in pmcds.values():
-            p.stop()
-
-
 def job_view_rig(wdir, job_user, where, pmcds, least: int = 1) -> PbsRig:
-    return PbsRig(wdir, job_user, {n: p.spec for n, p in pmcds.items()},
-                  hooks_extra=f"job_view_from_nodes = {least}",
-                  snapshot=f'local_spec = "unix:{where}/{{host}}/pmcd.socket"')
+    return PbsRig(wdir, job_user, **job_view_config(where, pmcds, least))
 
 
 def test_every_host_keeps_the_start_and_the_report_says_when(wdir, job_user, two_hosts):
@@ -215,7 +192,8 @@ def test_a_dead_local_pmcd_costs_the_bound_not_more(wdir, job_user):
     (0, True, "slurm", "[hooks] job_view_from_nodes = 0"),
     (3, True, "slurm", "a job on fewer than 3 nodes ([hooks] job_view_from_nodes)"),
     (1, False, "pbs", "no PCP Python bindings for the reporter's Python"),
-    (1, True, "pbs", "no PBS execjob_begin hook kept its start on its hosts (hooks/README.md)")])
+    (1, True, "pbs", "no PBS execjob_begin hook, nor Torque's prologue.parallel, kept its start on its hosts "
+                     "(hooks/README.md)")])
 def test_a_job_read_by_snapshots_is_told_why(tmp_path, monkeypatch, least, bindings, scheduler, said):
     from lustre_jobreport import config
     from lustre_jobreport.hooks import hooksnap, jobenv

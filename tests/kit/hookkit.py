@@ -137,10 +137,11 @@ def fake_scontrol(bindir: Path, job_id: str, pw: pwd.struct_passwd, stdout: str 
 
 
 def run_hook(script: Path, env: dict, args: tuple[str, ...] = (), stdout=subprocess.PIPE,
-             timeout: float = 60) -> tuple[int, float, str, str]:
+             timeout: float = 60, cwd: Path | str = "/") -> tuple[int, float, str, str]:
+    """script run as the scheduler's daemon runs it, in cwd (Torque's MoM: its mom_priv)."""
     started = time.monotonic()
     proc = subprocess.run([str(script), *args], env=env, stdin=subprocess.DEVNULL, stdout=stdout,
-                          stderr=subprocess.PIPE, timeout=timeout, cwd="/")
+                          stderr=subprocess.PIPE, timeout=timeout, cwd=cwd)
     elapsed = time.monotonic() - started
     out = proc.stdout.decode() if isinstance(proc.stdout, bytes) else ""
     return proc.returncode, elapsed, out, proc.stderr.decode()

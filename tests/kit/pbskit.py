@@ -1,6 +1,8 @@
 """The PBS side of the hook tests: PbsRig runs the PBS/Torque wrappers as MoM runs them (as root
 on the primary host, with the documented argv, a PBS_NODEFILE listing each host once per slot,
-the epilogue's standard output on the job's output file), and run_begin_hook runs the
+the epilogue's standard output on the job's output file), TorqueRig as Torque's MoMs run them
+(prologue.parallel on each sister, then the prologue and epilogue, from copies in mom_priv with
+Torque's arguments), and run_begin_hook runs the
 execjob_begin hook (hooks/pbs/lustre_jobreport.py) as MoM's hook Python runs it, under a stand-in
 `pbs` module. PBS itself does not exist on Debian 12, so these are its documented contract: the
 hook module's pbs.event() (.type, .job.id, .job.exec_host, .job.in_ms_mom(), .accept(), which
@@ -11,6 +13,7 @@ constants (HOOK_EVENT_* of OpenPBS's hook.h).
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -20,6 +23,7 @@ from kit.hookkit import HOOKS, log_lines, run_hook, user_dir, user_file, write_c
 
 JOB = "123.pbs01"
 NODES = ("nodeA", "nodeB")
+WIDTH = 0.4                 # the agents' sampling interval in the job-view tests (two_hosts), s
 EXEC_HOST = "nodeA/0*4+nodeB/0*4"
 BEGIN_HOOK = HOOKS / "pbs" / "lustre_jobreport.py"
 BEGIN_WRAPPER = HOOKS / "pbs" / "execjob_begin"      # the hook's "wrapper" setting, as installed elsewhere
@@ -95,6 +99,13 @@ def run_begin_hook(d: Path, node: str, *, primary: bool, job: str = JOB, exec_ho
     return HookRun(proc.returncode, said.read_text().splitlines(), proc.stderr)
 
 
+def job_view_config(where: Path, pmcds: dict, least: int = 1) -> dict:
+    """PbsRig's (TorqueRig's) settings for hosts read through the job view (the two_hosts
+    fixture's): each host's pmcd, and its own local one for the hooks' store."""
+    return {"hosts": {n: p.spec for n, p in pmcds.items()}, "hooks_extra": f"job_view_from_nodes = {least}",
+            "snapshot": f'local_spec = "unix:{where}/{{host}}/pmcd.socket"'}
+
+
 class PbsRig:
     """config_kw: write_config's; group: the job's ($3); nss: run the wrappers under it
     (nsshang.HungGroupLookups)."""
@@ -116,11 +127,11 @@ class PbsRig:
         return {"PBS_NODEFILE": str(self.nodefile), "PBS_O_WORKDIR": str(self.workdir), "PBS_JOBID": self.job,
                 "PBS_MSHOST": NODES[0], "PBS_NUM_NODES": "2", "LUSTRE_JOBREPORT_DEFAULTS": str(self.defaults)}
 
-    def run(self, script, argv, stdout=subprocess.PIPE):
+    def run(self, script, argv, stdout=subprocess.PIPE, cwd="/"):
         if self.nss is None:
-            return run_hook(script, self.env(), argv, stdout=stdout)
+            return run_hook(script, self.env(), argv, stdout=stdout, cwd=cwd)
         unshare, *rest = self.nss.command([script, *argv])
-        return run_hook(Path(unshare), self.nss.env(self.env()), tuple(rest), stdout=stdout)
+        return run_hook(Path(unshare), self.nss.env(self.env()), tuple(rest), stdout=stdout, cwd=cwd)
 
     def begin_hook(self, node: str, **kw) -> HookRun:
         """The execjob_begin hook on `node` (the primary: NODES[0]), MoM's environment
@@ -146,3 +157,57 @@ class PbsRig:
 
     def begin_snapshot(self) -> Path:
         return self.spool / f"{self.job}.begin.json"
+
+
+# Torque's prologue arguments (src/resmom/prolog.c setup_pelog_arguments, 6.0 and later): job id,
+# user, group, job name, resources asked, queue, account ("" when unset), the job script
+TORQUE_RESOURCES = "nodes=2:ppn=4,walltime=01:00:00"
+INSTALLED_MODE = 0o755                # install -o root -g root -m 0755 (hooks/README.md)
+
+
+class TorqueRig(PbsRig):
+    """Torque's MoMs. Each host has its mom_priv, MoM's working directory, where its scripts are
+    copies of ours (parallel: prologue.parallel too, as hooks/README.md installs it). A sister's
+    MoM runs prologue.parallel as the host joins the job, under the host's own name (a UTS
+    namespace: Torque gives the script no other), with PBS_MSHOST and PBS_NODENUM; then the
+    primary's runs the prologue, and after the job the epilogue, with Torque 6's arguments."""
+
+    def __init__(self, d, pw, hosts, *, parallel: bool = True, **config_kw):
+        super().__init__(d, pw, hosts, **config_kw)
+        self.mom_privs = {n: self._mom_priv(d / f"mom_priv-{n}", parallel) for n in NODES}
+
+    @staticmethod
+    def _mom_priv(where: Path, parallel: bool) -> Path:
+        where.mkdir()
+        for name in ("prologue", "epilogue") + (("prologue.parallel",) if parallel else ()):
+            shutil.copyfile(HOOKS / "pbs" / name, where / name)
+            (where / name).chmod(INSTALLED_MODE)
+        return where
+
+    def prologue_args(self) -> tuple[str, ...]:
+        script = str(self.mom_privs[NODES[0]] / "jobs" / f"{self.job}.SC")
+        return (self.job, self.pw.pw_name, self.group, "myjob", TORQUE_RESOURCES, "batch", "", script)
+
+    def sister(self, node: str, nodenum: int = 1, **env):
+        """prologue.parallel on a sister host, as its MoM runs it (env: more or other variables)."""
+        script = self.mom_privs[node] / "prologue.parallel"
+        run_env = {"LUSTRE_JOBREPORT_DEFAULTS": str(self.defaults), "PBS_MSHOST": NODES[0],
+                   "PBS_NODENUM": str(nodenum), "PBS_NUM_NODES": "2", "PBS_O_WORKDIR": str(self.workdir), **env}
+        named = ("/bin/sh", "-c", 'hostname "$0" && exec "$@"', node, str(script), *self.prologue_args())
+        return run_hook(Path("/usr/bin/unshare"), run_env, ("--uts", *named), cwd=self.mom_privs[node])
+
+    def prologue(self):
+        primary = self.mom_privs[NODES[0]]
+        return self.run(primary / "prologue", self.prologue_args(), cwd=primary)
+
+    def pbs_pro_prologue(self):
+        """The primary's prologue as PBS Professional's MoM calls it (3 arguments), in the same place."""
+        primary = self.mom_privs[NODES[0]]
+        return self.run(primary / "prologue", self.prologue_args()[:3], cwd=primary)
+
+    def epilogue(self):
+        primary = self.mom_privs[NODES[0]]
+        argv = (self.job, self.pw.pw_name, self.group, "myjob", "4242", TORQUE_RESOURCES,
+                "cput=00:10:00,mem=2gb,walltime=00:05:00", "batch", "", "0", self.prologue_args()[-1])
+        with open(self.out, "ab") as job_output:
+            return self.run(primary / "epilogue", argv, stdout=job_output, cwd=primary)

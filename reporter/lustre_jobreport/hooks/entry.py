@@ -97,14 +97,17 @@ def run(kind: str, scheduler: str, argv: list[str], config_path: str | None, *,
 
 
 def _job(jobenv, kind: str, scheduler: str, argv: list[str], env: dict[str, str]):
-    """The job as the scheduler's hook tells it (pbs-hook: PBS's execjob_begin hook, a start)."""
+    """The job as the scheduler's hook tells it (pbs-hook: PBS's execjob_begin hook, a start;
+    torque-sister: Torque's prologue.parallel on a sister host, a start). A prologue looks for
+    Torque's prologue.parallel in its working directory, MoM's mom_priv (jobenv.torque_primary)."""
     if scheduler == "slurm":
         return jobenv.from_slurm(env)
-    if scheduler == "pbs-hook":
+    if scheduler in ("pbs-hook", "torque-sister"):
         if kind != "prolog":
-            raise jobenv.JobEnvError("the PBS begin hook keeps a job's start: it runs as prolog only")
-        return jobenv.from_pbs_hook(argv, env)
-    return jobenv.from_pbs(argv, env)
+            raise jobenv.JobEnvError(f"the {scheduler} wrapper keeps a job's start: it runs as prolog only")
+        return jobenv.from_pbs_hook(argv, env) if scheduler == "pbs-hook" else jobenv.from_torque_sister(argv, env)
+    job = jobenv.from_pbs(argv, env)
+    return jobenv.torque_primary(job, argv, os.getcwd()) if kind == "prolog" else job
 
 
 def _job_view(job, cfg) -> bool:

@@ -9,10 +9,11 @@ taken is a change here only.
 - end (epilog): the hosts of the begin snapshot, in-process, within END_SNAPSHOT_SHARE of the
   time left (the rest is the report's).
 - a job on at least [hooks] job_view_from_nodes nodes is not snapshotted at its start: every
-  node's prolog (Slurm) or execjob_begin hook (PBS) stores the job's start into its own agent
-  (store_begin), and the epilog reads the job's deltas from every agent (end_job_view;
-  jobview.py makes the JobDelta). A PBS job's begin hook marks the job in the primary's spool
-  for the prologue and epilogue, which run there alone (tell_primary, job_view).
+  node's prolog (Slurm), execjob_begin hook (PBS) or prologue.parallel and prologue (Torque)
+  stores the job's start into its own agent (store_begin), and the epilog reads the job's deltas
+  from every agent (end_job_view; jobview.py makes the JobDelta). A PBS job's begin hook (a
+  Torque job's prologue) marks the job in the primary's spool for the epilogue, which runs there
+  alone (tell_primary, job_view).
 Light at import: each function imports what its path needs, and Taken is a NamedTuple (not a
 dataclass, whose module brings `inspect` to every job's start).
 """
@@ -128,16 +129,20 @@ def job_view(job, cfg) -> bool:
     """Whether the job is read through the agents' job view.
 
     A hook that runs on every node of the job (Slurm's prolog and epilog, PBS's execjob_begin
-    hook) decides by the rule: a job on at least [hooks] job_view_from_nodes nodes, where PCP's
-    Python bindings are there to read it (without them, e.g. a pip install on a Python the
-    distribution's python3-pcp is not built for, the job is snapshotted through pminfo, as with
-    job_view_from_nodes = 0). PBS's prologue and epilogue, on the primary host alone, cannot
-    make every node's agent keep the job's start: they follow what the job's begin hook did,
-    told by its mark in the primary's spool (no begin hook installed: no mark, snapshots)."""
+    hook, Torque's prologue.parallel and the prologue beside it) decides by the rule: a job on at
+    least [hooks] job_view_from_nodes nodes, where PCP's Python bindings are there to read it
+    (without them, e.g. a pip install on a Python the distribution's python3-pcp is not built
+    for, the job is snapshotted through pminfo, as with job_view_from_nodes = 0). A Torque sister
+    cannot count the job's hosts, so it keeps the start of every job (it is one of two hosts at
+    least); its primary, which can, decides how the job is read. PBS's prologue and epilogue, on
+    the primary host alone, cannot make every node's agent keep the job's start: they follow what
+    the job's begin hook (or Torque's prologue) did, told by its mark in the primary's spool (none
+    installed: no mark, snapshots)."""
     if not job.every_node:
         return _marked(job, cfg)
     least = int(cfg.values["hooks"]["job_view_from_nodes"])
-    return least > 0 and len(set(job.nodes)) >= least and _have_bindings()
+    counted = len(set(job.nodes)) >= least or not job.hosts_known
+    return least > 0 and counted and _have_bindings()
 
 
 def why_snapshots(job, cfg) -> str:
@@ -150,8 +155,9 @@ def why_snapshots(job, cfg) -> str:
         return f"a job on fewer than {least:,} nodes ([hooks] job_view_from_nodes)"
     if not _have_bindings():
         return "no PCP Python bindings for the reporter's Python"
-    if job.scheduler == "pbs":
-        return "no PBS execjob_begin hook kept its start on its hosts (hooks/README.md)"
+    if job.scheduler == "pbs":   # (a PBS Pro and a Torque epilogue look alike: both are named)
+        return ("no PBS execjob_begin hook, nor Torque's prologue.parallel, kept its start on its hosts "
+                "(hooks/README.md)")
     return "its nodes' agents were not asked to keep it"
 
 
@@ -164,9 +170,10 @@ def _marked(job, cfg) -> bool:
 
 
 def tell_primary(job, cfg, view: bool) -> None:
-    """PBS's begin hook on the primary host: mark the job in the spool as read through the job
-    view, or clear a mark an earlier run of the same job id left (a requeued job whose epilogue
-    never came), so that the prologue and epilogue follow what this run's start did."""
+    """PBS's begin hook (or Torque's prologue, its sisters keeping their starts) on the primary
+    host: mark the job in the spool as read through the job view, or clear a mark an earlier run
+    of the same job id left (a requeued job whose epilogue never came), so that the prologue and
+    epilogue follow what this run's start did."""
     from . import spool
     where = spool.open_spool(cfg.values["hooks"]["spool_dir"])
     if view:

@@ -11,6 +11,11 @@
   them out: pbs_ids looks them up in a bounded child, only where they are needed (with_owner).
 - PBS's execjob_begin hook (hooks/pbs/lustre_jobreport.py, run by every MoM of the job before
   it starts): argv job id, this host's PBS name, "primary" or "sister", the job's exec_host.
+- Torque (no hooks): MoM runs mom_priv/prologue.parallel on each sister host as the host joins
+  the job, before the job starts, with the prologue's argv (Torque gives its prologues 7 or 8
+  arguments, PBS Professional and OpenPBS 3), PBS_MSHOST and PBS_NODENUM (0 the primary's) in
+  its environment, and knows no other host of the job; from_torque_sister. Where lustre-jobreport's
+  prologue.parallel is installed, the primary's prologue keeps the job's start too (torque_primary).
 
 Everything here comes from root-controlled sources (the daemon's environment and argv), but job
 ids still go into file names, so they are checked. Light on purpose: the prolog imports it (a
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 import time
 from datetime import datetime
@@ -59,13 +65,15 @@ class Job(NamedTuple):
     extra: Mapping[str, str] = MappingProxyType({})   # read-only: the default is shared
     group: str | None = None          # PBS: the job's group by name ($3); its id is gid once looked up
     every_node: bool = False          # the hook runs on every node of the job (Slurm's prolog and
-                                      # epilog, PBS's execjob_begin hook), not the primary's alone
-
-    @property
-    def pbs_begin_hook(self) -> bool:
-        """PBS's execjob_begin hook: it keeps the job's start in every node's agent, or leaves it
-        to the prologue's snapshot, and tells the prologue and epilogue which (hooksnap.job_view)."""
-        return self.scheduler == "pbs" and self.every_node
+                                      # epilog, PBS's execjob_begin hook, Torque's prologue.parallel
+                                      # and the prologue beside it), not the primary's alone
+    pbs_begin_hook: bool = False      # PBS's execjob_begin hook: it keeps the job's start in every
+                                      # node's agent, or leaves it to the prologue's snapshot
+    marks: bool = False               # on the primary, it tells the epilogue how the job is read
+                                      # (the spool's mark: PBS's begin hook, Torque's prologue where
+                                      # prologue.parallel keeps the sisters' starts)
+    hosts_known: bool = True          # nodes are all the job's (a Torque sister knows itself and
+                                      # the primary alone)
 
     @property
     def acts_here(self) -> bool:
@@ -204,7 +212,74 @@ def from_pbs_hook(argv: list[str], env: dict[str, str]) -> Job:
     nodes = exec_hosts(argv[3]) or [argv[1]]
     this = nodes[0] if argv[2] == "primary" else argv[1]
     server = job_id.split(".", 1)[1] if "." in job_id else ""
-    return Job("pbs", job_id, None, None, None, nodes, this, safe_name(server, "pbs"), every_node=True)
+    return Job("pbs", job_id, None, None, None, nodes, this, safe_name(server, "pbs"), every_node=True,
+               pbs_begin_hook=True, marks=True)
+
+
+# ---- Torque: prologue.parallel on the sisters, the prologue on the primary ----------------------
+
+TORQUE_PROLOGUE_ARGC = (7, 8)     # src/resmom/prolog.c setup_pelog_arguments: 7, and the job
+                                  # script's path since 6.0; PBS Pro and OpenPBS give 3
+SISTERS_SCRIPT = "prologue.parallel"
+SISTERS_SIGN = "hooks/pbs/prologue.parallel"   # in our wrapper's text, and in a site's own script
+                                               # that runs ours by its installed path
+_SIGN_WITHIN = 65536              # bytes of the script searched for SISTERS_SIGN
+
+
+def is_torque_prologue(argv: list[str]) -> bool:
+    """Whether a prologue's arguments are Torque's (job id, user, group, job name, resources
+    asked, queue, account[, job script]) rather than PBS Professional's or OpenPBS's three."""
+    return len(argv) in TORQUE_PROLOGUE_ARGC
+
+
+def sisters_script(mom_priv: str) -> str | None:
+    """lustre-jobreport's prologue.parallel in Torque's mom_priv, where MoM would run it on every
+    sister host (the path), else None. MoM runs a pro/epilogue only if it is a regular file of
+    root's, readable and executable by it and writable by no one else (prolog.c
+    check_pelog_permissions): one it would refuse keeps no sister's start. Ours: its text names
+    SISTERS_SIGN (a copy of hooks/pbs/prologue.parallel, or a site's script that runs it), so a
+    site's own prologue.parallel for something else is not taken for one that keeps the starts."""
+    path = os.path.join(mom_priv, SISTERS_SCRIPT)
+    try:
+        st = os.stat(path)
+        if (not stat.S_ISREG(st.st_mode) or st.st_uid != 0 or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+                or st.st_mode & (stat.S_IRUSR | stat.S_IXUSR) != (stat.S_IRUSR | stat.S_IXUSR)):
+            return None
+        with open(path, "rb") as f:
+            text = f.read(_SIGN_WITHIN)
+    except OSError:
+        return None
+    return path if SISTERS_SIGN.encode() in text else None
+
+
+def torque_primary(job: Job, argv: list[str], mom_priv: str) -> Job:
+    """The prologue's job on the primary host, kept like a Slurm job's where Torque's sisters keep
+    theirs: a Torque prologue (its argument count) with our prologue.parallel in mom_priv (the
+    prologue's working directory: MoM's, mom_main.c chdir(mom_home)) runs on every node of the job
+    with the sisters' scripts, stores the primary's start itself and marks the job for the
+    epilogue. Any other prologue is the primary's alone, as before (it follows a mark or snapshots)."""
+    if not is_torque_prologue(argv) or sisters_script(mom_priv) is None:
+        return job
+    return job._replace(every_node=True, marks=True)
+
+
+def from_torque_sister(argv: list[str], env: dict[str, str]) -> Job:
+    """Torque's prologue.parallel on a sister host: the prologue's argv, the primary from
+    PBS_MSHOST and this host's place in the job from PBS_NODENUM (1 or more: a sister's; prolog.c
+    setup_pelog_environment). This host is its own name (Torque gives it no other). Torque tells a
+    sister no other host (no node file, no exec_host), so its job's size is not known here."""
+    if not is_torque_prologue(argv):
+        raise JobEnvError(f"Torque's prologue.parallel gets 7 or 8 arguments, got {len(argv)}")
+    job_id = check_job_id(argv[0])
+    primary, place = env.get("PBS_MSHOST", ""), _int(env.get("PBS_NODENUM"))
+    this = short_hostname()
+    if not _PBS_HOST.fullmatch(primary) or place is None or place < 1 or primary.split(".")[0] == this:
+        raise JobEnvError(f"job {job_id}: prologue.parallel is for a sister host, and MoM gave it PBS_MSHOST "
+                          f"{primary[:80]!r} and PBS_NODENUM {env.get('PBS_NODENUM', '')[:20]!r} on {this}: "
+                          "the job's start not kept here")
+    server = job_id.split(".", 1)[1] if "." in job_id else ""
+    return Job("pbs", job_id, argv[1] or None, None, None, [primary, this], this, safe_name(server, "pbs"),
+               every_node=True, hosts_known=False)
 
 
 def _nss_entry(database: str, name: str | None, timeout_s: float, getent: str) -> list[str] | None:

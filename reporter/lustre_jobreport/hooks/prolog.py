@@ -21,19 +21,19 @@ def load(job, cfg) -> None:
 
 
 def prolog(job, cfg, log: HookLog, budget: Budget) -> None:
-    """Slurm's prolog on every node, PBS's execjob_begin hook on every host, PBS's prologue on
-    the primary: the job's start kept by every node's agent, else snapshotted by its first node
-    (by the prologue, for a PBS job)."""
+    """Slurm's prolog on every node, PBS's execjob_begin hook on every host, Torque's
+    prologue.parallel on every sister, PBS's (Torque's) prologue on the primary: the job's start
+    kept by every node's agent, else snapshotted by its first node (by the prologue, for a PBS
+    job). On the primary, PBS's begin hook and Torque's prologue (where prologue.parallel kept the
+    sisters' starts) mark the job for the epilogue (and PBS's prologue) to follow."""
     view = hooksnap.job_view(job, cfg)
     if view and job.every_node:   # every node: its own agent keeps the job's start
         if (said := attempt(log, budget, "keeping the job's start", hooksnap.store_begin, job, cfg, budget)):
             log.info(f"job start kept by the local agent: {said}")
-    if job.pbs_begin_hook:
-        if job.acts_here:
-            attempt(log, budget, "telling the prologue and epilogue how the job is read",
-                    hooksnap.tell_primary, job, cfg, view)
-        return
-    if view or not job.acts_here:   # (PBS's prologue: the begin hook had every agent keep it)
+    if job.marks and job.acts_here:
+        attempt(log, budget, "telling the prologue and epilogue how the job is read",
+                hooksnap.tell_primary, job, cfg, view)
+    if view or job.pbs_begin_hook or not job.acts_here:   # (PBS's prologue snapshots after its begin hook)
         return
     budget.step = "opening the spool"
     spool_dir = hooksnap.open_spool(cfg.values["hooks"])
