@@ -31,7 +31,7 @@ largest, on a simulated 2.15 client of 600 OSCs (4 filesystems x 150 OSTs) and o
    (jobseries.decode) and summed (report.timeline.Accumulator.add) as the fan-out does, one
    host after another: the CPU this adds to a 12,000-node epilog, as a share of its 30 s bound
    (the epilog's other work, with the series' fetch: bench_scale).
-Runs in about 17 minutes; the system pmcd is not touched.
+Runs in about 8 minutes; the system pmcd is not touched.
 """
 
 from __future__ import annotations
