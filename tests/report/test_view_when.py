@@ -428,3 +428,27 @@ def test_the_job_s_begin_and_end_in_utc_and_its_elapsed_time():
     job = {"begin": "2026-11-26T23:10:00Z", "end": "2026-11-27T01:20:05Z", "elapsed_s": 7805.0}
     assert render.job_times(job) == "2026-11-26 23:10:00 – 2026-11-27 01:20:05 UTC (2:10:05)"
     assert render.job_times(job | {"end": None}) == "" and render.job_times(job | {"begin": "yesterday"}) == ""
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["idle", "steady", "burst", "start-up burst", "final flush"]),
+                          st.floats(0.01, 100.0)), min_size=1, max_size=30))
+def test_the_chart_labels_the_most_telling_phases_without_overlap(spans):
+    """Phase labels above the chart: none within LABEL_GAP of another, and a phase left
+    unlabelled only for a label at least as telling near it (an idle start never hides the
+    start-up burst after it)."""
+    from lustre_jobreport.report import charts
+
+    phases, t = [], 0.0
+    for kind, length in spans:
+        phases.append({"kind": kind, "start_s": t, "end_s": t + length})
+        t += length
+    kept = charts._labels(phases, t)
+    gap = charts.LABEL_GAP * t
+    middles = [m for m, _ in kept]
+    assert all(b - a >= gap for a, b in zip(middles, middles[1:]))
+    rank = lambda kind: charts.LABEL_RANK.get(kind, 0)     # noqa: E731
+    for p in phases:
+        middle = (p["start_s"] + p["end_s"]) / 2
+        if (middle, p["kind"]) not in kept:
+            assert any(abs(middle - m) < gap and rank(k) <= rank(p["kind"]) for m, k in kept), (p, kept)

@@ -103,24 +103,36 @@ def _steps(ax, edges: list[float], values: list[float], colour: str, label: str)
     ax.step(edges, ys, where="post", color=colour, lw=1.4, label=label)
 
 
-LABEL_GAP = 0.1          # phase labels closer than this share of the time axis: the later one left out
+LABEL_GAP = 0.1          # phase labels closer than this share of the time axis: the less telling one left out
+# which phase's label is kept where two would run into each other: a burst's over a steady
+# phase's over an idle one's (an idle start must not hide the start-up burst after it)
+LABEL_RANK = {"idle": 2, "steady": 1}
 
 
 def _phases(axes, phases: list[dict], x_scale: float, x_range: float) -> None:
-    """Each phase (kind, start_s, end_s: whenview.chart_data's) a shaded span on every axis, its kind written above the top one where it does
-    not run into the last label written (the list under the chart names every phase)."""
-    last = None
+    """Each phase (kind, start_s, end_s: whenview.chart_data's) a shaded span on every axis, its
+    kind written above the top one where it does not run into a more telling phase's label (the
+    list under the chart names every phase)."""
     for p in phases:
-        a, b, kind = p["start_s"], p["end_s"], p["kind"]
         for ax in axes:
-            ax.axvspan(a / x_scale, b / x_scale, color=PHASE_SHADE.get(kind, "#eeeeee"), zorder=0, lw=0)
-            ax.axvline(a / x_scale, color="#999999", lw=0.6, zorder=0)
-        middle = (a + b) / 2
-        if last is None or middle - last >= LABEL_GAP * x_range:
-            axes[0].text(middle / x_scale, 1.02, plain_label(shorten(str(kind), 16)),
-                         transform=axes[0].get_xaxis_transform(), ha="center", va="bottom", fontsize=7,
-                         color="#444444", clip_on=False)
-            last = middle
+            ax.axvspan(p["start_s"] / x_scale, p["end_s"] / x_scale, color=PHASE_SHADE.get(p["kind"], "#eeeeee"),
+                       zorder=0, lw=0)
+            ax.axvline(p["start_s"] / x_scale, color="#999999", lw=0.6, zorder=0)
+    for middle, kind in _labels(phases, x_range):
+        axes[0].text(middle / x_scale, 1.02, plain_label(shorten(str(kind), 16)),
+                     transform=axes[0].get_xaxis_transform(), ha="center", va="bottom", fontsize=7,
+                     color="#444444", clip_on=False)
+
+
+def _labels(phases: list[dict], x_range: float) -> list[tuple[float, str]]:
+    """The phases' labels to write, (middle in seconds, kind): the most telling first (LABEL_RANK,
+    then the earlier), each where no label already kept is within LABEL_GAP of the time axis."""
+    kept: list[tuple[float, str]] = []
+    for p in sorted(phases, key=lambda p: (LABEL_RANK.get(p["kind"], 0), p["start_s"])):
+        middle = (p["start_s"] + p["end_s"]) / 2
+        if all(abs(middle - m) >= LABEL_GAP * x_range for m, _ in kept):
+            kept.append((middle, p["kind"]))
+    return sorted(kept)
 
 
 def _time_axis(elapsed: float) -> tuple[float, str]:
