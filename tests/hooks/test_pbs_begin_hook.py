@@ -8,15 +8,13 @@ schedule of known phases in real time, so its report says when it did its I/O.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 
 import pytest
 
-from kit import phaseload
 from kit.hookkit import dead_spec, log_lines
-from kit.pbskit import JOB, NODES, WIDTH, PbsRig, job_view_config, run_begin_hook
+from kit.pbskit import JOB, NODES, PbsRig, job_view_config, run_begin_hook, run_job_and_check_its_timeline
 from lustre_jobreport.records import store as records
 
 BINS = 30
@@ -38,30 +36,7 @@ def test_every_host_keeps_the_start_and_the_report_says_when(wdir, job_user, two
     rc, took, out, err = rig.prologue()
     assert (rc, out, err) == (0, "", "") and not rig.begin_snapshot().exists(), log_lines(rig.log)
 
-    plan = [phaseload.startup_storm(BINS, fs="scratch", storm=3),
-            phaseload.checkpoints(BINS, fs="home", period=6, first=3)]
-    phaseload.drive(list(clients.values()), plan, WIDTH)
-    time.sleep(WIDTH)
-    rc, took, out, err = rig.epilogue()
-    assert (rc, err) == (0, "") and rig.errors() == [], log_lines(rig.log)
-    assert not rig.mark().exists() and os.listdir(rig.spool) == []
-
-    [rec] = sorted(rig.records.rglob("*.json"))
-    doc = records.load(rec)
-    assert doc["job"]["hosts"] == list(NODES) and doc["data_quality"] == []
-    tl = doc["timeline"]
-    assert tl["hosts"] == 2 and tl["hosts_without"] == [] and tl["note"] is None
-    for fs in ("scratch", "home"):
-        assert tl["filesystems"][fs]["sums_to_totals"] is True
-        for way in ("read_bytes", "write_bytes"):
-            assert sum(tl["filesystems"][fs][way]) == doc["filesystems"][fs][way]
-    assert doc["filesystems"]["scratch"]["read_bytes"] > 0 and doc["filesystems"]["home"]["write_bytes"] > 0
-    (periodic,) = tl["filesystems"]["home"]["periodic"]
-    assert periodic["channel"] == "write_bytes" and abs(periodic["period_s"] - 6 * WIDTH) <= WIDTH
-    assert not any(n["id"] == "TIMELINE_NONE" for n in doc["notes"])
-    text = rig.out.read_text()
-    assert sum(line.strip().startswith("When (") for line in text.splitlines()) == 2, text
-    assert "checkpoints:" in text and "start-up burst" in text, text
+    run_job_and_check_its_timeline(rig, clients, BINS)
 
 
 def test_without_the_hook_the_job_is_snapshotted_and_its_report_says_why_no_timeline(wdir, job_user, two_hosts):

@@ -11,12 +11,8 @@ time, so its report says when it did its I/O.
 
 from __future__ import annotations
 
-import os
-import time
-
-from kit import phaseload
 from kit.hookkit import log_lines
-from kit.pbskit import JOB, NODES, WIDTH, TorqueRig, job_view_config
+from kit.pbskit import JOB, NODES, TorqueRig, job_view_config, run_job_and_check_its_timeline
 from lustre_jobreport.records import store as records
 
 BINS = 30
@@ -48,29 +44,7 @@ def test_every_torque_host_keeps_the_start_and_the_report_says_when(wdir, job_us
     kept = [line for line in log_lines(rig.log) if "job start kept by the local agent" in line]
     assert [line.split(": ")[2] for line in kept] == [f"torque-sister prolog job {JOB}", f"pbs prolog job {JOB}"]
 
-    plan = [phaseload.startup_storm(BINS, fs="scratch", storm=3),
-            phaseload.checkpoints(BINS, fs="home", period=6, first=3)]
-    phaseload.drive(list(clients.values()), plan, WIDTH)
-    time.sleep(WIDTH)
-    rc, took, out, err = rig.epilogue()
-    assert (rc, err) == (0, "") and rig.errors() == [], log_lines(rig.log)
-    assert not rig.mark().exists() and os.listdir(rig.spool) == []
-
-    doc = the_record(rig)
-    assert doc["job"]["hosts"] == list(NODES) and doc["job"]["hosts_missing"] == [] and doc["data_quality"] == []
-    tl = doc["timeline"]
-    assert tl["hosts"] == 2 and tl["hosts_without"] == [] and tl["note"] is None
-    for fs in ("scratch", "home"):
-        assert tl["filesystems"][fs]["sums_to_totals"] is True
-        for way in ("read_bytes", "write_bytes"):
-            assert sum(tl["filesystems"][fs][way]) == doc["filesystems"][fs][way]
-    assert doc["filesystems"]["scratch"]["read_bytes"] > 0 and doc["filesystems"]["home"]["write_bytes"] > 0
-    (periodic,) = tl["filesystems"]["home"]["periodic"]
-    assert periodic["channel"] == "write_bytes" and abs(periodic["period_s"] - 6 * WIDTH) <= WIDTH
-    assert timeline_note(doc) is None
-    text = rig.out.read_text()
-    assert sum(line.strip().startswith("When (") for line in text.splitlines()) == 2, text
-    assert "checkpoints:" in text and "start-up burst" in text, text
+    run_job_and_check_its_timeline(rig, clients, BINS)
 
 
 def test_without_prologue_parallel_the_job_is_snapshotted_and_its_report_says_why(wdir, job_user, two_hosts):

@@ -211,3 +211,42 @@ class TorqueRig(PbsRig):
                 "cput=00:10:00,mem=2gb,walltime=00:05:00", "batch", "", "0", self.prologue_args()[-1])
         with open(self.out, "ab") as job_output:
             return self.run(primary / "epilogue", argv, stdout=job_output, cwd=primary)
+
+
+def run_job_and_check_its_timeline(rig: PbsRig, clients: dict, bins: int = 30) -> tuple[dict, str]:
+    """Once every host's agent keeps the job's start: the job of known phases on both hosts in
+    real time (an open storm at start-up on scratch, checkpoints every 6 bins on home), then
+    the epilogue, whose report must have the timeline of both hosts, summing to the totals, the
+    checkpoints found at their period and a When block per filesystem. The record and the
+    text the job got."""
+    import os
+    import time
+
+    from kit import phaseload
+    from lustre_jobreport.records import store as records
+
+    plan = [phaseload.startup_storm(bins, fs="scratch", storm=3),
+            phaseload.checkpoints(bins, fs="home", period=6, first=3)]
+    phaseload.drive(list(clients.values()), plan, WIDTH)
+    time.sleep(WIDTH)
+    rc, took, out, err = rig.epilogue()
+    assert (rc, err) == (0, "") and rig.errors() == [], log_lines(rig.log)
+    assert not rig.mark().exists() and os.listdir(rig.spool) == []
+
+    [rec] = sorted(rig.records.rglob("*.json"))
+    doc = records.load(rec)
+    assert doc["job"]["hosts"] == list(NODES) and doc["job"]["hosts_missing"] == [] and doc["data_quality"] == []
+    tl = doc["timeline"]
+    assert tl["hosts"] == 2 and tl["hosts_without"] == [] and tl["note"] is None
+    for fs in ("scratch", "home"):
+        assert tl["filesystems"][fs]["sums_to_totals"] is True
+        for way in ("read_bytes", "write_bytes"):
+            assert sum(tl["filesystems"][fs][way]) == doc["filesystems"][fs][way]
+    assert doc["filesystems"]["scratch"]["read_bytes"] > 0 and doc["filesystems"]["home"]["write_bytes"] > 0
+    (periodic,) = tl["filesystems"]["home"]["periodic"]
+    assert periodic["channel"] == "write_bytes" and abs(periodic["period_s"] - 6 * WIDTH) <= WIDTH
+    assert not any(n["id"] == "TIMELINE_NONE" for n in doc["notes"])
+    text = rig.out.read_text()
+    assert sum(line.strip().startswith("When (") for line in text.splitlines()) == 2, text
+    assert "checkpoints:" in text and "start-up burst" in text, text
+    return doc, text
