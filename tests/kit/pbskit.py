@@ -13,13 +13,17 @@ constants (HOOK_EVENT_* of OpenPBS's hook.h).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from kit import phaseload
 from kit.hookkit import HOOKS, log_lines, run_hook, user_dir, user_file, write_config, write_defaults
+from lustre_jobreport.records import store as records
 
 JOB = "123.pbs01"
 NODES = ("nodeA", "nodeB")
@@ -219,12 +223,6 @@ def run_job_and_check_its_timeline(rig: PbsRig, clients: dict, bins: int = 30) -
     the epilogue, whose report must have the timeline of both hosts, summing to the totals, the
     checkpoints found at their period and a When block per filesystem. The record and the
     text the job got."""
-    import os
-    import time
-
-    from kit import phaseload
-    from lustre_jobreport.records import store as records
-
     plan = [phaseload.startup_storm(bins, fs="scratch", storm=3),
             phaseload.checkpoints(bins, fs="home", period=6, first=3)]
     phaseload.drive(list(clients.values()), plan, WIDTH)

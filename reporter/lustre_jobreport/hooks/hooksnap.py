@@ -140,25 +140,33 @@ def job_view(job, cfg) -> bool:
     installed: no mark, snapshots)."""
     if not job.every_node:
         return _marked(job, cfg)
-    least = int(cfg.values["hooks"]["job_view_from_nodes"])
-    counted = len(set(job.nodes)) >= least or not job.hosts_known
-    return least > 0 and counted and _have_bindings()
+    return _rule_missed(job, cfg) is None
 
 
 def why_snapshots(job, cfg) -> str:
     """Why a job was read by snapshots at its start and end (so has no timeline), in words for
     its report's note: the first of the job view's conditions it missed."""
-    least = int(cfg.values["hooks"]["job_view_from_nodes"])
-    if least == 0:
-        return "[hooks] job_view_from_nodes = 0"
-    if len(set(job.nodes)) < least:
-        return f"a job on fewer than {least:,} nodes ([hooks] job_view_from_nodes)"
-    if not _have_bindings():
-        return "no PCP Python bindings for the reporter's Python"
+    missed = _rule_missed(job, cfg)
+    if missed:
+        return missed
     if job.scheduler == "pbs":   # (a PBS Pro and a Torque epilogue look alike: both are named)
         return ("no PBS execjob_begin hook, nor Torque's prologue.parallel, kept its start on its hosts "
                 "(hooks/README.md)")
     return "its nodes' agents were not asked to keep it"
+
+
+def _rule_missed(job, cfg) -> str | None:
+    """The job view's rule for a hook on every node of the job: None where the job is read
+    through it, else the first condition it missed, in words (the bindings, whose import costs,
+    checked last). A host that cannot count the job's hosts (a Torque sister) counts as enough."""
+    least = int(cfg.values["hooks"]["job_view_from_nodes"])
+    if least == 0:
+        return "[hooks] job_view_from_nodes = 0"
+    if job.hosts_known and len(set(job.nodes)) < least:
+        return f"a job on fewer than {least:,} nodes ([hooks] job_view_from_nodes)"
+    if not _have_bindings():
+        return "no PCP Python bindings for the reporter's Python"
+    return None
 
 
 def _marked(job, cfg) -> bool:

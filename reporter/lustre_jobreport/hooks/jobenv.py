@@ -95,6 +95,11 @@ def safe_name(text: str, fallback: str) -> str:
     return name or fallback
 
 
+def pbs_cluster(job_id: str) -> str:
+    """A PBS job's cluster name for its record: the server in its id ("123.pbs01": pbs01)."""
+    return safe_name(job_id.split(".", 1)[1] if "." in job_id else "", "pbs")
+
+
 def short_hostname() -> str:
     """This node's name without its domain (gethostname's, without importing socket)."""
     return os.uname().nodename.split(".")[0]
@@ -173,11 +178,10 @@ def from_pbs(argv: list[str], env: dict[str, str]) -> Job:
             nodefile = None
     if not nodes:  # no node file: this host is all we know of
         nodes = [this]
-    server = job_id.split(".", 1)[1] if "." in job_id else ""
     exit_code = argv[9] if len(argv) > 9 else None
     extra = {"job_name": argv[3]} if len(argv) > 3 else {}
     # PBS runs these scripts on the primary host only, so this host acts whatever it is called.
-    return Job("pbs", job_id, user, None, None, nodes, nodes[0], safe_name(server, "pbs"),
+    return Job("pbs", job_id, user, None, None, nodes, nodes[0], pbs_cluster(job_id),
                nodefile=nodefile, workdir=env.get("PBS_O_WORKDIR"),   # (PBS_JOBDIR may be a sandbox)
                exit_code=exit_code, extra=extra, group=group)
 
@@ -211,8 +215,7 @@ def from_pbs_hook(argv: list[str], env: dict[str, str]) -> Job:
         raise JobEnvError(f"bad PBS host name {argv[1][:80]!r}")
     nodes = exec_hosts(argv[3]) or [argv[1]]
     this = nodes[0] if argv[2] == "primary" else argv[1]
-    server = job_id.split(".", 1)[1] if "." in job_id else ""
-    return Job("pbs", job_id, None, None, None, nodes, this, safe_name(server, "pbs"), every_node=True,
+    return Job("pbs", job_id, None, None, None, nodes, this, pbs_cluster(job_id), every_node=True,
                pbs_begin_hook=True, marks=True)
 
 
@@ -277,8 +280,7 @@ def from_torque_sister(argv: list[str], env: dict[str, str]) -> Job:
         raise JobEnvError(f"job {job_id}: prologue.parallel is for a sister host, and MoM gave it PBS_MSHOST "
                           f"{primary[:80]!r} and PBS_NODENUM {env.get('PBS_NODENUM', '')[:20]!r} on {this}: "
                           "the job's start not kept here")
-    server = job_id.split(".", 1)[1] if "." in job_id else ""
-    return Job("pbs", job_id, argv[1] or None, None, None, [primary, this], this, safe_name(server, "pbs"),
+    return Job("pbs", job_id, argv[1] or None, None, None, [primary, this], this, pbs_cluster(job_id),
                every_node=True, hosts_known=False)
 
 
